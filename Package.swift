@@ -1,0 +1,26 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "mtls",
+    products: [
+        .library(name: "MTLSTrust", targets: ["MTLSTrust"]),
+        .library(name: "MTLSHTTP", targets: ["MTLSHTTP"]),
+        .executable(name: "mtls", targets: ["mtls"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
+        ),
+        .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
+        .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
+        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims"]),
+        .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
+        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
+        .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),
+        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

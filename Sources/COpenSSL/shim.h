@@ -1,0 +1,25 @@
+#ifndef MTLS_COPENSSL_SHIM_H
+#define MTLS_COPENSSL_SHIM_H
+#include <openssl/ssl.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+#include <openssl/x509_vfy.h>
+#include <openssl/pem.h>
+#include <openssl/pkcs12.h>
+#include <openssl/pkcs7.h>
+#include <openssl/evp.h>
+#include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/rsa.h>
+#include <openssl/rand.h>
+#include <openssl/provider.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/objects.h>
+#include <openssl/asn1.h>
+#include <openssl/ocsp.h>
+#include <openssl/decoder.h>
+#include <openssl/encoder.h>
+#endif

@@ -1,0 +1,368 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+
+/// An X.509 certificate: an immutable value backed by one OpenSSL `X509` object.
+///
+/// Create one from DER (``init(derBytes:)``), from PEM (``fromPEM(_:)``), or from any file's bytes with
+/// the format detected from content (``CertificateLoader``).
+public struct Certificate: Sendable, Hashable, CustomStringConvertible {
+    let reference: X509Reference
+    /// The DER encoding, as `openssl x509 -outform DER` writes it.
+    public let derBytes: [UInt8]
+
+    /// Parses one DER certificate.
+    ///
+    /// - Throws: ``MTLSTrustError`` `.malformedInput` when the bytes are not a certificate, or
+    ///   carry trailing data.
+    public init(derBytes: [UInt8]) throws(MTLSTrustError) {
+        OpenSSLErrorQueue.clear()
+        var parsed: OpaquePointer?
+        var consumed = 0
+        derBytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var cursor: UnsafePointer<UInt8>? = base
+            parsed = d2i_X509(nil, &cursor, buffer.count)
+            if let cursor { consumed = cursor - base }
+        }
+        guard let parsed else {
+            let errors = OpenSSLErrorQueue.drain()
+            throw MTLSTrustError(
+                .malformedInput, "the data is not a DER certificate: \(OpenSSLErrorQueue.describe(errors))",
+                openSSLDetail: errors.map(\.raw))
+        }
+        if consumed != derBytes.count {
+            X509_free(parsed)
+            throw MTLSTrustError(.malformedInput, "the DER certificate is followed by \(derBytes.count - consumed) unexpected bytes")
+        }
+        self.init(taking: parsed)
+    }
+
+    /// Wraps an `X509*` whose reference the caller hands over.
+    init(taking pointer: OpaquePointer) {
+        self.reference = X509Reference(taking: pointer)
+        self.derBytes = Certificate.encodeDER(pointer)
+    }
+
+    /// Wraps a borrowed `X509*`, taking a reference of its own.
+    init(borrowing pointer: OpaquePointer) {
+        self.reference = X509Reference(borrowing: pointer)
+        self.derBytes = Certificate.encodeDER(pointer)
+    }
+
+    private static func encodeDER(_ pointer: OpaquePointer) -> [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509(pointer, &out)
+        guard length > 0, let out else { return [] }
+        defer { mtls_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// Parses every `CERTIFICATE` block of a PEM text (other blocks and text between them are ignored).
+    ///
+    /// - Throws: `.malformedInput` for damaged blocks; `.wrongObjectKind` when there are PEM blocks
+    ///   but none is a certificate.
+    public static func fromPEM(_ bytes: [UInt8]) throws(MTLSTrustError) -> [Certificate] {
+        let blocks = try PEM.parse(bytes)
+        var certificates: [Certificate] = []
+        for (index, block) in blocks.enumerated() where ["CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE"].contains(block.label) {
+            do throws(MTLSTrustError) {
+                if block.label == "TRUSTED CERTIFICATE" {
+                    // OpenSSL's trusted form: a certificate followed by trust settings.
+                    guard let element = DER.element(in: block.derBytes, at: 0) else {
+                        throw MTLSTrustError(.malformedInput, "not DER")
+                    }
+                    certificates.append(try Certificate(derBytes: Array(block.derBytes[0..<element.end])))
+                } else {
+                    certificates.append(try Certificate(derBytes: block.derBytes))
+                }
+            } catch {
+                throw MTLSTrustError(.malformedInput, "PEM block \(index + 1) (\(block.label)) does not hold a valid certificate: \(error.message)", openSSLDetail: error.openSSLDetail)
+            }
+        }
+        if certificates.isEmpty {
+            if blocks.isEmpty { throw MTLSTrustError(.malformedInput, "no PEM block was found") }
+            let labels = Set(blocks.map(\.label)).sorted().joined(separator: ", ")
+            throw MTLSTrustError(.wrongObjectKind, "it holds \(labels), not a certificate")
+        }
+        return certificates
+    }
+
+    /// The PEM encoding, byte-identical to `openssl x509 -outform PEM`.
+    public var pemString: String { PEM.encode(derBytes, label: "CERTIFICATE") }
+
+    public static func == (lhs: Certificate, rhs: Certificate) -> Bool { lhs.derBytes == rhs.derBytes }
+    public func hash(into hasher: inout Hasher) { hasher.combine(derBytes) }
+
+    public var description: String { subject }
+
+    // MARK: Names
+
+    /// The subject as an RFC 4514 string (`CN=localhost,O=mtls test,C=US`).
+    public var subject: String { Certificate.rfc4514(X509_get_subject_name(reference.pointer)) }
+    /// The issuer as an RFC 4514 string.
+    public var issuer: String { Certificate.rfc4514(X509_get_issuer_name(reference.pointer)) }
+    /// The subject's common name, when there is one.
+    public var commonName: String? { Certificate.commonName(of: X509_get_subject_name(reference.pointer)) }
+
+    /// A short label for messages: the CN when present, else the whole subject.
+    public var displayName: String {
+        if let cn = commonName, !cn.isEmpty { return "CN=\(cn)" }
+        let s = subject
+        return s.isEmpty ? "(empty subject, serial \(serialNumberHex))" : s
+    }
+
+    static func rfc4514(_ name: OpaquePointer?) -> String {
+        guard let name else { return "" }
+        let flags = UInt(mtls_XN_FLAG_RFC2253()) & ~UInt(ASN1_STRFLGS_ESC_MSB)
+        let bytes = MemoryBIO.collect { bio in X509_NAME_print_ex(bio, name, 0, flags) >= 0 }
+        return bytes.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    static func commonName(of name: OpaquePointer?) -> String? {
+        guard let name else { return nil }
+        let index = X509_NAME_get_index_by_NID(name, NID_commonName, -1)
+        guard index >= 0, let entry = X509_NAME_get_entry(name, index),
+            let data = X509_NAME_ENTRY_get_data(entry)
+        else { return nil }
+        return asn1StringUTF8(data)
+    }
+
+    static func asn1StringUTF8(_ string: UnsafePointer<ASN1_STRING>?) -> String? {
+        guard let string else { return nil }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = ASN1_STRING_to_UTF8(&out, string)
+        guard length >= 0, let out else { return nil }
+        defer { mtls_OPENSSL_free(out) }
+        return String(decoding: UnsafeBufferPointer(start: out, count: Int(length)), as: UTF8.self)
+    }
+
+    static func asn1StringBytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8] {
+        guard let string, let data = ASN1_STRING_get0_data(string) else { return [] }
+        return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
+    }
+
+    // MARK: Serial and validity
+
+    /// The serial number in upper-case hex, as `openssl x509 -serial` prints it.
+    public var serialNumberHex: String {
+        guard let serial = X509_get0_serialNumber(reference.pointer), let bn = ASN1_INTEGER_to_BN(serial, nil) else { return "" }
+        defer { BN_free(bn) }
+        guard let hex = BN_bn2hex(bn) else { return "" }
+        defer { mtls_OPENSSL_free(hex) }
+        return String(cString: hex)
+    }
+
+    /// The start of the validity period.
+    public var notBefore: Date { Certificate.date(X509_get0_notBefore(reference.pointer)) }
+    /// The end of the validity period.
+    public var notAfter: Date { Certificate.date(X509_get0_notAfter(reference.pointer)) }
+
+    static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
+        guard let time else { return Date(timeIntervalSince1970: 0) }
+        var tm = tm()
+        guard ASN1_TIME_to_tm(time, &tm) == 1 else { return Date(timeIntervalSince1970: 0) }
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&tm)))
+    }
+
+    /// True when `date` lies within the validity period (inclusive).
+    public func isValid(at date: Date) -> Bool { date >= notBefore && date <= notAfter }
+
+    // MARK: Extensions
+
+    /// Subject alternative names, in certificate order.
+    public var subjectAlternativeNames: [SubjectAlternativeName] {
+        guard let raw = X509_get_ext_d2i(reference.pointer, NID_subject_alt_name, nil, nil) else { return [] }
+        let names = OpaquePointer(raw)
+        defer { mtls_GENERAL_NAMES_free(names) }
+        var result: [SubjectAlternativeName] = []
+        for i in 0..<mtls_sk_GENERAL_NAME_num(names) {
+            guard let name = mtls_sk_GENERAL_NAME_value(names, i) else { continue }
+            let type = name.pointee.type
+            switch type {
+            case GEN_DNS:
+                result.append(.dns(Certificate.asn1StringUTF8(name.pointee.d.dNSName) ?? ""))
+            case GEN_EMAIL:
+                result.append(.email(Certificate.asn1StringUTF8(name.pointee.d.rfc822Name) ?? ""))
+            case GEN_URI:
+                result.append(.uri(Certificate.asn1StringUTF8(name.pointee.d.uniformResourceIdentifier) ?? ""))
+            case GEN_IPADD:
+                result.append(.ip(Certificate.asn1StringBytes(name.pointee.d.iPAddress)))
+            case GEN_DIRNAME:
+                result.append(.directoryName(Certificate.rfc4514(name.pointee.d.directoryName)))
+            default:
+                result.append(.other(Int(type)))
+            }
+        }
+        return result
+    }
+
+    /// DNS names among the subject alternative names.
+    public var dnsNames: [String] { subjectAlternativeNames.compactMap { if case .dns(let n) = $0 { n } else { nil } } }
+
+    /// The subject public key.
+    public var publicKey: PublicKey {
+        // get0: borrowed from the certificate; PublicKey takes its own reference.
+        guard let key = X509_get0_pubkey(reference.pointer) else { return PublicKey(unparsedSPKI: subjectPublicKeyInfoDER) }
+        return PublicKey(borrowing: key)
+    }
+
+    /// The DER SubjectPublicKeyInfo, found by walking the certificate's DER (no key decoding).
+    public var subjectPublicKeyInfoDER: [UInt8] {
+        if let range = DER.subjectPublicKeyInfoRange(inCertificate: derBytes) { return Array(derBytes[range]) }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_X509_PUBKEY(X509_get_X509_PUBKEY(reference.pointer), &out)
+        guard length > 0, let out else { return [] }
+        defer { mtls_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// The signature algorithm's name (`ecdsa-with-SHA256`, `sha256WithRSAEncryption`, `ED25519`).
+    public var signatureAlgorithm: String {
+        let nid = X509_get_signature_nid(reference.pointer)
+        if let name = OBJ_nid2ln(nid) { return String(cString: name) }
+        return "unknown (\(nid))"
+    }
+
+    /// Key usage bits, or nil when the extension is absent.
+    public var keyUsage: KeyUsage? {
+        let flags = X509_get_extension_flags(reference.pointer)
+        guard flags & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
+        return KeyUsage(rawValue: X509_get_key_usage(reference.pointer))
+    }
+
+    /// Extended key usage purposes (short names such as `serverAuth`, or dotted OIDs), or nil when absent.
+    public var extendedKeyUsage: [String]? {
+        guard let raw = X509_get_ext_d2i(reference.pointer, NID_ext_key_usage, nil, nil) else { return nil }
+        let eku = OpaquePointer(raw)
+        defer { mtls_EXTENDED_KEY_USAGE_free(eku) }
+        var result: [String] = []
+        for i in 0..<mtls_sk_ASN1_OBJECT_num(eku) {
+            guard let object = mtls_sk_ASN1_OBJECT_value(eku, i) else { continue }
+            result.append(Certificate.objectName(object))
+        }
+        return result
+    }
+
+    static func objectName(_ object: OpaquePointer) -> String {
+        let nid = OBJ_obj2nid(object)
+        if nid != NID_undef, let sn = OBJ_nid2sn(nid) { return String(cString: sn) }
+        var buffer = [CChar](repeating: 0, count: 128)
+        _ = mtls_OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
+        return String(cBuffer: buffer)
+    }
+
+    /// Basic constraints: whether this is a CA certificate, and its path length limit.
+    public var basicConstraints: BasicConstraints? {
+        let flags = X509_get_extension_flags(reference.pointer)
+        guard flags & UInt32(EXFLAG_BCONS) != 0 else { return nil }
+        let isCA = flags & UInt32(EXFLAG_CA) != 0
+        let pathLength = X509_get_pathlen(reference.pointer)
+        return BasicConstraints(isCA: isCA, pathLengthConstraint: pathLength >= 0 ? Int(pathLength) : nil)
+    }
+
+    /// True when subject and issuer are equal and the certificate's own key verifies its signature.
+    public var isSelfSigned: Bool {
+        X509_check_issued(reference.pointer, reference.pointer) == X509_V_OK
+            && X509_verify(reference.pointer, X509_get0_pubkey(reference.pointer)) == 1
+    }
+
+    /// The version (1, 2 or 3).
+    public var version: Int { Int(X509_get_version(reference.pointer)) + 1 }
+
+    // MARK: Fingerprints
+
+    /// SHA-256 of the DER certificate.
+    public var sha256Fingerprint: [UInt8] { Digest.sha256(derBytes) }
+    /// SHA-1 of the DER certificate (shown by Windows and Keychain as the "thumbprint").
+    public var sha1Fingerprint: [UInt8] { Digest.sha1(derBytes) }
+    /// SHA-256 of the DER SubjectPublicKeyInfo: the value of `sha256/…` pins.
+    public var spkiSHA256: [UInt8] { Digest.sha256(subjectPublicKeyInfoDER) }
+    /// The SPKI pin in the `sha256/BASE64` form used by OkHttp, TrustKit, Android and curl.
+    public var spkiPin: String { "sha256/" + Data(spkiSHA256).base64EncodedString() }
+}
+
+/// One subject alternative name.
+public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible {
+    case dns(String)
+    case ip([UInt8])
+    case email(String)
+    case uri(String)
+    case directoryName(String)
+    case other(Int)
+
+    public var description: String {
+        switch self {
+        case .dns(let name): "DNS:\(name)"
+        case .ip(let bytes): "IP:\(IPAddress.format(bytes))"
+        case .email(let address): "email:\(address)"
+        case .uri(let uri): "URI:\(uri)"
+        case .directoryName(let name): "DirName:\(name)"
+        case .other(let type): "othername(type \(type))"
+        }
+    }
+}
+
+/// Key usage bits as OpenSSL reports them (`KU_*`).
+public struct KeyUsage: OptionSet, Sendable, Hashable, CustomStringConvertible {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    public static let digitalSignature = KeyUsage(rawValue: 0x0080)
+    public static let nonRepudiation = KeyUsage(rawValue: 0x0040)
+    public static let keyEncipherment = KeyUsage(rawValue: 0x0020)
+    public static let dataEncipherment = KeyUsage(rawValue: 0x0010)
+    public static let keyAgreement = KeyUsage(rawValue: 0x0008)
+    public static let keyCertSign = KeyUsage(rawValue: 0x0004)
+    public static let cRLSign = KeyUsage(rawValue: 0x0002)
+    public static let encipherOnly = KeyUsage(rawValue: 0x0001)
+    public static let decipherOnly = KeyUsage(rawValue: 0x8000)
+
+    static let names: [(KeyUsage, String)] = [
+        (.digitalSignature, "digitalSignature"), (.nonRepudiation, "nonRepudiation"),
+        (.keyEncipherment, "keyEncipherment"), (.dataEncipherment, "dataEncipherment"),
+        (.keyAgreement, "keyAgreement"), (.keyCertSign, "keyCertSign"), (.cRLSign, "cRLSign"),
+        (.encipherOnly, "encipherOnly"), (.decipherOnly, "decipherOnly"),
+    ]
+    /// The names of the bits that are set.
+    public var names: [String] { KeyUsage.names.filter { contains($0.0) }.map(\.1) }
+    public var description: String { names.joined(separator: ", ") }
+}
+
+/// The basic constraints extension.
+public struct BasicConstraints: Sendable, Hashable {
+    public var isCA: Bool
+    public var pathLengthConstraint: Int?
+}
+
+/// IP address helpers.
+public enum IPAddress {
+    /// Formats 4 or 16 bytes as dotted-quad or RFC 5952 text.
+    public static func format(_ bytes: [UInt8]) -> String {
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        if bytes.count == 16 {
+            var address = in6_addr()
+            withUnsafeMutableBytes(of: &address) { $0.copyBytes(from: bytes) }
+            var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+            if inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil { return String(cBuffer: buffer) }
+        }
+        return bytes.map { String(format: "%02X", $0) }.joined(separator: ":")
+    }
+
+    /// Parses an IPv4 or IPv6 literal (brackets allowed) to its bytes, or nil when it is not one.
+    public static func parse(_ text: String) -> [UInt8]? {
+        var literal = text
+        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, literal, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, literal, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// Colon-separated upper-case hex, as `openssl x509 -fingerprint` prints it.
+    public var colonHex: String { map { String(format: "%02X", $0) }.joined(separator: ":") }
+    /// Lower-case hex without separators.
+    public var hex: String { map { String(format: "%02x", $0) }.joined() }
+}

@@ -1,0 +1,109 @@
+/// A minimal DER reader: enough to find the SubjectPublicKeyInfo inside a certificate without a full
+/// X.509 parse, and to tell a certificate from a PKCS#12 or a key by shape.
+public enum DER {
+    /// One element's tag and where its content lies in the input.
+    public struct Element: Sendable, Equatable {
+        public var tag: UInt8
+        public var headerStart: Int
+        public var contentStart: Int
+        public var contentEnd: Int
+        /// The end of the whole element.
+        public var end: Int { contentEnd }
+    }
+
+    /// Reads the element that starts at `offset`, or nil if the bytes there are not well-formed DER
+    /// (long-form lengths up to four bytes; indefinite lengths are refused).
+    public static func element<C: RandomAccessCollection>(in bytes: C, at offset: Int, limit: Int? = nil) -> Element?
+    where C.Element == UInt8, C.Index == Int {
+        let end = limit ?? bytes.endIndex
+        guard offset + 2 <= end else { return nil }
+        let tag = bytes[offset]
+        if tag & 0x1F == 0x1F { return nil }  // high tag numbers do not occur where we look
+        let first = bytes[offset + 1]
+        var length = 0
+        var cursor = offset + 2
+        if first < 0x80 {
+            length = Int(first)
+        } else {
+            let count = Int(first & 0x7F)
+            guard count >= 1, count <= 4, cursor + count <= end else { return nil }
+            for _ in 0..<count {
+                length = (length << 8) | Int(bytes[cursor])
+                cursor += 1
+            }
+            if length < 0x80 { return nil }  // not minimal
+        }
+        guard length <= end - cursor else { return nil }
+        return Element(tag: tag, headerStart: offset, contentStart: cursor, contentEnd: cursor + length)
+    }
+
+    /// The byte range of the SubjectPublicKeyInfo in a DER certificate, found by walking
+    /// `Certificate → TBSCertificate → (version, serial, signature, issuer, validity, subject, SPKI)`.
+    public static func subjectPublicKeyInfoRange(inCertificate der: [UInt8]) -> Range<Int>? {
+        guard let outer = element(in: der, at: 0), outer.tag == 0x30, outer.end == der.count,
+            let tbs = element(in: der, at: outer.contentStart, limit: outer.contentEnd), tbs.tag == 0x30
+        else { return nil }
+        var cursor = tbs.contentStart
+        guard var item = element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
+        if item.tag == 0xA0 {  // [0] version
+            cursor = item.end
+            guard let next = element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
+            item = next
+        }
+        // serial, signature, issuer, validity, subject
+        let expected: [UInt8] = [0x02, 0x30, 0x30, 0x30, 0x30]
+        for tag in expected {
+            guard item.tag == tag else { return nil }
+            cursor = item.end
+            guard let next = element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
+            item = next
+        }
+        guard item.tag == 0x30 else { return nil }
+        return item.headerStart..<item.end
+    }
+
+    /// What a DER blob looks like, judged from its outer structure only.
+    public enum Shape: Sendable, Equatable {
+        case certificate, pkcs12, privateKey, encryptedPrivateKey, publicKey, crl, unknown
+    }
+
+    /// Guesses the kind of a DER object from its outer structure.
+    public static func shape(of der: [UInt8]) -> Shape {
+        guard let outer = element(in: der, at: 0), outer.tag == 0x30,
+            let first = element(in: der, at: outer.contentStart, limit: outer.contentEnd)
+        else { return .unknown }
+        if first.tag == 0x02 {
+            // PFX: INTEGER 3, ContentInfo; PKCS#8: INTEGER 0, AlgorithmIdentifier, OCTET STRING;
+            // PKCS#1 RSA: INTEGER 0, INTEGER n, ...; SEC1: INTEGER 1, OCTET STRING.
+            let version = first.contentEnd - first.contentStart == 1 ? der[first.contentStart] : 0xFF
+            if version == 3 { return .pkcs12 }
+            return .privateKey
+        }
+        if first.tag == 0x30 {
+            guard let second = element(in: der, at: first.end, limit: outer.contentEnd) else { return .unknown }
+            if second.tag == 0x03 { return .publicKey }  // SPKI: AlgorithmIdentifier, BIT STRING
+            if second.tag == 0x04 { return .encryptedPrivateKey }  // EncryptedPrivateKeyInfo
+            if second.tag == 0x30 {
+                // Certificate: tbs, sigAlg, signature; CRL: tbsCertList, ...
+                // tbsCertificate starts with [0] version or INTEGER serial; tbsCertList with INTEGER version or sigAlg SEQUENCE.
+                if let inner = element(in: der, at: first.contentStart, limit: first.contentEnd) {
+                    if inner.tag == 0xA0 { return .certificate }
+                    if inner.tag == 0x02 {
+                        // v1 certificate (serial) or v2 CRL (version INTEGER 1 followed by a SEQUENCE and a SEQUENCE issuer then a time)
+                        if let afterVersion = element(in: der, at: inner.end, limit: first.contentEnd),
+                            afterVersion.tag == 0x30,
+                            let third = element(in: der, at: afterVersion.end, limit: first.contentEnd), third.tag == 0x30,
+                            let fourth = element(in: der, at: third.end, limit: first.contentEnd),
+                            fourth.tag == 0x17 || fourth.tag == 0x18
+                        {
+                            return .crl
+                        }
+                        return .certificate
+                    }
+                    if inner.tag == 0x30 { return .crl }
+                }
+            }
+        }
+        return .unknown
+    }
+}

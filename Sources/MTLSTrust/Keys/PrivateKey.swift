@@ -1,0 +1,168 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+
+/// A private key (RSA, ECDSA, Ed25519 …) loaded from PEM or DER, plain or encrypted.
+///
+/// - Warning: The key material lives in OpenSSL memory for as long as the value exists. Write it
+///   out only with ``pkcs8PEM(password:)`` into files created with mode 0600.
+public struct PrivateKey: Sendable {
+    let reference: EVPKeyReference
+
+    /// The encoding the key was read from.
+    public enum SourceFormat: String, Sendable {
+        case pkcs1 = "PKCS#1"
+        case sec1 = "SEC1"
+        case pkcs8 = "PKCS#8"
+        case encryptedPKCS8 = "encrypted PKCS#8"
+        case traditionalEncrypted = "traditional encrypted PEM"
+        case pkcs12 = "PKCS#12"
+        case unknown = "unknown"
+    }
+
+    /// The encoding the key was read from.
+    public let sourceFormat: SourceFormat
+
+    init(taking key: OpaquePointer, format: SourceFormat) {
+        self.reference = EVPKeyReference(taking: key)
+        self.sourceFormat = format
+    }
+
+    /// Loads a private key from PEM or DER bytes, detected from content.
+    ///
+    /// - Parameters:
+    ///   - bytes: The file's bytes.
+    ///   - password: The password of an encrypted key; nil when none was given.
+    /// - Throws: ``MTLSTrustError`` with `.passwordRequired`, `.wrongPassword`, `.wrongObjectKind`
+    ///   (a certificate where a key is expected), `.malformedInput` or `.unsupportedAlgorithm`.
+    public init(bytes: [UInt8], password: String? = nil) throws(MTLSTrustError) {
+        if bytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
+        if PEM.looksLikePEM(bytes) {
+            let blocks = try PEM.parse(bytes)
+            guard let block = blocks.first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else {
+                let labels = Set(blocks.map(\.label)).sorted().joined(separator: ", ")
+                throw MTLSTrustError(.wrongObjectKind, "it holds \(labels.isEmpty ? "no PEM block" : labels), not a private key")
+            }
+            let format: SourceFormat
+            switch block.label {
+            case "RSA PRIVATE KEY": format = block.isTraditionallyEncrypted ? .traditionalEncrypted : .pkcs1
+            case "EC PRIVATE KEY": format = block.isTraditionallyEncrypted ? .traditionalEncrypted : .sec1
+            case "ENCRYPTED PRIVATE KEY": format = .encryptedPKCS8
+            case "PRIVATE KEY": format = .pkcs8
+            default: format = block.isTraditionallyEncrypted ? .traditionalEncrypted : .unknown
+            }
+            let encrypted = format == .encryptedPKCS8 || format == .traditionalEncrypted
+            if encrypted && password == nil {
+                throw MTLSTrustError(.passwordRequired, "the private key is encrypted (\(format.rawValue)): give its password")
+            }
+            let key = try PrivateKey.decode(Array(block.text.utf8), inputType: "PEM", password: encrypted ? password : nil, encrypted: encrypted)
+            self.init(taking: key, format: format)
+            return
+        }
+        switch DER.shape(of: bytes) {
+        case .certificate: throw MTLSTrustError(.wrongObjectKind, "it holds a certificate, not a private key")
+        case .pkcs12: throw MTLSTrustError(.wrongObjectKind, "it is a PKCS#12 file: import it with `mtls import`, or pass it with --p12")
+        case .publicKey: throw MTLSTrustError(.wrongObjectKind, "it holds a public key, not a private key")
+        case .encryptedPrivateKey:
+            guard let password else { throw MTLSTrustError(.passwordRequired, "the private key is encrypted (encrypted PKCS#8 DER): give its password") }
+            self.init(taking: try PrivateKey.decode(bytes, inputType: "DER", password: password, encrypted: true), format: .encryptedPKCS8)
+        case .privateKey:
+            let key = try PrivateKey.decode(bytes, inputType: "DER", password: nil, encrypted: false)
+            self.init(taking: key, format: PrivateKey.derFormat(bytes))
+        default:
+            throw MTLSTrustError(.malformedInput, "it is neither a PEM nor a DER private key")
+        }
+    }
+
+    private static func derFormat(_ bytes: [UInt8]) -> SourceFormat {
+        guard let outer = DER.element(in: bytes, at: 0), let version = DER.element(in: bytes, at: outer.contentStart),
+            let second = DER.element(in: bytes, at: version.end)
+        else { return .unknown }
+        if second.tag == 0x30 { return .pkcs8 }
+        if second.tag == 0x04 { return .sec1 }
+        if second.tag == 0x02 { return .pkcs1 }
+        return .unknown
+    }
+
+    private static func decode(_ bytes: [UInt8], inputType: String, password: String?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
+        OpenSSLErrorQueue.clear()
+        var key: OpaquePointer? = nil
+        guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, inputType, nil, nil, mtls_EVP_PKEY_KEYPAIR(), nil, nil) else {
+            throw MTLSTrustError(.internalFailure, "OpenSSL could not create a key decoder")
+        }
+        defer { OSSL_DECODER_CTX_free(decoder) }
+        if let password {
+            var passwordBytes = Array(password.utf8)
+            defer { passwordBytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+            _ = OSSL_DECODER_CTX_set_passphrase(decoder, passwordBytes, passwordBytes.count)
+        } else {
+            // An empty passphrase stops OpenSSL from prompting on the terminal.
+            _ = OSSL_DECODER_CTX_set_passphrase(decoder, "", 0)
+        }
+        let ok = bytes.withUnsafeBufferPointer { buffer -> Int32 in
+            var cursor = buffer.baseAddress
+            var remaining = buffer.count
+            return OSSL_DECODER_from_data(decoder, &cursor, &remaining)
+        }
+        let errors = OpenSSLErrorQueue.drain()
+        if ok == 1, let key { return key }
+        if let key { EVP_PKEY_free(key) }
+        if encrypted {
+            if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
+                throw MTLSTrustError(.unsupportedAlgorithm, "the key is encrypted with an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
+            }
+            throw MTLSTrustError(.wrongPassword, "the password does not decrypt the private key (wrong password?)", openSSLDetail: errors.map(\.raw))
+        }
+        throw MTLSTrustError(.malformedInput, "the private key could not be decoded: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+    }
+
+    /// The algorithm, size and curve.
+    public var algorithm: KeyAlgorithm { KeyAlgorithm.of(reference.pointer) }
+
+    /// The matching public key.
+    public var publicKey: PublicKey {
+        PublicKey(unparsedSPKI: PublicKey.encodeSPKI(reference.pointer))
+    }
+
+    /// True when this key is the private half of `certificate`'s public key.
+    public func matches(_ certificate: Certificate) -> Bool {
+        guard let certificateKey = X509_get0_pubkey(certificate.reference.pointer) else { return false }
+        return EVP_PKEY_eq(certificateKey, reference.pointer) == 1
+    }
+
+    /// The key as PEM: unencrypted PKCS#8 (`PRIVATE KEY`), or encrypted PKCS#8 with AES-256-CBC and
+    /// PBKDF2 when a password is given.
+    public func pkcs8PEM(password: String? = nil) throws(MTLSTrustError) -> [UInt8] {
+        try encode(format: "PEM", password: password)
+    }
+
+    /// The key as PKCS#8 DER (unencrypted, or encrypted when a password is given).
+    public func pkcs8DER(password: String? = nil) throws(MTLSTrustError) -> [UInt8] {
+        try encode(format: "DER", password: password)
+    }
+
+    private func encode(format: String, password: String?) throws(MTLSTrustError) -> [UInt8] {
+        OpenSSLErrorQueue.clear()
+        guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(reference.pointer, mtls_EVP_PKEY_KEYPAIR(), format, "PrivateKeyInfo", nil) else {
+            throw MTLSTrustError(.internalFailure, "OpenSSL has no PKCS#8 \(format) encoder for this key")
+        }
+        defer { OSSL_ENCODER_CTX_free(encoder) }
+        if let password {
+            _ = OSSL_ENCODER_CTX_set_cipher(encoder, "AES-256-CBC", nil)
+            var passwordBytes = Array(password.utf8)
+            defer { passwordBytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
+            _ = OSSL_ENCODER_CTX_set_passphrase(encoder, passwordBytes, passwordBytes.count)
+        }
+        var data: UnsafeMutablePointer<UInt8>? = nil
+        var length = 0
+        guard OSSL_ENCODER_to_data(encoder, &data, &length) == 1, let data else {
+            let errors = OpenSSLErrorQueue.drain()
+            throw MTLSTrustError(.internalFailure, "the key could not be encoded: \(OpenSSLErrorQueue.describe(errors))")
+        }
+        defer {
+            OPENSSL_cleanse(data, length)
+            mtls_OPENSSL_free(data)
+        }
+        return Array(UnsafeBufferPointer(start: data, count: length))
+    }
+}

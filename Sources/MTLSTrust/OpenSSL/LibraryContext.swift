@@ -1,0 +1,49 @@
+internal import COpenSSL
+import Foundation
+
+/// The library's own OpenSSL library context with the `default` and `legacy` providers, created on
+/// first use. Loading `legacy` here never touches `openssl.cnf` or the process-wide default context.
+final class LegacyLibraryContext: @unchecked Sendable {
+    // @unchecked Sendable: the pointers are written once under `lock` and never freed before exit.
+    private let lock = NSLock()
+    private var context: OpaquePointer?
+    private var providers: [OpaquePointer] = []
+    private var failed = false
+
+    static let shared = LegacyLibraryContext()
+
+    /// The context, or nil when this OpenSSL build has no `legacy` provider module.
+    var pointer: OpaquePointer? {
+        lock.lock()
+        defer { lock.unlock() }
+        if context != nil || failed { return context }
+        guard let ctx = OSSL_LIB_CTX_new() else {
+            failed = true
+            return nil
+        }
+        guard let defaultProvider = OSSL_PROVIDER_load(ctx, "default"),
+            let legacyProvider = OSSL_PROVIDER_load(ctx, "legacy")
+        else {
+            OSSL_LIB_CTX_free(ctx)
+            failed = true
+            ERR_clear_error()
+            return nil
+        }
+        providers = [defaultProvider, legacyProvider]
+        context = ctx
+        return ctx
+    }
+
+    /// True when the `legacy` provider could be loaded.
+    var isAvailable: Bool { pointer != nil }
+
+    /// Runs `body` with this context as the calling thread's default library context, then
+    /// restores the previous default. OpenSSL calls that take no context (PKCS#12 decryption among
+    /// them) then fetch RC2, RC4 and DES from here.
+    func withAsThreadDefault<T>(_ body: () throws -> T) rethrows -> T {
+        guard let ctx = pointer else { return try body() }
+        let previous = OSSL_LIB_CTX_set0_default(ctx)
+        defer { _ = OSSL_LIB_CTX_set0_default(previous) }
+        return try body()
+    }
+}

@@ -1,0 +1,75 @@
+internal import COpenSSL
+internal import COpenSSLShims
+
+/// One entry drained from OpenSSL's thread-local error queue.
+struct OpenSSLErrorEntry: Sendable, Equatable {
+    /// The packed error code (`ERR_get_error`).
+    var code: UInt
+    /// The library name, e.g. `"digital envelope routines"`.
+    var library: String
+    /// The reason text, e.g. `"unsupported"`.
+    var reason: String
+    /// Extra data attached by OpenSSL (algorithm names and the like).
+    var data: String
+
+    /// The library number (`ERR_GET_LIB`).
+    var libraryCode: Int32 { Int32((code >> 23) & 0xFF) }
+    /// The reason number (`ERR_GET_REASON`).
+    var reasonCode: Int32 { Int32(code & 0x7FFFFF) }
+
+    /// `error:0308010C:digital envelope routines::unsupported` in the raw form OpenSSL prints.
+    var raw: String {
+        let hex = String(code, radix: 16, uppercase: true)
+        let padded = String(repeating: "0", count: max(0, 8 - hex.count)) + hex
+        return "error:\(padded):\(library)::\(reason)"
+    }
+}
+
+/// Scoped access to OpenSSL's error queue: cleared before each C sequence, drained after.
+enum OpenSSLErrorQueue {
+    /// Clears the queue, so that the next drain shows only errors of the coming call sequence.
+    static func clear() { ERR_clear_error() }
+
+    /// Removes and returns every queued error, oldest first.
+    static func drain() -> [OpenSSLErrorEntry] {
+        var entries: [OpenSSLErrorEntry] = []
+        while true {
+            var data: UnsafePointer<CChar>? = nil
+            var flags: Int32 = 0
+            let code = mtls_ERR_get_error_all(nil, nil, nil, &data, &flags)
+            if code == 0 { break }
+            let library = ERR_lib_error_string(code).map { String(cString: $0) } ?? "unknown library"
+            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "reason \(code & 0x7FFFFF)"
+            var extra = ""
+            if let data, (flags & ERR_TXT_STRING) != 0 { extra = String(cString: data) }
+            entries.append(OpenSSLErrorEntry(code: code, library: library, reason: reason, data: extra))
+            if entries.count > 64 { ERR_clear_error(); break }
+        }
+        return entries
+    }
+
+    /// A plain-words translation of the queued errors, for messages that must not show raw codes.
+    static func describe(_ entries: [OpenSSLErrorEntry]) -> String {
+        guard let first = entries.first(where: { !$0.reason.isEmpty }) ?? entries.first else {
+            return "OpenSSL reported no detail"
+        }
+        let reason = first.reason
+        switch reason {
+        case "unsupported":
+            let algorithm = entries.map(\.data).first(where: { !$0.isEmpty }).map { " (\($0))" } ?? ""
+            return "an algorithm the loaded OpenSSL providers do not support\(algorithm)"
+        case "bad decrypt": return "decryption failed (wrong password or damaged data)"
+        case "mac verify failure": return "the integrity check (MAC) failed: wrong password or a damaged file"
+        case "wrong tag", "nested asn1 error", "too long", "header too long", "not enough data", "asn1 parse error":
+            return "the data is not well-formed DER (\(reason))"
+        case "no start line": return "no PEM block was found"
+        case "bad base64 decode": return "the PEM block's base64 text is damaged"
+        default: return reason
+        }
+    }
+
+    /// True when any queued entry carries the given reason text.
+    static func contains(_ entries: [OpenSSLErrorEntry], reason: String) -> Bool {
+        entries.contains { $0.reason == reason }
+    }
+}

@@ -1,0 +1,337 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+
+/// The contents of a PKCS#12 (`.p12`, `.pfx`) file: an identity (leaf certificate and private key),
+/// the other certificates, and how the file is protected.
+public struct PKCS12Bundle: Sendable {
+    /// A certificate with the attributes it carried in its bag.
+    public struct Entry: Sendable {
+        public var certificate: Certificate
+        public var friendlyName: String?
+        public var localKeyID: String?
+    }
+
+    /// The certificate whose public key matches the private key (chosen by key match, not position).
+    public var leaf: Entry?
+    /// The private key, when the file holds one.
+    public var privateKey: PrivateKey?
+    /// The other certificates, in file order.
+    public var chain: [Entry]
+    /// The friendly name of the key bag, when present.
+    public var keyFriendlyName: String?
+    /// How the file is made.
+    public var inspection: PKCS12Inspection
+    /// True when reading needed OpenSSL's legacy provider.
+    public var neededLegacyProvider: Bool
+
+    /// Every certificate: the leaf first, then the chain.
+    public var allCertificates: [Certificate] { (leaf.map { [$0.certificate] } ?? []) + chain.map(\.certificate) }
+
+    /// Reads a PKCS#12 file.
+    ///
+    /// Modern (AES-256/PBKDF2) and legacy (RC2-40, 3DES, SHA-1 MAC) files are read alike: when the file
+    /// needs RC2, RC4 or DES, OpenSSL's legacy provider is loaded into this library's own context.
+    ///
+    /// - Parameters:
+    ///   - derBytes: The file's bytes.
+    ///   - password: The password; nil tries no password and the empty password, as OpenSSL does.
+    /// - Throws: ``MTLSTrustError`` with `.wrongPassword`, `.passwordRequired`,
+    ///   `.unsupportedAlgorithm`, `.corruptInput` (a MAC that fails for a reason other than the
+    ///   password) or `.malformedInput` (not a PKCS#12 file, or truncated).
+    public init(derBytes: [UInt8], password: String?) throws(MTLSTrustError) {
+        if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
+        OpenSSLErrorQueue.clear()
+        var parsed: OpaquePointer?
+        derBytes.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            parsed = d2i_PKCS12(nil, &cursor, buffer.count)
+        }
+        guard let p12 = parsed else {
+            let errors = OpenSSLErrorQueue.drain()
+            let shape = DER.shape(of: derBytes)
+            if shape == .certificate || shape == .privateKey || PEM.looksLikePEM(derBytes) {
+                throw MTLSTrustError(.wrongObjectKind, "it is not a PKCS#12 file (it looks like a \(PEM.looksLikePEM(derBytes) ? "PEM file" : "DER \(shape)"))")
+            }
+            throw MTLSTrustError(.malformedInput, "it is not a PKCS#12 file, or it is truncated: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        }
+        defer { PKCS12_free(p12) }
+
+        // 1. The MAC tells a wrong password apart from damage.
+        var mac: PKCS12Inspection.MAC? = nil
+        var effectivePassword = password
+        if PKCS12_mac_present(p12) == 1 {
+            var macOctets: UnsafePointer<ASN1_OCTET_STRING>? = nil
+            var macAlgorithm: UnsafePointer<X509_ALGOR>? = nil
+            var salt: UnsafePointer<ASN1_OCTET_STRING>? = nil
+            var iterations: UnsafePointer<ASN1_INTEGER>? = nil
+            PKCS12_get0_mac(&macOctets, &macAlgorithm, &salt, &iterations, p12)
+            var digestName = "unknown"
+            var digestNID = NID_undef
+            if let macAlgorithm {
+                var object: OpaquePointer? = nil
+                var type: Int32 = 0
+                var value: UnsafeRawPointer? = nil
+                X509_ALGOR_get0(&object, &type, &value, macAlgorithm)
+                if let object {
+                    digestNID = OBJ_obj2nid(object)
+                    digestName = Certificate.objectName(object).lowercased().replacingOccurrences(of: "-", with: "")
+                }
+            }
+            mac = PKCS12Inspection.MAC(
+                digest: digestName, iterations: iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1,
+                saltLength: Certificate.asn1StringBytes(salt).count)
+            if digestNID == NID_undef || EVP_get_digestbyname(OBJ_nid2sn(digestNID)) == nil {
+                throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses a digest this OpenSSL cannot compute (\(digestName))")
+            }
+            OpenSSLErrorQueue.clear()
+            if let password {
+                if !PKCS12Bundle.verifyMAC(p12, password) {
+                    let errors = OpenSSLErrorQueue.drain()
+                    if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
+                        throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
+                    }
+                    // A file made with no password at all can't be opened with "", and vice versa.
+                    if password.isEmpty, PKCS12_verify_mac(p12, nil, 0) == 1 {
+                        effectivePassword = nil
+                    } else {
+                        throw MTLSTrustError(.wrongPassword, "the password is wrong (the file's integrity check does not match it)", openSSLDetail: errors.map(\.raw))
+                    }
+                }
+            } else {
+                if PKCS12_verify_mac(p12, nil, 0) == 1 {
+                    effectivePassword = nil
+                } else if PKCS12_verify_mac(p12, "", 0) == 1 {
+                    effectivePassword = ""
+                } else {
+                    OpenSSLErrorQueue.clear()
+                    throw MTLSTrustError(.passwordRequired, "the file is password-protected: give its password")
+                }
+            }
+        }
+
+        // 2. The safes: the algorithms visible without the password decide whether `legacy` is needed.
+        OpenSSLErrorQueue.clear()
+        guard let authSafes = PKCS12_unpack_authsafes(p12) else {
+            let errors = OpenSSLErrorQueue.drain()
+            throw MTLSTrustError(.corruptInput, "its contents could not be unpacked: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        }
+        defer { mtls_sk_PKCS7_pop_free(authSafes) }
+        var needsLegacy = false
+        for i in 0..<mtls_sk_PKCS7_num(authSafes) {
+            guard let p7 = mtls_sk_PKCS7_value(authSafes, i), mtls_PKCS7_type_is_encrypted(p7) == 1 else { continue }
+            if let algorithm = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7)), algorithm.isLegacy {
+                needsLegacy = true
+            }
+        }
+        if needsLegacy && !LegacyLibraryContext.shared.isAvailable {
+            throw MTLSTrustError(.unsupportedAlgorithm, "the file uses legacy algorithms (RC2/RC4/DES) and this OpenSSL has no legacy provider module (ossl-modules/legacy.so)")
+        }
+
+        var outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: needsLegacy)
+        if !needsLegacy, case .failure(let error) = outcome, error.reason == .unsupportedAlgorithm, LegacyLibraryContext.shared.isAvailable {
+            needsLegacy = true
+            outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: true)
+        }
+        let reader = try outcome.get()
+
+        // 3. The leaf is the certificate that matches the key; the rest is the chain.
+        let key = reader.keys.first
+        var leafIndex: Int? = nil
+        if let key {
+            leafIndex = reader.certificates.firstIndex { key.key.matches($0.certificate) }
+            if leafIndex == nil, let keyID = key.localKeyID {
+                leafIndex = reader.certificates.firstIndex { $0.localKeyID == keyID }
+            }
+        }
+        var certificates = reader.certificates
+        self.leaf = leafIndex.map { certificates.remove(at: $0) }
+        self.chain = certificates
+        self.privateKey = key?.key
+        self.keyFriendlyName = key?.friendlyName
+        self.inspection = PKCS12Inspection(mac: mac, safes: reader.safes)
+        self.neededLegacyProvider = needsLegacy
+    }
+
+    private static func attempt(_ authSafes: OpaquePointer, password: String?, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
+        let body = { () -> Result<SafeReader, MTLSTrustError> in
+            var reader = SafeReader(password: password, macPresent: macPresent)
+            do throws(MTLSTrustError) {
+                try reader.read(authSafes)
+            } catch {
+                return .failure(error)
+            }
+            return .success(reader)
+        }
+        return legacy ? LegacyLibraryContext.shared.withAsThreadDefault(body) : body()
+    }
+
+    private static func verifyMAC(_ p12: OpaquePointer, _ password: String) -> Bool {
+        password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
+    }
+
+    /// Walks the safes and bags.
+    private struct SafeReader {
+        var password: String?
+        var macPresent: Bool
+        var certificates: [Entry] = []
+        var keys: [(key: PrivateKey, friendlyName: String?, localKeyID: String?)] = []
+        var safes: [PKCS12Inspection.Safe] = []
+
+        init(password: String?, macPresent: Bool) {
+            self.password = password
+            self.macPresent = macPresent
+        }
+
+        mutating func read(_ authSafes: OpaquePointer) throws(MTLSTrustError) {
+            for i in 0..<mtls_sk_PKCS7_num(authSafes) {
+                guard let p7 = mtls_sk_PKCS7_value(authSafes, i) else { continue }
+                OpenSSLErrorQueue.clear()
+                var bags: OpaquePointer?
+                var encryption: PKCS12Inspection.Algorithm? = nil
+                if mtls_PKCS7_type_is_data(p7) == 1 {
+                    bags = PKCS12_unpack_p7data(p7)
+                } else if mtls_PKCS7_type_is_encrypted(p7) == 1 {
+                    encryption = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))
+                    bags = withPassword { PKCS12_unpack_p7encdata(p7, $0, $1) }
+                } else {
+                    safes.append(PKCS12Inspection.Safe(encryption: nil, bags: [PKCS12Inspection.Bag(kind: .other)]))
+                    continue
+                }
+                guard let bags else {
+                    throw failure(what: "an encrypted safe\(encryption.map { " (\($0.name))" } ?? "")")
+                }
+                defer { mtls_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                var bagInfos: [PKCS12Inspection.Bag] = []
+                for j in 0..<mtls_sk_PKCS12_SAFEBAG_num(bags) {
+                    guard let bag = mtls_sk_PKCS12_SAFEBAG_value(bags, j) else { continue }
+                    bagInfos.append(try readBag(bag))
+                }
+                safes.append(PKCS12Inspection.Safe(encryption: encryption, bags: bagInfos))
+            }
+        }
+
+        private func withPassword<T>(_ body: (UnsafePointer<CChar>?, Int32) -> T) -> T {
+            guard let password else { return body(nil, 0) }
+            return password.withCString { body($0, Int32(strlen($0))) }
+        }
+
+        private func failure(what: String) -> MTLSTrustError {
+            let errors = OpenSSLErrorQueue.drain()
+            if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
+                return MTLSTrustError(.unsupportedAlgorithm, "\(what) uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
+            }
+            if macPresent {
+                return MTLSTrustError(.corruptInput, "\(what) could not be decrypted although the password is right: the file is damaged", openSSLDetail: errors.map(\.raw))
+            }
+            return MTLSTrustError(.wrongPassword, "\(what) could not be decrypted: wrong password, or a damaged file", openSSLDetail: errors.map(\.raw))
+        }
+
+        private mutating func readBag(_ bag: OpaquePointer) throws(MTLSTrustError) -> PKCS12Inspection.Bag {
+            let friendlyName: String? = {
+                guard let name = PKCS12_get_friendlyname(bag) else { return nil }
+                defer { mtls_OPENSSL_free(name) }
+                return String(cString: name)
+            }()
+            var localKeyID: String? = nil
+            if let attribute = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID), attribute.pointee.type == V_ASN1_OCTET_STRING {
+                localKeyID = Certificate.asn1StringBytes(attribute.pointee.value.octet_string).hex
+            }
+            switch PKCS12_SAFEBAG_get_nid(bag) {
+            case NID_certBag:
+                guard let x509 = PKCS12_SAFEBAG_get1_cert(bag) else {
+                    return PKCS12Inspection.Bag(kind: .certificate, friendlyName: friendlyName, localKeyID: localKeyID)
+                }
+                let certificate = Certificate(taking: x509)
+                certificates.append(Entry(certificate: certificate, friendlyName: friendlyName, localKeyID: localKeyID))
+                return PKCS12Inspection.Bag(kind: .certificate, friendlyName: friendlyName, localKeyID: localKeyID, subject: certificate.subject)
+            case NID_keyBag:
+                if let p8 = PKCS12_SAFEBAG_get0_p8inf(bag), let key = EVP_PKCS82PKEY(p8) {
+                    keys.append((PrivateKey(taking: key, format: .pkcs12), friendlyName, localKeyID))
+                }
+                return PKCS12Inspection.Bag(kind: .key, friendlyName: friendlyName, localKeyID: localKeyID)
+            case NID_pkcs8ShroudedKeyBag:
+                var algorithm: PKCS12Inspection.Algorithm? = nil
+                if let sig = PKCS12_SAFEBAG_get0_pkcs8(bag) {
+                    var algor: UnsafePointer<X509_ALGOR>? = nil
+                    var digest: UnsafePointer<ASN1_OCTET_STRING>? = nil
+                    X509_SIG_get0(sig, &algor, &digest)
+                    algorithm = PKCS12Inspection.algorithm(algor)
+                }
+                OpenSSLErrorQueue.clear()
+                guard let p8 = withPassword({ PKCS12_decrypt_skey(bag, $0, $1) }) else {
+                    throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")")
+                }
+                defer { PKCS8_PRIV_KEY_INFO_free(p8) }
+                guard let key = EVP_PKCS82PKEY(p8) else {
+                    let errors = OpenSSLErrorQueue.drain()
+                    throw MTLSTrustError(.unsupportedAlgorithm, "the private key's type is not supported: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+                }
+                keys.append((PrivateKey(taking: key, format: .pkcs12), friendlyName, localKeyID))
+                return PKCS12Inspection.Bag(kind: .shroudedKey, algorithm: algorithm, friendlyName: friendlyName, localKeyID: localKeyID)
+            case NID_crlBag: return PKCS12Inspection.Bag(kind: .crl, friendlyName: friendlyName, localKeyID: localKeyID)
+            case NID_secretBag: return PKCS12Inspection.Bag(kind: .secret, friendlyName: friendlyName, localKeyID: localKeyID)
+            case NID_safeContentsBag: return PKCS12Inspection.Bag(kind: .nested, friendlyName: friendlyName, localKeyID: localKeyID)
+            default: return PKCS12Inspection.Bag(kind: .other, friendlyName: friendlyName, localKeyID: localKeyID)
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    /// How a new PKCS#12 file is protected.
+    public enum Protection: Sendable {
+        /// OpenSSL 3's default: AES-256-CBC with PBKDF2/HMAC-SHA-256, SHA-256 MAC.
+        case modern
+        /// 3DES (pbeWithSHA1And3-KeyTripleDES-CBC) for keys and certificates, SHA-1 MAC: for older
+        /// iOS, macOS, Android, Java and Windows importers.
+        case legacy3DES
+    }
+
+    /// Writes a PKCS#12 file.
+    ///
+    /// - Parameters:
+    ///   - certificate: The leaf certificate.
+    ///   - privateKey: Its private key; must match the certificate.
+    ///   - chain: Further certificates to include (intermediates, root).
+    ///   - password: The password (may be empty).
+    ///   - friendlyName: The friendly name shown by importers.
+    ///   - protection: ``Protection/modern`` or ``Protection/legacy3DES``.
+    ///   - iterations: The key-derivation and MAC iteration count.
+    /// - Throws: `.keyMismatch` when the key is not the certificate's.
+    public static func export(
+        certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = [], password: String,
+        friendlyName: String? = nil, protection: Protection = .modern, iterations: Int = 2048
+    ) throws(MTLSTrustError) -> [UInt8] {
+        guard privateKey.matches(certificate) else {
+            throw MTLSTrustError(.keyMismatch, "the private key does not belong to the certificate \(certificate.displayName)")
+        }
+        OpenSSLErrorQueue.clear()
+        guard let stack = mtls_sk_X509_new_null() else { throw MTLSTrustError(.internalFailure, "out of memory") }
+        defer { mtls_sk_X509_free(stack) }  // the certificates are borrowed; the Swift values own them
+        for extra in chain { _ = mtls_sk_X509_push(stack, extra.reference.pointer) }
+        let (keyNID, certNID, digest): (Int32, Int32, OpaquePointer?) =
+            switch protection {
+            case .modern: (NID_aes_256_cbc, NID_aes_256_cbc, EVP_sha256())
+            case .legacy3DES: (NID_pbe_WithSHA1And3_Key_TripleDES_CBC, NID_pbe_WithSHA1And3_Key_TripleDES_CBC, EVP_sha1())
+            }
+        let p12 = password.withCString { pass in
+            PKCS12_create_ex(pass, friendlyName, privateKey.reference.pointer, certificate.reference.pointer, stack, keyNID, certNID, Int32(iterations), -1, 0, nil, nil)
+        }
+        guard let p12 else {
+            let errors = OpenSSLErrorQueue.drain()
+            throw MTLSTrustError(.internalFailure, "OpenSSL could not build the PKCS#12: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        }
+        defer { PKCS12_free(p12) }
+        let macOK = password.withCString { PKCS12_set_mac(p12, $0, -1, nil, 0, Int32(iterations), digest) }
+        guard macOK == 1 else {
+            let errors = OpenSSLErrorQueue.drain()
+            throw MTLSTrustError(.internalFailure, "OpenSSL could not add the PKCS#12 MAC: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        }
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS12(p12, &out)
+        guard length > 0, let out else { throw MTLSTrustError(.internalFailure, "OpenSSL could not encode the PKCS#12") }
+        defer { mtls_OPENSSL_free(out) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+}
