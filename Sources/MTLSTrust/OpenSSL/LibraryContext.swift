@@ -47,3 +47,11 @@ final class LegacyLibraryContext: @unchecked Sendable {
         return try body()
     }
 }
+
+/// Facts about the OpenSSL library in use.
+public enum OpenSSLInfo {
+    /// `OpenSSL 3.0.19 27 Jan 2026`.
+    public static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
+    /// True when OpenSSL's legacy provider (RC2, RC4, DES) can be loaded.
+    public static var legacyProviderAvailable: Bool { LegacyLibraryContext.shared.isAvailable }
+}

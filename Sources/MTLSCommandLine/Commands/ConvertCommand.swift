@@ -1,0 +1,109 @@
+import Foundation
+import MTLSTrust
+
+/// `mtls convert IN --to pem|der [--out FILE]`.
+enum ConvertCommand {
+    static let spec = CommandSpec(
+        name: "convert",
+        abstract: "Convert certificates, keys and CRLs between DER and PEM.",
+        discussion: """
+            Certificates are written exactly as `openssl x509 -outform PEM|DER` writes them; private keys \
+            as unencrypted PKCS#8 (like `openssl pkey`), written with mode 0600. DER holds one object: \
+            a PEM bundle of several certificates can only be converted to PEM.
+            """,
+        arguments: [ArgumentSpec(name: "IN", help: "The input file ('-' for standard input).")],
+        options: [
+            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der."),
+            OptionSpec(names: ["--out"], valueName: "FILE", help: "Write here instead of standard output."),
+            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of an encrypted key or a PKCS#12 input."),
+            OptionSpec(names: ["--force"], help: "Overwrite FILE if it exists."),
+        ],
+        examples: ["mtls convert server.cer --to pem --out server.pem", "mtls convert server.pem --to der --out server.der"])
+
+    static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
+        guard let path = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<IN>'", command: "convert") }
+        guard let target = arguments.value("to")?.lowercased(), target == "pem" || target == "der" else {
+            throw CommandFailure.usage(arguments.value("to").map { "--to '\($0)' must be pem or der" } ?? "--to pem|der is required", command: "convert")
+        }
+        let bytes = try Inputs.read(path, console: console)
+        if bytes.isEmpty { throw CommandFailure(ExitCode.badInput, "\(path): the file is empty") }
+        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
+        var output: [UInt8] = []
+        var secret = false
+        do throws(MTLSTrustError) {
+            let kind = try objectKind(bytes)
+            switch kind {
+            case .certificates:
+                let certificates = try CertificateLoader.certificates(from: bytes, password: password, source: path).certificates
+                if target == "der" {
+                    guard certificates.count == 1 else {
+                        throw MTLSTrustError(.invalidArgument, "it holds \(certificates.count) certificates and DER holds one: convert to PEM, or split the bundle")
+                    }
+                    output = certificates[0].derBytes
+                } else {
+                    output = Array(certificates.map(\.pemString).joined().utf8)
+                }
+            case .privateKey:
+                let key = try PrivateKey(bytes: bytes, password: password)
+                output = target == "der" ? try key.pkcs8DER() : try key.pkcs8PEM()
+                secret = true
+            case .publicKey(let der):
+                let key = try PublicKey(spkiDER: der)
+                output = target == "der" ? key.spkiDER : Array(key.pemString.utf8)
+            case .crl(let ders):
+                guard target == "pem" || ders.count == 1 else {
+                    throw MTLSTrustError(.invalidArgument, "it holds \(ders.count) CRLs and DER holds one")
+                }
+                output = target == "der" ? ders[0] : Array(ders.map { PEM.encode($0, label: "X509 CRL") }.joined().utf8)
+            }
+        } catch {
+            throw CommandFailure(ExitCode.badInput, error.attributed(to: path).message, hint: Inputs.hint(for: error, path: path))
+        }
+        if let out = arguments.value("out") {
+            try OutputFile.write(output, to: out, mode: secret ? 0o600 : 0o644, force: arguments.flag("force"))
+            console.err("wrote \(out) (\(target.uppercased()))")
+        } else {
+            if target == "der" && console.stdoutIsTerminal {
+                throw CommandFailure(ExitCode.usage, "DER is binary and standard output is a terminal", hint: "pass --out FILE")
+            }
+            FileHandleWriter.writeStdout(output, console: console)
+        }
+        return ExitCode.success
+    }
+
+    enum Kind {
+        case certificates, privateKey, publicKey([UInt8]), crl([[UInt8]])
+    }
+
+    static func objectKind(_ bytes: [UInt8]) throws(MTLSTrustError) -> Kind {
+        if PEM.looksLikePEM(bytes) {
+            let blocks = try PEM.parse(bytes)
+            if blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") }) { return .certificates }
+            if blocks.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return .privateKey }
+            if let block = blocks.first(where: { $0.label == "PUBLIC KEY" }) { return .publicKey(block.derBytes) }
+            let crls = blocks.filter { $0.label == "X509 CRL" }.map(\.derBytes)
+            if !crls.isEmpty { return .crl(crls) }
+            throw MTLSTrustError(.wrongObjectKind, "it holds no certificate, key or CRL PEM block")
+        }
+        switch DER.shape(of: bytes) {
+        case .certificate, .pkcs12: return .certificates
+        case .privateKey, .encryptedPrivateKey: return .privateKey
+        case .publicKey: return .publicKey(bytes)
+        case .crl: return .crl([bytes])
+        case .unknown:
+            _ = try Certificate(derBytes: bytes)
+            return .certificates
+        }
+    }
+}
+
+/// Binary-safe writes to standard output.
+enum FileHandleWriter {
+    static func writeStdout(_ bytes: [UInt8], console: Console) {
+        if let text = String(bytes: bytes, encoding: .utf8), bytes.allSatisfy({ $0 != 0 }) {
+            console.write(text)
+        } else {
+            FileHandle.standardOutput.write(Data(bytes))
+        }
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import MTLSTrust
+
+/// `mtls inspect FILE`: what a certificate, key, CRL, CSR or PKCS#12 file holds.
+enum InspectCommand {
+    static let spec = CommandSpec(
+        name: "inspect",
+        abstract: "Show what a certificate, key, CRL, CSR or PKCS#12 file holds.",
+        discussion: "The format is detected from the content (PEM, DER or PKCS#12), not from the file name.",
+        arguments: [ArgumentSpec(name: "FILE", help: "The file to inspect ('-' for standard input).")],
+        options: [
+            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of a PKCS#12 file or an encrypted key (pass:, env:, file:, fd:, stdin)."),
+            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+        ],
+        examples: ["mtls inspect server.pem", "mtls inspect identity.pfx --password env:PFX_PASSWORD", "mtls inspect key.pem --json"])
+
+    static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
+        guard let path = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<FILE>'", command: "inspect") }
+        let bytes = try Inputs.read(path, console: console)
+        if bytes.isEmpty { throw CommandFailure(ExitCode.badInput, "\(path): the file is empty") }
+        let isPKCS12 = !PEM.looksLikePEM(bytes) && DER.shape(of: bytes) == .pkcs12
+        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: isPKCS12 ? "Password for \(path): " : nil, console: console)
+        var items: [(kind: String, human: [String], json: JSON)] = []
+        do throws(MTLSTrustError) {
+            if PEM.looksLikePEM(bytes) {
+                let blocks = try PEM.parse(bytes)
+                if blocks.isEmpty { throw MTLSTrustError(.malformedInput, "no PEM block was found") }
+                for block in blocks { items.append(try describe(pemBlock: block, password: password, console: console)) }
+            } else if isPKCS12 {
+                items.append(try describePKCS12(bytes, password: password, console: console))
+            } else {
+                items.append(try describe(der: bytes, password: password, console: console))
+            }
+        } catch {
+            let failure = error.attributed(to: path)
+            throw CommandFailure(ExitCode.badInput, failure.message, hint: Inputs.hint(for: error, path: path))
+        }
+        if arguments.flag("json") {
+            console.out(JSON.object([("file", .string(path)), ("items", .array(items.map(\.json)))]).serialized())
+        } else {
+            for (index, item) in items.enumerated() {
+                if index > 0 { console.out() }
+                console.out(console.paint(items.count > 1 ? "[\(index + 1)] \(item.kind)" : item.kind, .bold))
+                item.human.forEach { console.out($0) }
+            }
+        }
+        return ExitCode.success
+    }
+
+    private static func describe(pemBlock block: PEMBlock, password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
+        switch block.label {
+        case "CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE":
+            let certificate = try Certificate.fromPEM(Array(block.text.utf8))[0]
+            return certificateItem(certificate, console: console)
+        case "X509 CRL":
+            return crlItem(try CertificateRevocationList(derBytes: block.derBytes))
+        case "CERTIFICATE REQUEST", "NEW CERTIFICATE REQUEST":
+            return csrItem(try CertificateSigningRequest(derBytes: block.derBytes))
+        case "PUBLIC KEY":
+            return publicKeyItem(try PublicKey(spkiDER: block.derBytes))
+        default:
+            if block.label.hasSuffix("PRIVATE KEY") {
+                return try privateKeyItem(Array(block.text.utf8), encrypted: block.label == "ENCRYPTED PRIVATE KEY" || block.isTraditionallyEncrypted, password: password)
+            }
+            return ("PEM block \(block.label)", ["  (not decoded: \(block.derBytes.count) bytes)"], .object([("type", .string(block.label)), ("bytes", .int(block.derBytes.count))]))
+        }
+    }
+
+    private static func describe(der bytes: [UInt8], password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
+        switch DER.shape(of: bytes) {
+        case .certificate: return certificateItem(try Certificate(derBytes: bytes), console: console)
+        case .crl: return crlItem(try CertificateRevocationList(derBytes: bytes))
+        case .publicKey: return publicKeyItem(try PublicKey(spkiDER: bytes))
+        case .privateKey: return try privateKeyItem(bytes, encrypted: false, password: password)
+        case .encryptedPrivateKey: return try privateKeyItem(bytes, encrypted: true, password: password)
+        case .pkcs12: return try describePKCS12(bytes, password: password, console: console)
+        case .unknown:
+            if let request = try? CertificateSigningRequest(derBytes: bytes) { return csrItem(request) }
+            if bytes.first == 0x30 { _ = try Certificate(derBytes: bytes) }
+            throw MTLSTrustError(.malformedInput, "it is not a certificate, key, CRL, CSR or PKCS#12 file (PEM or DER)")
+        }
+    }
+
+    private static func certificateItem(_ certificate: Certificate, console: Console) -> (String, [String], JSON) {
+        ("Certificate", CertificateDescription.detailed(certificate, console: console),
+            .object([("type", .string("certificate")), ("certificate", CertificateDescription.json(certificate))]))
+    }
+
+    private static func crlItem(_ crl: CertificateRevocationList) -> (String, [String], JSON) {
+        let next = crl.nextUpdate.map { Timestamp.rfc3339($0) } ?? "(none)"
+        return ("Certificate revocation list", [
+            "  Issuer              \(crl.issuer)", "  Last update         \(Timestamp.rfc3339(crl.lastUpdate))", "  Next update         \(next)",
+        ], .object([("type", .string("crl")), ("issuer", .string(crl.issuer)), ("lastUpdate", .string(Timestamp.rfc3339(crl.lastUpdate))), ("nextUpdate", JSON.optional(crl.nextUpdate.map { Timestamp.rfc3339($0) }))]))
+    }
+
+    private static func csrItem(_ request: CertificateSigningRequest) -> (String, [String], JSON) {
+        ("Certificate signing request", [
+            "  Subject             \(request.subject)", "  Key                 \(request.publicKey.algorithm)",
+            "  Signature           \(request.signatureIsValid ? "valid" : "INVALID")", "  SPKI pin            \(request.publicKey.spkiPin)",
+        ], .object([("type", .string("csr")), ("subject", .string(request.subject)), ("key", .string(request.publicKey.algorithm.description)), ("signatureValid", .bool(request.signatureIsValid)), ("spkiSHA256", .string(request.publicKey.spkiPin))]))
+    }
+
+    private static func publicKeyItem(_ key: PublicKey) -> (String, [String], JSON) {
+        ("Public key", ["  Key                 \(key.algorithm)", "  SPKI pin            \(key.spkiPin)"],
+            .object([("type", .string("public key")), ("key", .string(key.algorithm.description)), ("spkiSHA256", .string(key.spkiPin))]))
+    }
+
+    private static func privateKeyItem(_ bytes: [UInt8], encrypted: Bool, password: String?) throws(MTLSTrustError) -> (String, [String], JSON) {
+        if encrypted && password == nil {
+            return ("Private key (encrypted)", ["  Encrypted           yes: give --password to see the key type"],
+                .object([("type", .string("private key")), ("encrypted", .bool(true))]))
+        }
+        let key = try PrivateKey(bytes: bytes, password: password)
+        return ("Private key", [
+            "  Key                 \(key.algorithm)", "  Format              \(key.sourceFormat.rawValue)", "  Encrypted           \(encrypted ? "yes" : "no")",
+            "  SPKI pin            \(key.publicKey.spkiPin)",
+        ], .object([("type", .string("private key")), ("key", .string(key.algorithm.description)), ("format", .string(key.sourceFormat.rawValue)), ("encrypted", .bool(encrypted)), ("spkiSHA256", .string(key.publicKey.spkiPin))]))
+    }
+
+    static func describePKCS12(_ bytes: [UInt8], password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
+        let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
+        return pkcs12Item(bundle, console: console)
+    }
+
+    static func pkcs12Item(_ bundle: PKCS12Bundle, console: Console) -> (String, [String], JSON) {
+        let inspection = bundle.inspection
+        var lines: [String] = []
+        if let mac = inspection.mac {
+            lines.append("  MAC                 \(mac.digest), \(mac.iterations) iterations")
+        } else {
+            lines.append("  MAC                 none (no integrity protection)")
+        }
+        for (index, safe) in inspection.safes.enumerated() {
+            lines.append("  Safe \(index + 1)              " + (safe.encryption.map { "encrypted: \($0)" } ?? "not encrypted"))
+            for bag in safe.bags {
+                var text = "    - \(bag.kind.rawValue)"
+                if let subject = bag.subject { text += " \(subject)" }
+                if let algorithm = bag.algorithm { text += " [\(algorithm)]" }
+                if let name = bag.friendlyName { text += " friendlyName=\"\(name)\"" }
+                if let id = bag.localKeyID { text += " localKeyID=\(id)" }
+                lines.append(text)
+            }
+        }
+        if bundle.neededLegacyProvider || inspection.usesLegacyAlgorithms {
+            lines.append("  " + console.paint("Legacy algorithms", .yellow) + "   yes: plain OpenSSL 3 refuses this file (error:0308010C \"unsupported\"); read here with OpenSSL's legacy provider")
+        }
+        let compatibility = inspection.compatibility
+        lines.append("  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : "no (needs -legacy)"); OpenSSL 3 + legacy: yes; older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")")
+        if let leaf = bundle.leaf {
+            lines.append("  Identity            \(leaf.certificate.subject)" + (leaf.friendlyName.map { " (\"\($0)\")" } ?? ""))
+            lines += CertificateDescription.detailed(leaf.certificate, console: console, indent: "      ")
+        } else {
+            lines.append("  Identity            none (no certificate matches a private key)")
+        }
+        if let key = bundle.privateKey { lines.append("  Private key         \(key.algorithm)") } else { lines.append("  Private key         none") }
+        for (index, entry) in bundle.chain.enumerated() {
+            lines.append("  Chain \(index + 1)             \(entry.certificate.subject) (expires \(Timestamp.rfc3339(entry.certificate.notAfter)))")
+        }
+        let json = JSON.object([
+            ("type", .string("pkcs12")),
+            ("mac", inspection.mac.map { .object([("digest", .string($0.digest)), ("iterations", .int($0.iterations))]) } ?? .null),
+            ("safes", .array(inspection.safes.map { safe in
+                .object([
+                    ("encryption", safe.encryption.map { .string($0.description) } ?? .null),
+                    ("bags", .array(safe.bags.map { bag in
+                        .object([("kind", .string(bag.kind.rawValue)), ("subject", JSON.optional(bag.subject)), ("algorithm", JSON.optional(bag.algorithm?.description)), ("friendlyName", JSON.optional(bag.friendlyName)), ("localKeyID", JSON.optional(bag.localKeyID))])
+                    })),
+                ])
+            })),
+            ("legacy", .bool(bundle.neededLegacyProvider || inspection.usesLegacyAlgorithms)),
+            ("readableBy", .object([("openssl3", .bool(compatibility.openSSL3)), ("openssl3Legacy", .bool(true)), ("olderImporters", .bool(compatibility.olderImporters))])),
+            ("leaf", bundle.leaf.map { CertificateDescription.json($0.certificate, extra: [("friendlyName", JSON.optional($0.friendlyName))]) } ?? .null),
+            ("privateKey", bundle.privateKey.map { .string($0.algorithm.description) } ?? .null),
+            ("chain", .array(bundle.chain.map { CertificateDescription.json($0.certificate) })),
+        ])
+        return ("PKCS#12", lines, json)
+    }
+}

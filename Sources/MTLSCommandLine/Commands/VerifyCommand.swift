@@ -1,0 +1,197 @@
+import Foundation
+import MTLSTrust
+
+/// `mtls verify CERT [CERT...]`: is this certificate trusted by these anchors, for this host, at this time?
+enum VerifyCommand {
+    static let spec = CommandSpec(
+        name: "verify",
+        abstract: "Evaluate a certificate chain against an anchor set, with the reasons.",
+        discussion: """
+            Evaluates the first certificate (the leaf) with the rest as candidate intermediates. With \
+            --anchors, ONLY those anchors are trusted (add --system-roots to trust the system's too); \
+            without --anchors, the system roots are used. Inputs may be PEM, DER or PKCS#12.
+            """,
+        arguments: [ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)],
+        options: [
+            OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Trust only the certificates in FILE (repeatable)."),
+            OptionSpec(names: ["--system-roots"], help: "Also trust the system's roots when --anchors is given."),
+            OptionSpec(names: ["--intermediates"], valueName: "FILE", repeatable: true, help: "Untrusted intermediates for path building (repeatable)."),
+            OptionSpec(names: ["--host"], valueName: "NAME", help: "DNS name or IP literal the leaf must carry in its subjectAltName."),
+            OptionSpec(names: ["--no-hostname-check"], help: "Skip the name check (validatesDomainName = NO)."),
+            OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluation time: RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds."),
+            OptionSpec(names: ["--purpose"], valueName: "PURPOSE", help: "server, client or any (default: server)."),
+            OptionSpec(names: ["--partial-chain"], help: "Accept a chain that ends at any anchor, not only a self-signed root."),
+            OptionSpec(names: ["--crl"], valueName: "FILE", repeatable: true, help: "Check revocation against the CRLs in FILE (repeatable)."),
+            OptionSpec(names: ["--max-depth"], valueName: "N", help: "The longest chain accepted (OpenSSL's verify depth)."),
+            OptionSpec(names: ["--pin"], valueName: "SPEC", repeatable: true, help: "Also require a chain certificate to match this pin (sha256/BASE64)."),
+            OptionSpec(names: ["--pins"], valueName: "FILE", help: "Also require a match with a pin from FILE."),
+            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of PKCS#12 inputs (pass:, env:, file:, fd:, stdin)."),
+            OptionSpec(names: ["--batch"], help: "Treat every CERT file as a separate leaf; one result each."),
+            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+            OptionSpec(names: ["-v", "--verbose"], help: "Show every certificate in full and the paths tried."),
+        ],
+        examples: [
+            "mtls verify server.pem --anchors ca.pem --host api.example.com",
+            "mtls verify leaf.der intermediate.pem --anchors root.pem --at 2030-01-01T00:00:00Z",
+            "mtls verify self-signed.cer --anchors self-signed.cer --host 192.168.1.10",
+            "mtls verify --batch certs/*.pem --anchors root.pem --intermediates int.pem --json",
+        ])
+
+    static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
+        let purposeText = arguments.value("purpose") ?? "server"
+        guard let purpose = TrustPolicy.Purpose(rawValue: purposeText) else {
+            throw CommandFailure.usage("--purpose '\(purposeText)' must be server, client or any", command: "verify")
+        }
+        if arguments.value("host") != nil && arguments.flag("no-hostname-check") {
+            throw CommandFailure.usage("--host and --no-hostname-check contradict each other", command: "verify")
+        }
+        let time = try Inputs.time(arguments.value("at"))
+        let depth = try Inputs.integer(arguments.value("max-depth"), option: "--max-depth", command: "verify", range: 0...100)
+        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
+
+        var anchors: [Certificate] = []
+        for path in arguments.values("anchors") {
+            anchors += try Inputs.certificates(path, password: password, console: console)
+        }
+        var intermediates: [Certificate] = []
+        for path in arguments.values("intermediates") {
+            intermediates += try Inputs.certificates(path, password: password, console: console)
+        }
+        var crls: [CertificateRevocationList] = []
+        for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
+        let pinSet = try Inputs.pinSet(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+
+        let useSystem = anchors.isEmpty || arguments.flag("system-roots")
+        let host = arguments.flag("no-hostname-check") ? nil : arguments.value("host")
+        let policy = TrustPolicy(
+            anchors: anchors, includesSystemRoots: useSystem, intermediates: intermediates, evaluationTime: time ?? Date(),
+            purpose: purpose, hostname: host, allowsPartialChain: arguments.flag("partial-chain"), crls: crls, maximumDepth: depth)
+        let evaluator: TrustEvaluator
+        do throws(MTLSTrustError) {
+            evaluator = try TrustEvaluator(policy: policy)
+        } catch {
+            throw CommandFailure(error)
+        }
+
+        // The leaves: one per file with --batch, else the first certificate of all inputs.
+        var jobs: [(source: String, leaf: Certificate, extra: [Certificate])] = []
+        if arguments.flag("batch") {
+            for path in arguments.positionals {
+                let certificates = try Inputs.certificates(path, password: password, console: console)
+                if let leaf = certificates.first { jobs.append((path, leaf, Array(certificates.dropFirst()))) }
+            }
+        } else {
+            var all: [Certificate] = []
+            for path in arguments.positionals { all += try Inputs.certificates(path, password: password, console: console) }
+            guard let leaf = all.first else { throw CommandFailure(ExitCode.badInput, "no certificate was given") }
+            jobs.append((arguments.positionals.first ?? "-", leaf, Array(all.dropFirst())))
+        }
+
+        var results: [JSON] = []
+        var allTrusted = true
+        for (index, job) in jobs.enumerated() {
+            let evaluation = evaluator.evaluate(job.leaf, extraIntermediates: job.extra)
+            let pinMatch = pinSet.map { $0.check(evaluation.chain, at: time ?? Date()) }
+            let trusted = evaluation.isTrusted && (pinMatch?.isSatisfied ?? true)
+            allTrusted = allTrusted && trusted
+            if arguments.flag("json") {
+                results.append(json(job.source, evaluation, policy: policy, anchors: anchors, pinSet: pinSet, pinMatch: pinMatch, trusted: trusted))
+            } else if arguments.flag("batch") && !arguments.flag("verbose") {
+                let verdict = trusted ? console.paint("trusted", .green) : console.paint("NOT trusted", .red)
+                let reason = evaluation.findings.first.map { ": \($0.reason)" } ?? (pinMatch.map { $0.isSatisfied ? "" : ": no pin matched" } ?? "")
+                console.out("\(job.source): \(verdict)\(reason)")
+            } else {
+                if index > 0 { console.out() }
+                if jobs.count > 1 { console.out(console.paint(job.source, .bold)) }
+                printHuman(evaluation, policy: policy, anchors: anchors, pinSet: pinSet, pinMatch: pinMatch, trusted: trusted, console: console, verbose: arguments.flag("verbose"))
+            }
+        }
+        if arguments.flag("json") {
+            if arguments.flag("batch") {
+                let count = results.count
+                let trustedCount = results.filter { if case .object(let pairs) = $0 { pairs.contains { $0.0 == "trusted" && $0.1 == .bool(true) } } else { false } }.count
+                console.out(JSON.object([("trusted", .bool(allTrusted)), ("count", .int(count)), ("trustedCount", .int(trustedCount)), ("results", .array(results))]).serialized())
+            } else if let only = results.first {
+                console.out(only.serialized())
+            }
+        }
+        return allTrusted ? ExitCode.success : ExitCode.no
+    }
+
+    private static func json(_ source: String, _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool) -> JSON {
+        let chain: [JSON] = evaluation.chain.enumerated().map { depth, certificate in
+            CertificateDescription.json(certificate, depth: depth, extra: [("isAnchor", .bool(isAnchor(certificate, evaluation: evaluation, policy: policy, anchors: anchors)))])
+        }
+        let findings: [JSON] = evaluation.findings.map { finding in
+            .object([
+                ("depth", .int(finding.depth)), ("subject", .string(finding.subject)), ("error", .string(finding.name)),
+                ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint)),
+            ])
+        }
+        var pairs: [(String, JSON)] = [
+            ("source", .string(source)),
+            ("trusted", .bool(trusted)),
+            ("summary", .string(trusted ? TrustSummary.proceed.rawValue : (evaluation.isTrusted ? TrustSummary.recoverableTrustFailure.rawValue : evaluation.summary.rawValue))),
+            ("purpose", .string(policy.purpose.rawValue)),
+            ("host", JSON.optional(policy.hostname)),
+            ("time", .string(Timestamp.rfc3339(policy.evaluationTime ?? Date()))),
+            ("anchors", .string(policy.anchors.isEmpty ? "system" : (policy.includesSystemRoots ? "given+system" : "given"))),
+            ("chain", .array(chain)),
+            ("findings", .array(findings)),
+            ("pathsTried", .int(evaluation.pathsTried)),
+        ]
+        if let pinSet, let pinMatch {
+            pairs.append(("pins", .object([
+                ("satisfied", .bool(pinMatch.isSatisfied)),
+                ("expired", .bool(pinMatch.expired)),
+                ("expected", .strings(pinSet.pins.map(\.description))),
+                ("presented", .strings(pinMatch.presented.map(\.description))),
+                ("matched", .array(pinMatch.matched.map { .object([("pin", .string($0.pin.description)), ("depth", .int($0.depth))]) })),
+            ])))
+        }
+        return .object(pairs)
+    }
+
+    private static func isAnchor(_ certificate: Certificate, evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate]) -> Bool {
+        if anchors.contains(certificate) { return true }
+        return policy.includesSystemRoots && evaluation.isTrusted && certificate == evaluation.chain.last
+    }
+
+    private static func printHuman(_ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool, console: Console, verbose: Bool) {
+        console.out("Chain (as built):")
+        for (depth, certificate) in evaluation.chain.enumerated() {
+            let role: String? = isAnchor(certificate, evaluation: evaluation, policy: policy, anchors: anchors) ? "anchor" : (depth == 0 ? "leaf" : nil)
+            let lines = verbose ? ["  \(depth)  (\(role ?? "intermediate"))"] + CertificateDescription.detailed(certificate, console: console, indent: "     ") : CertificateDescription.chainEntry(certificate, depth: depth, role: role, console: console)
+            lines.forEach { console.out($0) }
+        }
+        console.out()
+        let at = Timestamp.rfc3339(policy.evaluationTime ?? Date())
+        let forWhat = "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (policy.hostname.map { " as \($0)" } ?? "")
+        if trusted {
+            console.out("Verdict: \(console.paint("trusted", .green)) for \(forWhat) at \(at)")
+        } else {
+            let summary = evaluation.isTrusted ? "pin mismatch" : evaluation.summary.rawValue
+            console.out("Verdict: \(console.paint("NOT trusted", .red)) for \(forWhat) at \(at) (\(summary))")
+        }
+        for finding in evaluation.findings {
+            console.out("  \(console.paint("✗", .red)) depth \(finding.depth): \(finding.reason)")
+            console.out("    \(console.paint(finding.name, .dim))")
+            if !finding.hint.isEmpty { console.out("    hint: \(finding.hint)") }
+        }
+        if let pinSet, let pinMatch {
+            if pinMatch.expired {
+                console.out("  pins: the pin set expired; not enforced")
+            } else if pinMatch.isSatisfied {
+                for match in pinMatch.matched { console.out("  \(console.paint("✓", .green)) pin \(match.pin) matches depth \(match.depth)") }
+            } else {
+                console.out("  \(console.paint("✗", .red)) no pin matched the chain")
+                console.out("    expected:  \(pinSet.pins.map(\.description).joined(separator: ", "))")
+                console.out("    presented: \(pinMatch.presented.map(\.description).joined(separator: ", "))")
+            }
+        }
+        if policy.hostname == nil && policy.purpose == .server && trusted {
+            console.out("  note: no host name was checked (pass --host NAME)")
+        }
+        if verbose { console.out("  paths tried: \(evaluation.pathsTried)") }
+    }
+}

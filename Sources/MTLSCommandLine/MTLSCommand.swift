@@ -1,0 +1,76 @@
+import Foundation
+import MTLSTrust
+
+/// The `mtls` command line: one entry point that tests call in-process.
+public enum MTLSCommand {
+    /// The version printed by `mtls --version`.
+    public static let version = "0.1.0"
+
+    /// Runs the command line against the process's standard streams.
+    public static func run(arguments: [String]) -> Int32 {
+        run(arguments: arguments, console: .standard())
+    }
+
+    /// Runs the command line.
+    ///
+    /// - Parameters:
+    ///   - arguments: The arguments without the executable name.
+    ///   - console: Where output goes.
+    /// - Returns: The exit code of the contract (0 yes, 1 no, 2 usage, 3 bad input, 4 network/TLS).
+    public static func run(arguments: [String], console: Console) -> Int32 {
+        if arguments == ["--version"] || arguments == ["-V"] {
+            console.out("mtls \(version) (\(OpenSSLVersion.text))")
+            return ExitCode.success
+        }
+        let wantsJSON = arguments.prefix { $0 != "--" }.contains("--json")
+        switch ArgumentParser.resolve(arguments, root: rootSpec) {
+        case .help(let text):
+            console.out(text)
+            return ExitCode.success
+        case .failure(let text):
+            console.err(text)
+            if wantsJSON {
+                let first = text.split(separator: "\n").first.map(String.init) ?? text
+                let message = first.hasPrefix("Error: ") ? String(first.dropFirst(7)) : first
+                console.out(JSON.error(code: ExitCode.usage, message: message).serialized())
+            }
+            return ExitCode.usage
+        case .run(let path, _, let parsed):
+            guard let name = path.dropFirst().first, let command = commands.first(where: { $0.spec.name == name }) else {
+                console.out(ArgumentParser.helpText(for: rootSpec, commandPath: ["mtls"]))
+                return ExitCode.success
+            }
+            do throws(CommandFailure) {
+                return try command.run(parsed, console)
+            } catch {
+                console.err("Error: \(error.message)")
+                if let hint = error.hint { console.err("  \(hint)") }
+                if parsed.flag("json") {
+                    console.out(JSON.error(code: error.exitCode, message: error.message).serialized())
+                }
+                return error.exitCode
+            }
+        }
+    }
+
+    struct Command: Sendable {
+        var spec: CommandSpec
+        var run: @Sendable (ParsedArguments, Console) throws(CommandFailure) -> Int32
+    }
+
+    static let commands: [Command] = [
+        Command(spec: VerifyCommand.spec, run: VerifyCommand.run),
+        Command(spec: PinCommand.spec, run: PinCommand.run),
+        Command(spec: InspectCommand.spec, run: InspectCommand.run),
+        Command(spec: ConvertCommand.spec, run: ConvertCommand.run),
+        Command(spec: ImportCommand.spec, run: ImportCommand.run),
+        Command(spec: ExportCommand.spec, run: ExportCommand.run),
+    ]
+
+    static let rootSpec = CommandSpec(
+        name: "mtls",
+        abstract: "Mutual TLS toolkit: certificates, trust, pins and client-certificate logins.",
+        discussion: "Exit codes: 0 yes, 1 no (not trusted, pin mismatch, login refused), 2 usage error, 3 bad input, 4 network or TLS failure.",
+        options: [OptionSpec(names: ["--version"], help: "Show the version.")],
+        subcommands: commands.map(\.spec))
+}

@@ -1,0 +1,114 @@
+import Foundation
+import MTLSTrust
+
+/// Where a command writes: injected so that tests run commands in-process.
+public final class Console: @unchecked Sendable {
+    // @unchecked Sendable: used from one command invocation at a time; the buffers are guarded by `lock`.
+    private let lock = NSLock()
+    private let stdoutSink: (String) -> Void
+    private let stderrSink: (String) -> Void
+    /// True when standard output is a terminal (colour and progress only then).
+    public let stdoutIsTerminal: Bool
+    /// True when standard input is a terminal (password prompts only then).
+    public let stdinIsTerminal: Bool
+    /// The environment (for `env:` secrets and `NO_COLOR`).
+    public let environment: [String: String]
+    /// Reads standard input to its end (for `stdin` secrets and `-`).
+    public let readStandardInput: () -> [UInt8]
+
+    /// A console over the process's standard streams.
+    public static func standard() -> Console {
+        Console(
+            stdout: { text in FileHandle.standardOutput.write(Data(text.utf8)) },
+            stderr: { text in FileHandle.standardError.write(Data(text.utf8)) },
+            stdoutIsTerminal: isatty(1) == 1, stdinIsTerminal: isatty(0) == 1,
+            environment: ProcessInfo.processInfo.environment,
+            readStandardInput: { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) })
+    }
+
+    /// A console with custom sinks.
+    public init(
+        stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool = false,
+        stdinIsTerminal: Bool = false, environment: [String: String] = [:], readStandardInput: @escaping () -> [UInt8] = { [] }
+    ) {
+        self.stdoutSink = stdout
+        self.stderrSink = stderr
+        self.stdoutIsTerminal = stdoutIsTerminal
+        self.stdinIsTerminal = stdinIsTerminal
+        self.environment = environment
+        self.readStandardInput = readStandardInput
+    }
+
+    /// Writes a line to standard output.
+    public func out(_ text: String = "") {
+        lock.lock()
+        defer { lock.unlock() }
+        stdoutSink(text + "\n")
+    }
+
+    /// Writes raw text to standard output.
+    public func write(_ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        stdoutSink(text)
+    }
+
+    /// Writes a line to standard error.
+    public func err(_ text: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        stderrSink(text + "\n")
+    }
+
+    /// True when colour may be used on standard output.
+    public var usesColor: Bool { stdoutIsTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb" }
+
+    /// Paints `text` when colour is on.
+    func paint(_ text: String, _ style: Style) -> String {
+        usesColor ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    enum Style: String {
+        case green = "32", red = "31", yellow = "33", bold = "1", dim = "2"
+    }
+}
+
+/// A failure that ends a command with an exit code of the contract.
+struct CommandFailure: Error {
+    /// The exit code: 1 no, 2 usage, 3 bad input, 4 network/TLS.
+    var exitCode: Int32
+    /// One sentence.
+    var message: String
+    /// A short hint, printed after the message.
+    var hint: String?
+
+    init(_ exitCode: Int32, _ message: String, hint: String? = nil) {
+        self.exitCode = exitCode
+        self.message = message
+        self.hint = hint
+    }
+
+    static func usage(_ message: String, command: String) -> CommandFailure {
+        CommandFailure(ExitCode.usage, message, hint: "See 'mtls \(command) --help' for more information.")
+    }
+}
+
+/// The exit codes of the CLI contract.
+enum ExitCode {
+    static let success: Int32 = 0
+    static let no: Int32 = 1
+    static let usage: Int32 = 2
+    static let badInput: Int32 = 3
+    static let network: Int32 = 4
+}
+
+extension CommandFailure {
+    /// Maps a library error to the contract's exit code (3, bad input) and its sentence.
+    init(_ error: MTLSTrustError) {
+        switch error.reason {
+        case .internalFailure: self.init(ExitCode.badInput, error.message)
+        case .outputFailure: self.init(ExitCode.badInput, error.message)
+        default: self.init(ExitCode.badInput, error.message)
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// A JSON value with ordered object keys, so that output is stable and reads in a sensible order.
+enum JSON: Sendable, Equatable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case int(Int)
+    case string(String)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    static func == (lhs: JSON, rhs: JSON) -> Bool { lhs.serialized() == rhs.serialized() }
+
+    /// Serialises compactly or pretty-printed (two-space indent).
+    func serialized(pretty: Bool = false) -> String {
+        var out = ""
+        write(into: &out, pretty: pretty, indent: 0)
+        return out
+    }
+
+    private func write(into out: inout String, pretty: Bool, indent: Int) {
+        switch self {
+        case .null: out += "null"
+        case .bool(let value): out += value ? "true" : "false"
+        case .int(let value): out += String(value)
+        case .number(let value):
+            if value.isFinite { out += value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value) } else { out += "null" }
+        case .string(let value): JSON.escape(value, into: &out)
+        case .array(let values):
+            if values.isEmpty {
+                out += "[]"
+                return
+            }
+            out += "["
+            for (index, value) in values.enumerated() {
+                if index > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                value.write(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "]"
+        case .object(let pairs):
+            if pairs.isEmpty {
+                out += "{}"
+                return
+            }
+            out += "{"
+            for (index, (key, value)) in pairs.enumerated() {
+                if index > 0 { out += "," }
+                if pretty { out += "\n" + String(repeating: "  ", count: indent + 1) }
+                JSON.escape(key, into: &out)
+                out += pretty ? ": " : ":"
+                value.write(into: &out, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { out += "\n" + String(repeating: "  ", count: indent) }
+            out += "}"
+        }
+    }
+
+    private static func escape(_ string: String, into out: inout String) {
+        out += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                out += String(format: "\\u%04x", scalar.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        out += "\""
+    }
+
+    /// The error envelope of the contract: `{"error": {"code": N, "message": "..."}}`.
+    static func error(code: Int32, message: String) -> JSON {
+        .object([("error", .object([("code", .int(Int(code))), ("message", .string(message))]))])
+    }
+}
+
+extension JSON {
+    static func strings(_ values: [String]) -> JSON { .array(values.map { .string($0) }) }
+    static func optional(_ value: String?) -> JSON { value.map { .string($0) } ?? .null }
+}
+
+/// RFC 3339 formatting in UTC.
+enum Timestamp {
+    static func rfc3339(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter.string(from: date)
+    }
+
+    /// Parses RFC 3339 (`2030-01-01T00:00:00Z`, offsets and fractions allowed), a date
+    /// (`2030-01-01`, midnight UTC), or integer Unix seconds.
+    static func parse(_ text: String) -> Date? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let seconds = Int64(trimmed) { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        if let date = formatter.date(from: trimmed) { return date }
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: trimmed) { return date }
+        formatter.formatOptions = [.withFullDate]
+        if trimmed.count == 10, let date = formatter.date(from: trimmed) { return date }
+        return nil
+    }
+}

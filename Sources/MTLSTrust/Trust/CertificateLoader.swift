@@ -1,0 +1,105 @@
+import Foundation
+
+/// Loads certificates from any file a user may hold: PEM (one or many blocks), DER, or PKCS#12,
+/// detected from content rather than from the file name.
+public enum CertificateLoader {
+    /// Reads a file's bytes with an error that names the file.
+    ///
+    /// - Throws: `.unreadableFile` for a missing file, a directory or no permission.
+    public static func readFile(_ path: String, maximumSize: Int = 64 << 20) throws(MTLSTrustError) -> [UInt8] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw MTLSTrustError(.unreadableFile, "\(path): no such file", source: path)
+        }
+        if isDirectory.boolValue {
+            throw MTLSTrustError(.unreadableFile, "\(path) is a directory, not a file", source: path)
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read (permission denied?)", source: path)
+        }
+        defer { try? handle.close() }
+        do {
+            let data = try handle.read(upToCount: maximumSize + 1) ?? Data()
+            if data.count > maximumSize {
+                throw MTLSTrustError(.malformedInput, "\(path) is larger than \(maximumSize >> 20) MiB: not a certificate, key or PKCS#12 file", source: path)
+            }
+            return [UInt8](data)
+        } catch let error as MTLSTrustError {
+            throw error
+        } catch {
+            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(error.localizedDescription)", source: path)
+        }
+    }
+
+    /// What a certificate input turned out to be.
+    public enum Format: String, Sendable { case pem = "PEM", der = "DER", pkcs12 = "PKCS#12" }
+
+    /// Parses certificates from bytes.
+    ///
+    /// - Parameters:
+    ///   - bytes: The content.
+    ///   - password: Used when the content is PKCS#12.
+    ///   - source: The file name, for messages.
+    /// - Returns: The certificates (for PKCS#12: the leaf first, then the chain) and the format found.
+    public static func certificates(from bytes: [UInt8], password: String? = nil, source: String) throws(MTLSTrustError) -> (certificates: [Certificate], format: Format) {
+        do throws(MTLSTrustError) {
+            if bytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
+            if PEM.looksLikePEM(bytes) { return (try Certificate.fromPEM(bytes), .pem) }
+            switch DER.shape(of: bytes) {
+            case .certificate: return ([try Certificate(derBytes: bytes)], .der)
+            case .pkcs12:
+                let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
+                if bundle.allCertificates.isEmpty { throw MTLSTrustError(.wrongObjectKind, "the PKCS#12 file holds no certificate") }
+                return (bundle.allCertificates, .pkcs12)
+            case .privateKey, .encryptedPrivateKey: throw MTLSTrustError(.wrongObjectKind, "it holds a private key, not a certificate")
+            case .publicKey: throw MTLSTrustError(.wrongObjectKind, "it holds a public key, not a certificate")
+            case .crl: throw MTLSTrustError(.wrongObjectKind, "it holds a CRL, not a certificate")
+            case .unknown:
+                if bytes.first == 0x30 {
+                    // Looks like DER but is damaged or truncated: let OpenSSL say why.
+                    return ([try Certificate(derBytes: bytes)], .der)
+                }
+                let printable = bytes.prefix(512).allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) }
+                throw MTLSTrustError(.malformedInput, printable ? "it is text without a PEM certificate block" : "it is not a certificate in PEM, DER or PKCS#12 form")
+            }
+        } catch {
+            throw error.attributed(to: source)
+        }
+    }
+
+    /// Reads and parses a certificate file.
+    public static func certificates(atPath path: String, password: String? = nil) throws(MTLSTrustError) -> [Certificate] {
+        let bytes = try readFile(path)
+        return try certificates(from: bytes, password: password, source: path).certificates
+    }
+
+    /// Reads a CRL file (PEM bundle or DER).
+    public static func crls(atPath path: String) throws(MTLSTrustError) -> [CertificateRevocationList] {
+        let bytes = try readFile(path)
+        do throws(MTLSTrustError) {
+            return try CertificateRevocationList.load(bytes)
+        } catch {
+            throw error.attributed(to: path)
+        }
+    }
+
+    /// The usual locations of the system's CA bundle on Linux distributions and macOS (Homebrew).
+    public static let systemBundlePaths = [
+        "/etc/ssl/certs/ca-certificates.crt",  // Debian, Ubuntu, Alpine, Arch
+        "/etc/pki/tls/certs/ca-bundle.crt",  // Fedora, RHEL, CentOS
+        "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // RHEL 7+
+        "/etc/ssl/ca-bundle.pem",  // openSUSE
+        "/etc/ssl/cert.pem",  // Alpine, macOS, BSDs
+        "/opt/homebrew/etc/ca-certificates/cert.pem", "/usr/local/etc/ca-certificates/cert.pem",
+    ]
+
+    /// The system's trusted roots, read from the first bundle found (`SSL_CERT_FILE` first).
+    public static func systemRoots() throws(MTLSTrustError) -> [Certificate] {
+        var paths = systemBundlePaths
+        if let override = ProcessInfo.processInfo.environment["SSL_CERT_FILE"], !override.isEmpty { paths.insert(override, at: 0) }
+        for path in paths where FileManager.default.isReadableFile(atPath: path) {
+            if let certificates = try? certificates(atPath: path), !certificates.isEmpty { return certificates }
+        }
+        throw MTLSTrustError(.unreadableFile, "no system CA bundle was found (looked in \(paths.joined(separator: ", "))); install ca-certificates or pass --anchors")
+    }
+}

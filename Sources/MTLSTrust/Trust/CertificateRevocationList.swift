@@ -1,0 +1,51 @@
+internal import COpenSSL
+import Foundation
+
+/// A certificate revocation list (X.509 CRL).
+public struct CertificateRevocationList: Sendable {
+    let reference: CRLReference
+    /// The DER encoding.
+    public let derBytes: [UInt8]
+
+    /// Parses one DER CRL.
+    public init(derBytes: [UInt8]) throws(MTLSTrustError) {
+        OpenSSLErrorQueue.clear()
+        var parsed: OpaquePointer?
+        derBytes.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            parsed = d2i_X509_CRL(nil, &cursor, buffer.count)
+        }
+        guard let parsed else {
+            let errors = OpenSSLErrorQueue.drain()
+            throw MTLSTrustError(.malformedInput, "the data is not a CRL: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        }
+        self.reference = CRLReference(taking: parsed)
+        self.derBytes = derBytes
+    }
+
+    /// Parses every CRL in a PEM bundle or one DER CRL.
+    public static func load(_ bytes: [UInt8]) throws(MTLSTrustError) -> [CertificateRevocationList] {
+        if bytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
+        if PEM.looksLikePEM(bytes) {
+            let blocks = try PEM.parse(bytes).filter { $0.label == "X509 CRL" }
+            if blocks.isEmpty { throw MTLSTrustError(.wrongObjectKind, "it holds no `X509 CRL` PEM block") }
+            var result: [CertificateRevocationList] = []
+            for (index, block) in blocks.enumerated() {
+                do throws(MTLSTrustError) {
+                    result.append(try CertificateRevocationList(derBytes: block.derBytes))
+                } catch {
+                    throw MTLSTrustError(.malformedInput, "CRL \(index + 1) does not parse: \(error.message)")
+                }
+            }
+            return result
+        }
+        return [try CertificateRevocationList(derBytes: bytes)]
+    }
+
+    /// The issuer as an RFC 4514 string.
+    public var issuer: String { Certificate.rfc4514(X509_CRL_get_issuer(reference.pointer)) }
+    /// When this CRL was issued.
+    public var lastUpdate: Date { Certificate.date(X509_CRL_get0_lastUpdate(reference.pointer)) }
+    /// When the next CRL is due, if stated.
+    public var nextUpdate: Date? { X509_CRL_get0_nextUpdate(reference.pointer).map { Certificate.date($0) } }
+}

@@ -1,0 +1,105 @@
+import Foundation
+
+/// What to trust and what to check: the inputs of an evaluation, in the spirit of
+/// `SecTrustSetAnchorCertificates` + `SecPolicyCreateSSL`.
+public struct TrustPolicy: Sendable {
+    /// The purpose the leaf must serve, checked through the extended key usage of the whole chain.
+    public enum Purpose: String, Sendable, CaseIterable {
+        /// A TLS server (`serverAuth`).
+        case server
+        /// A TLS client (`clientAuth`).
+        case client
+        /// Any purpose: the EKU is not checked.
+        case any
+    }
+
+    /// The anchors: only these are trusted unless ``includesSystemRoots`` is set.
+    public var anchors: [Certificate]
+    /// Also trust the system roots (as `SecTrustSetAnchorCertificatesOnly(false)`).
+    public var includesSystemRoots: Bool
+    /// Untrusted certificates that may serve as intermediates.
+    public var intermediates: [Certificate]
+    /// The evaluation time; nil means now.
+    public var evaluationTime: Date?
+    /// The purpose (default: server).
+    public var purpose: Purpose
+    /// The DNS name or IP literal the leaf must carry in its subjectAltName. Nil: no name check.
+    public var hostname: String?
+    /// Accept a chain that ends at any anchor, not only at a self-signed root
+    /// (a pinned self-signed leaf, or an intermediate used as anchor).
+    public var allowsPartialChain: Bool
+    /// CRLs to check revocation against; when non-empty, every certificate of the chain must be
+    /// covered by one.
+    public var crls: [CertificateRevocationList]
+    /// The longest chain accepted, as OpenSSL's verify depth (intermediates between leaf and anchor).
+    public var maximumDepth: Int?
+    /// When the first chain OpenSSL builds fails, try the other issuers found (OpenSSL 3.0 does not).
+    public var triesAlternativePaths: Bool
+
+    /// Creates a policy. By default: no anchors (so nothing is trusted), server purpose, now.
+    public init(
+        anchors: [Certificate] = [], includesSystemRoots: Bool = false, intermediates: [Certificate] = [],
+        evaluationTime: Date? = nil, purpose: Purpose = .server, hostname: String? = nil,
+        allowsPartialChain: Bool = false, crls: [CertificateRevocationList] = [], maximumDepth: Int? = nil,
+        triesAlternativePaths: Bool = true
+    ) {
+        self.anchors = anchors
+        self.includesSystemRoots = includesSystemRoots
+        self.intermediates = intermediates
+        self.evaluationTime = evaluationTime
+        self.purpose = purpose
+        self.hostname = hostname
+        self.allowsPartialChain = allowsPartialChain
+        self.crls = crls
+        self.maximumDepth = maximumDepth
+        self.triesAlternativePaths = triesAlternativePaths
+    }
+}
+
+/// One reason a chain is not trusted, tied to the certificate at fault.
+public struct TrustFinding: Sendable, Equatable, CustomStringConvertible {
+    /// Position in the chain: 0 is the leaf.
+    public var depth: Int
+    /// The certificate's subject (RFC 4514), or empty when the fault is not tied to one.
+    public var subject: String
+    /// OpenSSL's `X509_V_ERR_*` code.
+    public var code: Int32
+    /// The `X509_V_ERR_*` name.
+    public var name: String
+    /// The rule that failed, in plain words.
+    public var reason: String
+    /// What to do about it.
+    public var hint: String
+
+    public var description: String { "depth \(depth) \(subject): \(reason) (\(name))" }
+}
+
+/// The verdict in the terms of Apple's `SecTrustResultType`, which iOS developers recognise.
+public enum TrustSummary: String, Sendable {
+    /// `kSecTrustResultProceed` / `.unspecified`: trusted.
+    case proceed
+    /// `kSecTrustResultRecoverableTrustFailure`: the kind a user could choose to override
+    /// (expired, wrong name, unknown root).
+    case recoverableTrustFailure
+    /// `kSecTrustResultFatalTrustFailure`: revoked, forged or malformed; never override.
+    case fatalTrustFailure
+}
+
+/// The outcome of one evaluation.
+public struct TrustEvaluation: Sendable {
+    /// The chain as built, leaf first (up to the anchor when one was reached).
+    public var chain: [Certificate]
+    /// Every failure found; empty when trusted.
+    public var findings: [TrustFinding]
+    /// How many candidate paths were tried.
+    public var pathsTried: Int
+
+    /// True when the chain is trusted for the policy.
+    public var isTrusted: Bool { findings.isEmpty && !chain.isEmpty }
+
+    /// Apple-style summary.
+    public var summary: TrustSummary {
+        if isTrusted { return .proceed }
+        return findings.contains { VerifyErrorCatalog.isFatal($0.code) } ? .fatalTrustFailure : .recoverableTrustFailure
+    }
+}

@@ -1,0 +1,142 @@
+internal import COpenSSL
+import Foundation
+
+/// Plain reasons, hints and severities for OpenSSL's `X509_V_ERR_*` codes.
+enum VerifyErrorCatalog {
+    static func name(_ code: Int32) -> String { VerifyErrorNames.byCode[code] ?? "X509_V_ERR_\(code)" }
+
+    /// Failures that no user should override (`kSecTrustResultFatalTrustFailure`).
+    static func isFatal(_ code: Int32) -> Bool {
+        let fatal: Set<Int32> = [
+            X509_V_ERR_CERT_REVOKED, X509_V_ERR_CERT_SIGNATURE_FAILURE, X509_V_ERR_CRL_SIGNATURE_FAILURE,
+            X509_V_ERR_UNABLE_TO_DECRYPT_CERT_SIGNATURE, X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY,
+            X509_V_ERR_INVALID_CA, X509_V_ERR_PATH_LENGTH_EXCEEDED, X509_V_ERR_INVALID_PURPOSE,
+            X509_V_ERR_INVALID_EXTENSION, X509_V_ERR_INVALID_POLICY_EXTENSION, X509_V_ERR_NO_EXPLICIT_POLICY,
+            X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION, X509_V_ERR_SUBTREE_MINMAX,
+            X509_V_ERR_UNSUPPORTED_CONSTRAINT_TYPE, X509_V_ERR_UNSUPPORTED_CONSTRAINT_SYNTAX,
+            X509_V_ERR_UNSUPPORTED_NAME_SYNTAX, X509_V_ERR_CERT_REJECTED, X509_V_ERR_KEYUSAGE_NO_CERTSIGN,
+            X509_V_ERR_KEYUSAGE_NO_CRL_SIGN, X509_V_ERR_KEYUSAGE_NO_DIGITAL_SIGNATURE, X509_V_ERR_EE_KEY_TOO_SMALL,
+            X509_V_ERR_CA_KEY_TOO_SMALL, X509_V_ERR_CA_MD_TOO_WEAK, X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION,
+            X509_V_ERR_UNHANDLED_CRITICAL_CRL_EXTENSION, X509_V_ERR_ERROR_IN_CERT_NOT_BEFORE_FIELD,
+            X509_V_ERR_ERROR_IN_CERT_NOT_AFTER_FIELD, X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA,
+            X509_V_ERR_CA_BCONS_NOT_CRITICAL, X509_V_ERR_ISSUER_NAME_EMPTY, X509_V_ERR_SUBJECT_NAME_EMPTY,
+            X509_V_ERR_EMPTY_SUBJECT_ALT_NAME, X509_V_ERR_EMPTY_SUBJECT_SAN_NOT_CRITICAL,
+            X509_V_ERR_CA_CERT_MISSING_KEY_USAGE, X509_V_ERR_EXTENSIONS_REQUIRE_VERSION_3,
+            X509_V_ERR_AUTHORITY_KEY_IDENTIFIER_CRITICAL, X509_V_ERR_SUBJECT_KEY_IDENTIFIER_CRITICAL,
+            X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER, X509_V_ERR_MISSING_SUBJECT_KEY_IDENTIFIER,
+            X509_V_ERR_SIGNATURE_ALGORITHM_MISMATCH, X509_V_ERR_SIGNATURE_ALGORITHM_INCONSISTENCY,
+            X509_V_ERR_INVALID_CALL, X509_V_ERR_STORE_LOOKUP, X509_V_ERR_NO_VALID_SCTS,
+        ]
+        return fatal.contains(code)
+    }
+
+    private static func format(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
+    }
+
+    private static func nameList(_ certificate: Certificate) -> String {
+        let names = certificate.subjectAlternativeNames.compactMap { name -> String? in
+            switch name {
+            case .dns(let dns): return dns
+            case .ip(let bytes): return IPAddress.format(bytes)
+            default: return nil
+            }
+        }
+        return names.isEmpty ? "no DNS or IP name at all" : names.joined(separator: ", ")
+    }
+
+    /// Builds the finding for one error: the rule in plain words and what to do.
+    static func finding(code: Int32, depth: Int, certificate: Certificate?, chain: [Certificate], policy: TrustPolicy) -> TrustFinding {
+        let subject = certificate?.subject ?? ""
+        let label = certificate?.displayName ?? "the certificate"
+        let time = policy.evaluationTime ?? Date()
+        let (reason, hint) = explain(code: code, depth: depth, certificate: certificate, label: label, chain: chain, policy: policy, time: time)
+        return TrustFinding(depth: depth, subject: subject, code: code, name: name(code), reason: reason, hint: hint)
+    }
+
+    private static func explain(code: Int32, depth: Int, certificate: Certificate?, label: String, chain: [Certificate], policy: TrustPolicy, time: Date) -> (String, String) {
+        let issuerName = certificate.map { Certificate.shortName($0.issuer) } ?? "its issuer"
+        switch code {
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+            return ("\(label) is self-signed and not among the anchors",
+                "pass it with --anchors (or pin it) if you expect this server to use a self-signed certificate")
+        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+            return ("the chain ends at the root \(label), which is not among the anchors",
+                "pass that root with --anchors, or add --system-roots if it is a public CA")
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            let anchorsHint = policy.anchors.isEmpty && !policy.includesSystemRoots
+                ? "no anchors were given: pass the CA that issued it with --anchors"
+                : "pass the intermediate \(issuerName) with --intermediates, or its root with --anchors"
+            return ("the issuer of \(label) (\(issuerName)) was not found among the intermediates and anchors", anchorsHint)
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            let notAfter = certificate?.notAfter ?? time
+            let days = Int(time.timeIntervalSince(notAfter) / 86400)
+            return ("\(label) expired on \(format(notAfter)) (\(days) days before the evaluation time \(format(time)))",
+                depth == 0 ? "renew the certificate on the server" : "the CA certificate must be replaced by a current one")
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            let notBefore = certificate?.notBefore ?? time
+            return ("\(label) is not valid before \(format(notBefore)); the evaluation time is \(format(time))",
+                "check the clock of this machine, or evaluate at another time with --at")
+        case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
+            let host = policy.hostname ?? "?"
+            guard let leaf = chain.first ?? certificate else { return ("the name \(host) does not match", "") }
+            let cnOnly = leaf.subjectAlternativeNames.isEmpty && leaf.commonName != nil
+            if cnOnly {
+                return ("\(label) has no subjectAltName; its subject CN (\(leaf.commonName ?? "")) is not used for name checks",
+                    "reissue the certificate with a subjectAltName for \(host), or skip the check with --no-hostname-check")
+            }
+            return ("\(label) is valid for \(nameList(leaf)), not for \(host)",
+                "connect with a name the certificate carries, or reissue it with a subjectAltName for \(host)")
+        case X509_V_ERR_EMAIL_MISMATCH:
+            return ("\(label) does not carry the expected e-mail address", "")
+        case X509_V_ERR_INVALID_PURPOSE:
+            let eku = certificate?.extendedKeyUsage.map { $0.joined(separator: ", ") } ?? "none"
+            let wanted = policy.purpose == .client ? "clientAuth" : "serverAuth"
+            return ("\(label) is not allowed for \(policy.purpose.rawValue) authentication (extended key usage: \(eku))",
+                "a \(policy.purpose.rawValue) certificate needs \(wanted) in its extended key usage, and so does every CA above it that has one; reissue it, or check with --purpose any")
+        case X509_V_ERR_CERT_REVOKED:
+            return ("\(label) has been revoked by \(issuerName)", "the certificate must be replaced; do not trust it")
+        case X509_V_ERR_UNABLE_TO_GET_CRL:
+            return ("no CRL from \(issuerName) covers \(label)", "pass the issuer's current CRL with --crl")
+        case X509_V_ERR_CRL_HAS_EXPIRED:
+            return ("the CRL of \(issuerName) is out of date at the evaluation time", "fetch the current CRL")
+        case X509_V_ERR_CRL_NOT_YET_VALID:
+            return ("the CRL of \(issuerName) is not yet valid at the evaluation time", "check the clock or --at")
+        case X509_V_ERR_CRL_SIGNATURE_FAILURE:
+            return ("the CRL of \(issuerName) has a signature that does not verify", "the CRL is damaged or not from that issuer")
+        case X509_V_ERR_INVALID_CA:
+            return ("\(label) is used as a CA but is not one (basicConstraints CA:TRUE and keyCertSign are required)",
+                "the chain is wrong: a leaf certificate cannot issue other certificates")
+        case X509_V_ERR_PATH_LENGTH_EXCEEDED:
+            return ("the path length constraint of \(label) is exceeded", "there are more CAs below it than it allows")
+        case X509_V_ERR_CERT_CHAIN_TOO_LONG:
+            return ("the chain is longer than the maximum depth\(policy.maximumDepth.map { " (\($0))" } ?? "")", "raise --max-depth if this chain is expected")
+        case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+            return ("the signature on \(label) does not verify with the key of \(issuerName)",
+                "the certificate was altered, or a different certificate with the same issuer name was given")
+        case X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL:
+            return ("the key of \(label) (\(certificate?.publicKey.algorithm.description ?? "?")) is too weak", "reissue it with RSA 2048+ or ECDSA P-256+")
+        case X509_V_ERR_CA_MD_TOO_WEAK:
+            return ("\(label) is signed with a weak digest (\(certificate?.signatureAlgorithm ?? "?"))", "reissue it with SHA-256 or better")
+        case X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION:
+            return ("a name of \(label) is outside the name constraints of a CA above it", "the CA is not allowed to issue for this name")
+        case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
+            return ("\(label) has a critical extension this verifier does not understand", "clients must reject it; reissue without that extension")
+        case X509_V_ERR_KEYUSAGE_NO_CERTSIGN:
+            return ("\(label) issued a certificate but its key usage lacks keyCertSign", "the CA certificate is misconfigured")
+        default:
+            let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "verification error \(code)"
+            return ("\(label): \(text)", "")
+        }
+    }
+}
+
+extension Certificate {
+    /// `CN=…` when the name has one, else the whole RFC 4514 name.
+    static func shortName(_ rfc4514: String) -> String {
+        for part in rfc4514.split(separator: ",") where part.hasPrefix("CN=") { return String(part) }
+        return rfc4514.isEmpty ? "(empty name)" : rfc4514
+    }
+}
