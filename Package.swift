@@ -14,12 +14,14 @@ let package = Package(
             pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
-        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims"]),
+        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
         .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),
+        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust"]),
         .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust"]),
     ],
     swiftLanguageModes: [.v6]

@@ -69,3 +69,10 @@ int mtls_EVP_PKEY_get_bits(const EVP_PKEY *pkey) { return EVP_PKEY_get_bits(pkey
 
 unsigned long mtls_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 int mtls_EVP_PKEY_KEYPAIR(void) { return EVP_PKEY_KEYPAIR; }
+
+uint64_t mtls_SSL_OP_LEGACY_SERVER_CONNECT(void) { return SSL_OP_LEGACY_SERVER_CONNECT; }
+uint64_t mtls_SSL_OP_ALLOW_UNSAFE_LEGACY_RENEGOTIATION(void) { return SSL_OP_ALLOW_UNSAFE_LEGACY_RENEGOTIATION; }
+uint64_t mtls_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
+uint64_t mtls_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
+uint64_t mtls_SSL_OP_ALLOW_CLIENT_RENEGOTIATION(void) { return SSL_OP_ALLOW_CLIENT_RENEGOTIATION; }
+long mtls_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on) { return SSL_CTX_set_read_ahead(ctx, on); }

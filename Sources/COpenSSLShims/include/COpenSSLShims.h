@@ -89,6 +89,14 @@ unsigned long mtls_ERR_get_error_all(const char *_Nullable *_Nullable file, int 
 unsigned long mtls_XN_FLAG_RFC2253(void);
 int mtls_EVP_PKEY_KEYPAIR(void);
 
+// SSL_OP_* bits (built with a macro Swift cannot import)
+uint64_t mtls_SSL_OP_LEGACY_SERVER_CONNECT(void);
+uint64_t mtls_SSL_OP_ALLOW_UNSAFE_LEGACY_RENEGOTIATION(void);
+uint64_t mtls_SSL_OP_NO_RENEGOTIATION(void);
+uint64_t mtls_SSL_OP_NO_TICKET(void);
+uint64_t mtls_SSL_OP_ALLOW_CLIENT_RENEGOTIATION(void);
+long mtls_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on);
+
 // EVP
 int mtls_EVP_PKEY_get_bits(const EVP_PKEY *pkey);
 

@@ -13,9 +13,11 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses one DER certificate.
     ///
-    /// - Throws: ``MTLSTrustError`` `.malformedInput` when the bytes are not a certificate, or
-    ///   carry trailing data.
+    /// - Throws: ``MTLSTrustError`` `.emptyInput` for no bytes; `.wrongObjectKind` when the DER is
+    ///   another kind of object (a key, a PKCS#12 file, a CRL); `.malformedInput` when the bytes are
+    ///   not a certificate, or carry trailing data.
     public init(derBytes: [UInt8]) throws(MTLSTrustError) {
+        if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the input is empty") }
         OpenSSLErrorQueue.clear()
         var parsed: OpaquePointer?
         var consumed = 0
@@ -27,6 +29,9 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         }
         guard let parsed else {
             let errors = OpenSSLErrorQueue.drain()
+            if let kind = Certificate.otherObjectKind(derBytes) {
+                throw MTLSTrustError(.wrongObjectKind, "it holds \(kind), not a certificate", openSSLDetail: errors.map(\.raw))
+            }
             throw MTLSTrustError(
                 .malformedInput, "the data is not a DER certificate: \(OpenSSLErrorQueue.describe(errors))",
                 openSSLDetail: errors.map(\.raw))
@@ -36,6 +41,18 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             throw MTLSTrustError(.malformedInput, "the DER certificate is followed by \(derBytes.count - consumed) unexpected bytes")
         }
         self.init(taking: parsed)
+    }
+
+    /// The kind of a well-formed DER object that is not a certificate, for `.wrongObjectKind` errors.
+    private static func otherObjectKind(_ der: [UInt8]) -> String? {
+        switch DER.shape(of: der) {
+        case .privateKey: "a private key"
+        case .encryptedPrivateKey: "an encrypted private key"
+        case .publicKey: "a public key"
+        case .pkcs12: "a PKCS#12 file"
+        case .crl: "a certificate revocation list"
+        case .certificate, .unknown: nil
+        }
     }
 
     /// Wraps an `X509*` whose reference the caller hands over.
@@ -60,9 +77,13 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses every `CERTIFICATE` block of a PEM text (other blocks and text between them are ignored).
     ///
-    /// - Throws: `.malformedInput` for damaged blocks; `.wrongObjectKind` when there are PEM blocks
-    ///   but none is a certificate.
+    /// - Throws: `.emptyInput` when there is nothing but white space; `.malformedInput` for damaged
+    ///   blocks or text without any PEM block; `.wrongObjectKind` when there are PEM blocks but none
+    ///   is a certificate.
     public static func fromPEM(_ bytes: [UInt8]) throws(MTLSTrustError) -> [Certificate] {
+        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            throw MTLSTrustError(.emptyInput, "the input is empty")
+        }
         let blocks = try PEM.parse(bytes)
         var certificates: [Certificate] = []
         for (index, block) in blocks.enumerated() where ["CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE"].contains(block.label) {
@@ -262,9 +283,15 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// True when subject and issuer are equal and the certificate's own key verifies its signature.
+    ///
+    /// Key usage does not matter here: a self-signed leaf whose key usage lacks `keyCertSign` (the
+    /// usual development certificate) is still self-signed.
     public var isSelfSigned: Bool {
-        X509_check_issued(reference.pointer, reference.pointer) == X509_V_OK
-            && X509_verify(reference.pointer, X509_get0_pubkey(reference.pointer)) == 1
+        // X509_check_issued would also demand keyCertSign of the "issuer"; X509_self_signed checks
+        // names and AKID, then the signature.
+        let result = X509_self_signed(reference.pointer, 1) == 1
+        OpenSSLErrorQueue.clear()
+        return result
     }
 
     /// The version (1, 2 or 3).

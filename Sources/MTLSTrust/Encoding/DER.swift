@@ -31,7 +31,7 @@ public enum DER {
                 length = (length << 8) | Int(bytes[cursor])
                 cursor += 1
             }
-            if length < 0x80 { return nil }  // not minimal
+            if length < 0x80 || bytes[offset + 2] == 0 { return nil }  // not minimal
         }
         guard length <= end - cursor else { return nil }
         return Element(tag: tag, headerStart: offset, contentStart: cursor, contentEnd: cursor + length)
@@ -89,14 +89,15 @@ public enum DER {
                 if let inner = element(in: der, at: first.contentStart, limit: first.contentEnd) {
                     if inner.tag == 0xA0 { return .certificate }
                     if inner.tag == 0x02 {
-                        // v1 certificate (serial) or v2 CRL (version INTEGER 1 followed by a SEQUENCE and a SEQUENCE issuer then a time)
+                        // v1 certificate (serial, sigAlg, issuer, validity …), v2 CRL (version INTEGER 1,
+                        // sigAlg, issuer, then a time) or PKCS#10 request (version, subject, SPKI, [0]).
                         if let afterVersion = element(in: der, at: inner.end, limit: first.contentEnd),
                             afterVersion.tag == 0x30,
                             let third = element(in: der, at: afterVersion.end, limit: first.contentEnd), third.tag == 0x30,
-                            let fourth = element(in: der, at: third.end, limit: first.contentEnd),
-                            fourth.tag == 0x17 || fourth.tag == 0x18
+                            let fourth = element(in: der, at: third.end, limit: first.contentEnd)
                         {
-                            return .crl
+                            if fourth.tag == 0x17 || fourth.tag == 0x18 { return .crl }
+                            if fourth.tag == 0xA0 { return .unknown }  // a certificate signing request
                         }
                         return .certificate
                     }

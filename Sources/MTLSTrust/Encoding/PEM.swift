@@ -24,19 +24,33 @@ public struct PEMBlock: Sendable, Equatable {
 
 /// PEM parsing and writing, byte-compatible with OpenSSL's output (64-column base64, LF endings).
 public enum PEM {
-    /// True when `bytes` contains a PEM BEGIN line.
+    /// True when `bytes` contains a PEM BEGIN marker.
     public static func looksLikePEM(_ bytes: [UInt8]) -> Bool {
+        firstBeginLine(in: bytes) != nil
+    }
+
+    /// The offset of the start of the first line that holds `-----BEGIN `, found with `memchr` and
+    /// `memcmp` so that large binary input (which has no marker) is rejected in one fast pass.
+    static func firstBeginLine(in bytes: [UInt8]) -> Int? {
         let marker = Array("-----BEGIN ".utf8)
-        guard bytes.count >= marker.count else { return false }
-        // Search only the first megabyte for the marker, so that random binary input is cheap.
-        let limit = min(bytes.count, 1 << 20) - marker.count
-        if limit < 0 { return false }
-        var i = 0
-        while i <= limit {
-            if bytes[i] == 0x2D, bytes[i..<(i + marker.count)].elementsEqual(marker) { return true }
-            i += 1
+        guard bytes.count >= marker.count else { return nil }
+        let found: Int? = bytes.withUnsafeBytes { haystack in
+            marker.withUnsafeBytes { needle in
+                guard let base = haystack.baseAddress, let needleBase = needle.baseAddress else { return nil }
+                let last = haystack.count - needle.count
+                var offset = 0
+                while offset <= last {
+                    guard let hit = memchr(base + offset, 0x2D, last - offset + 1) else { return nil }
+                    let position = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(hit, needleBase, needle.count) == 0 { return position }
+                    offset = position + 1
+                }
+                return nil
+            }
         }
-        return false
+        guard var start = found else { return nil }
+        while start > 0, bytes[start - 1] != 0x0A { start -= 1 }
+        return start
     }
 
     /// Parses every PEM block in `bytes`; text between blocks is ignored.
@@ -44,6 +58,9 @@ public enum PEM {
     /// - Throws: ``MTLSTrustError`` `.malformedInput` naming the block whose base64 is damaged or
     ///   whose END line is missing.
     public static func parse(_ bytes: [UInt8]) throws(MTLSTrustError) -> [PEMBlock] {
+        // Text before the first BEGIN line can hold no block: skip it without decoding it.
+        guard let start = firstBeginLine(in: bytes) else { return [] }
+        let bytes = start == 0 ? bytes : Array(bytes[start...])
         guard let text = String(bytes: bytes, encoding: .utf8) ?? String(bytes: bytes, encoding: .isoLatin1) else {
             throw MTLSTrustError(.malformedInput, "the PEM text is not valid UTF-8")
         }
@@ -80,7 +97,7 @@ public enum PEM {
                     continue
                 }
                 inHeaders = false
-                body += t
+                body += t.filter { !$0.isWhitespace }
             }
             guard ended else {
                 throw MTLSTrustError(.malformedInput, "PEM block \(blockIndex) (\(label)) is cut short: its END line is missing")

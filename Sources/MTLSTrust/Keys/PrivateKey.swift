@@ -40,8 +40,9 @@ public struct PrivateKey: Sendable {
         if PEM.looksLikePEM(bytes) {
             let blocks = try PEM.parse(bytes)
             guard let block = blocks.first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else {
+                if blocks.isEmpty { throw MTLSTrustError(.malformedInput, "no complete PEM block was found") }
                 let labels = Set(blocks.map(\.label)).sorted().joined(separator: ", ")
-                throw MTLSTrustError(.wrongObjectKind, "it holds \(labels.isEmpty ? "no PEM block" : labels), not a private key")
+                throw MTLSTrustError(.wrongObjectKind, "it holds \(labels), not a private key")
             }
             let format: SourceFormat
             switch block.label {
@@ -85,6 +86,19 @@ public struct PrivateKey: Sendable {
     }
 
     private static func decode(_ bytes: [UInt8], inputType: String, password: String?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
+        // OSSL_DECODER_CTX keeps the input-type pointer without copying it, so the C string must
+        // outlive the whole decode, not just the constructor call.
+        let result: Result<OpaquePointer, MTLSTrustError> = inputType.withCString { inputTypeC in
+            do throws(MTLSTrustError) {
+                return .success(try decode(bytes, inputType: inputTypeC, password: password, encrypted: encrypted))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func decode(_ bytes: [UInt8], inputType: UnsafePointer<CChar>, password: String?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
         OpenSSLErrorQueue.clear()
         var key: OpaquePointer? = nil
         guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, inputType, nil, nil, mtls_EVP_PKEY_KEYPAIR(), nil, nil) else {
@@ -142,8 +156,23 @@ public struct PrivateKey: Sendable {
     }
 
     private func encode(format: String, password: String?) throws(MTLSTrustError) -> [UInt8] {
+        // OSSL_ENCODER_CTX keeps the output type and structure pointers without copying them: keep
+        // the C strings alive until the encoder is freed.
+        let result: Result<[UInt8], MTLSTrustError> = format.withCString { formatC in
+            "PrivateKeyInfo".withCString { structureC in
+                do throws(MTLSTrustError) {
+                    return .success(try encode(format: format, formatC: formatC, structureC: structureC, password: password))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        return try result.get()
+    }
+
+    private func encode(format: String, formatC: UnsafePointer<CChar>, structureC: UnsafePointer<CChar>, password: String?) throws(MTLSTrustError) -> [UInt8] {
         OpenSSLErrorQueue.clear()
-        guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(reference.pointer, mtls_EVP_PKEY_KEYPAIR(), format, "PrivateKeyInfo", nil) else {
+        guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(reference.pointer, mtls_EVP_PKEY_KEYPAIR(), formatC, structureC, nil) else {
             throw MTLSTrustError(.internalFailure, "OpenSSL has no PKCS#8 \(format) encoder for this key")
         }
         defer { OSSL_ENCODER_CTX_free(encoder) }

@@ -315,3 +315,127 @@ extension Array where Element == UInt8 {
     /// Bytes of UTF-8 text.
     init(text: String) { self = Array(text.utf8) }
 }
+
+/// What the `openssl` CLI says about one certificate fixture, gathered for every fixture at once
+/// (in parallel shell jobs, on first use) so that the per-fixture comparisons stay fast.
+struct OpenSSLCertificateFacts: Sendable {
+    /// `subject=`, `issuer=`, `serial=`, `notBefore=`, `notAfter=`, `sha256 Fingerprint=`, `sha1 Fingerprint=` → value.
+    var fields: [String: String]
+    /// `-ext subjectAltName,keyUsage,extendedKeyUsage,basicConstraints`: extension header (without
+    /// `X509v3 ` and `: critical`) → its value line.
+    var extensions: [String: String]
+    /// The first `Signature Algorithm:` of `-text`.
+    var signatureAlgorithm: String
+    /// `Public-Key: (N bit)` of `-text`, nil for Ed25519.
+    var publicKeyBits: Int?
+    /// `openssl x509 -pubkey -noout` output.
+    var publicKeyPEM: String
+    /// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
+    var spkiPinBase64: String
+
+    subscript(field: String) -> String? { fields[field] }
+
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [String: OpenSSLCertificateFacts]? = nil
+
+    /// The facts of `identity`.
+    static func of(_ identity: TestCertificates.Identity, file: StaticString = #filePath, line: UInt = #line) throws -> OpenSSLCertificateFacts {
+        let all = try lock.withLock { () throws -> [String: OpenSSLCertificateFacts] in
+            if let cache { return cache }
+            let computed = try gather(TestCertificates.allIdentities)
+            cache = computed
+            return computed
+        }
+        guard let facts = all[identity.basename] else {
+            XCTFail("openssl printed nothing for \(identity)", file: file, line: line)
+            throw OpenSSLCLI.CLIError.failed("no facts for \(identity)")
+        }
+        return facts
+    }
+
+    private static func gather(_ identities: [TestCertificates.Identity]) throws -> [String: OpenSSLCertificateFacts] {
+        guard OpenSSLCLI.path != nil, let shell = ExternalTool.find("sh") else { throw XCTSkip("openssl or sh is missing") }
+        let script = #"""
+            set -u
+            dir="$1"; out="$2"; shift 2
+            for name in "$@"; do
+              (
+                f="$dir/$name.pem"
+                {
+                  openssl x509 -in "$f" -noout -nameopt RFC2253 -subject -issuer -serial -dates -fingerprint -sha256 \
+                    -ext subjectAltName,keyUsage,extendedKeyUsage,basicConstraints -pubkey -text
+                  echo "@@@pin"
+                  openssl x509 -in "$f" -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64
+                  echo "@@@sha1"
+                  openssl x509 -in "$f" -noout -fingerprint -sha1
+                } > "$out/$name.txt" 2>&1
+              ) &
+            done
+            wait
+            """#
+        let outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-facts-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: outputDirectory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: outputDirectory) }
+        let result = try ExternalTool.run(
+            shell, ["-c", script, "sh", TestCertificates.directory.path, outputDirectory.path] + identities.map(\.basename))
+        guard result.status == 0 else { throw OpenSSLCLI.CLIError.failed(result.stderr) }
+        var facts: [String: OpenSSLCertificateFacts] = [:]
+        for identity in identities {
+            let url = outputDirectory.appendingPathComponent("\(identity.basename).txt")
+            guard let data = FileManager.default.contents(atPath: url.path) else { continue }
+            facts[identity.basename] = parse(String(decoding: data, as: UTF8.self))
+        }
+        return facts
+    }
+
+    private static func parse(_ text: String) -> OpenSSLCertificateFacts {
+        var fields: [String: String] = [:]
+        var extensions: [String: String] = [:]
+        var signatureAlgorithm = ""
+        var bits: Int? = nil
+        var publicKey = ""
+        var pin = ""
+        var section = "main"
+        var pendingExtension: String? = nil
+        var inPublicKey = false
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            let line = String(rawLine)
+            if line == "@@@pin" { section = "pin"; continue }
+            if line == "@@@sha1" { section = "sha1"; continue }
+            switch section {
+            case "pin":
+                if !line.isEmpty { pin = line }
+            case "sha1":
+                if let equals = line.firstIndex(of: "=") { fields[String(line[..<equals])] = String(line[line.index(after: equals)...]) }
+            default:
+                if line == "-----BEGIN PUBLIC KEY-----" { inPublicKey = true }
+                if inPublicKey {
+                    publicKey += line + "\n"
+                    if line == "-----END PUBLIC KEY-----" { inPublicKey = false }
+                    continue
+                }
+                if let header = pendingExtension {
+                    extensions[header] = line.trimmingCharacters(in: .whitespaces)
+                    pendingExtension = nil
+                    continue
+                }
+                if line.hasPrefix("X509v3 ") {
+                    let header = line.dropFirst(7).split(separator: ":")[0]
+                    pendingExtension = String(header)
+                    continue
+                }
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                if trimmed.hasPrefix("Signature Algorithm:"), signatureAlgorithm.isEmpty {
+                    signatureAlgorithm = trimmed.dropFirst("Signature Algorithm:".count).trimmingCharacters(in: .whitespaces)
+                } else if trimmed.hasPrefix("Public-Key: ("), bits == nil {
+                    bits = Int(trimmed.dropFirst("Public-Key: (".count).split(separator: " ")[0])
+                } else if !line.hasPrefix(" "), let equals = line.firstIndex(of: "="), fields.count < 6 {
+                    fields[String(line[..<equals])] = String(line[line.index(after: equals)...])
+                }
+            }
+        }
+        return OpenSSLCertificateFacts(
+            fields: fields, extensions: extensions, signatureAlgorithm: signatureAlgorithm, publicKeyBits: bits,
+            publicKeyPEM: publicKey, spkiPinBase64: pin)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+
+/// HTTP header fields in received order, looked up case-insensitively.
+public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    public private(set) var fields: [(name: String, value: String)]
+
+    public init(_ fields: [(String, String)] = []) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
+    public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    /// The first value of `name`.
+    public subscript(name: String) -> String? {
+        let lower = name.lowercased()
+        return fields.first { $0.name.lowercased() == lower }?.value
+    }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        let lower = name.lowercased()
+        return fields.filter { $0.name.lowercased() == lower }.map(\.value)
+    }
+
+    /// Appends a field.
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every field of `name` with one.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        add(name, value)
+    }
+
+    /// Removes every field of `name`.
+    public mutating func remove(_ name: String) {
+        let lower = name.lowercased()
+        fields.removeAll { $0.name.lowercased() == lower }
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    public var description: String { fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n") }
+}
+
+/// A request to send.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    public var url: HTTPSURL
+    public var headers: HTTPHeaders
+    public var body: [UInt8]?
+    /// Send `Expect: 100-continue` and wait for the server before sending the body (IIS and Apache
+    /// refuse a large body that arrives before a renegotiation).
+    public var expectsContinue: Bool
+    /// Header names that must not follow a redirect to another origin.
+    public var firstOriginOnlyHeaders: Set<String>
+
+    public init(method: String = "GET", url: HTTPSURL, headers: HTTPHeaders = [:], body: [UInt8]? = nil, expectsContinue: Bool = false, firstOriginOnlyHeaders: Set<String> = []) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.expectsContinue = expectsContinue
+        self.firstOriginOnlyHeaders = firstOriginOnlyHeaders
+    }
+}
+
+/// The status line and headers of a response.
+public struct HTTPResponseHead: Sendable {
+    public var version: String
+    public var status: Int
+    public var reason: String
+    public var headers: HTTPHeaders
+}
+
+/// An `https://host[:port]/path?query` URL, parsed strictly.
+public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
+    public var scheme: String
+    public var host: String
+    public var port: Int
+    /// Path and query, starting with `/`.
+    public var target: String
+
+    /// Parses a URL; `https://` is assumed when no scheme is given.
+    public init(_ text: String) throws(HTTPSError) {
+        var rest = text.trimmingCharacters(in: .whitespaces)
+        var scheme = "https"
+        if let range = rest.range(of: "://") {
+            scheme = rest[..<range.lowerBound].lowercased()
+            rest = String(rest[range.upperBound...])
+        }
+        guard scheme == "https" || scheme == "http" else {
+            throw HTTPSError(.url, host: text, "the scheme \(scheme):// is not supported; use https://")
+        }
+        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
+        var authority = String(rest[..<authorityEnd])
+        var target = String(rest[authorityEnd...])
+        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
+        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
+        if let at = authority.lastIndex(of: "@") {
+            authority = String(authority[authority.index(after: at)...])  // never send userinfo
+        }
+        var host = authority
+        var port = scheme == "https" ? 443 : 80
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw HTTPSError(.url, host: text, "the IPv6 address has no closing bracket") }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") {
+                guard let value = Int(after.dropFirst()), (1...65535).contains(value) else { throw HTTPSError(.url, host: text, "the port '\(after.dropFirst())' is not a number from 1 to 65535") }
+                port = value
+            } else if !after.isEmpty {
+                throw HTTPSError(.url, host: text, "unexpected text after the IPv6 address")
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            let portText = authority[authority.index(after: colon)...]
+            guard let value = Int(portText), (1...65535).contains(value) else { throw HTTPSError(.url, host: text, "the port '\(portText)' is not a number from 1 to 65535") }
+            port = value
+        }
+        guard !host.isEmpty else { throw HTTPSError(.url, host: text, "the URL has no host") }
+        guard host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && !"<>\"{}|\\^`".unicodeScalars.contains($0) }) else {
+            throw HTTPSError(.url, host: text, "the host '\(host)' contains characters a host name cannot have")
+        }
+        guard target.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+            throw HTTPSError(.url, host: text, "the path contains spaces or control characters; percent-encode them")
+        }
+        self.scheme = scheme
+        self.host = host.lowercased()
+        self.port = port
+        self.target = target
+    }
+
+    /// `scheme://host:port`, the origin for same-origin checks.
+    public var origin: String { "\(scheme)://\(hostForURL):\(port)" }
+    var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
+    /// The `Host` header value.
+    public var hostHeader: String {
+        let defaultPort = scheme == "https" ? 443 : 80
+        return port == defaultPort ? hostForURL : "\(hostForURL):\(port)"
+    }
+    /// The path without the query.
+    public var path: String { String(target.prefix { $0 != "?" }) }
+    public var description: String { "\(scheme)://\(hostHeader)\(target)" }
+
+    /// Resolves a `Location` value against this URL.
+    public func resolving(_ location: String) throws(HTTPSError) -> HTTPSURL {
+        if location.contains("://") { return try HTTPSURL(location) }
+        if location.hasPrefix("//") { return try HTTPSURL("\(scheme):\(location)") }
+        var copy = self
+        if location.hasPrefix("/") {
+            copy.target = location
+        } else if location.hasPrefix("?") {
+            copy.target = path + location
+        } else {
+            let base = path.hasSuffix("/") ? path : String(path[..<(path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.endIndex)])
+            copy.target = base + location
+        }
+        if let hash = copy.target.firstIndex(of: "#") { copy.target = String(copy.target[..<hash]) }
+        return copy
+    }
+}

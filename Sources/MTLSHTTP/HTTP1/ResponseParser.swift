@@ -1,0 +1,302 @@
+/// The HTTP/1.1 response parser: a state machine fed with bytes, producing events. No I/O.
+///
+/// States and legal transitions:
+/// - `statusLine` → `headers` when a status line is complete;
+/// - `headers` → `statusLine` after a 1xx head; → `body`/`chunkSize`/`untilClose`/`done` after the
+///   blank line, chosen by the request method, the status and the framing headers;
+/// - `body(n)` → `done` after n bytes; `chunkSize` → `chunkData` → `chunkEnd` → `chunkSize`, and
+///   `chunkSize` (0) → `trailers` → `done`; `untilClose` → `done` on end of stream;
+/// - any state → `failed` on malformed input (the error says which rule).
+public struct HTTPResponseParser: Sendable {
+    /// Size limits.
+    public struct Limits: Sendable {
+        public var maximumLineLength = 64 * 1024
+        public var maximumHeaderBytes = 256 * 1024
+        public var maximumHeaderCount = 1000
+        public init() {}
+    }
+
+    /// What the parser found.
+    public enum Event: Sendable, Equatable {
+        case informational(status: Int)
+        case head(status: Int)
+        case body([UInt8])
+        case end
+    }
+
+    /// Why parsing failed.
+    public enum ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+        case badStatusLine(String)
+        case lineTooLong(Int)
+        case headersTooLarge(Int)
+        case tooManyHeaders(Int)
+        case badHeader(String)
+        case conflictingContentLength
+        case badContentLength(String)
+        case badChunkSize(String)
+        case chunkSizeOverflow
+        case unsupportedTransferEncoding(String)
+        case truncated(expected: String)
+        case dataAfterEnd
+
+        public var description: String {
+            switch self {
+            case .badStatusLine(let line): "the status line is not HTTP/1.x: \"\(line.prefix(80))\""
+            case .lineTooLong(let limit): "a header line is longer than \(limit) bytes"
+            case .headersTooLarge(let limit): "the headers are larger than \(limit) bytes"
+            case .tooManyHeaders(let limit): "there are more than \(limit) header fields"
+            case .badHeader(let line): "a header field is malformed: \"\(line.prefix(80))\""
+            case .conflictingContentLength: "the response has two different Content-Length values (a request-smuggling sign)"
+            case .badContentLength(let value): "the Content-Length \"\(value.prefix(40))\" is not a number"
+            case .badChunkSize(let line): "a chunk size line is malformed: \"\(line.prefix(40))\""
+            case .chunkSizeOverflow: "a chunk size is too large"
+            case .unsupportedTransferEncoding(let value): "the transfer coding \"\(value)\" is not supported"
+            case .truncated(let expected): "the connection ended before the response was complete (\(expected))"
+            case .dataAfterEnd: "the server sent data after the response"
+            }
+        }
+    }
+
+    private enum State: Sendable {
+        case statusLine, headers, body(remaining: Int), chunkSize, chunkData(remaining: Int), chunkEnd, trailers, untilClose, done, failed
+    }
+
+    public let limits: Limits
+    private let method: String
+    private var state: State = .statusLine
+    private var lineBuffer: [UInt8] = []
+    private var headerBytes = 0
+    /// The head, once parsed.
+    public private(set) var head: HTTPResponseHead?
+    private var pendingStatus = 0
+    private var pendingVersion = ""
+    private var pendingReason = ""
+    private var pendingHeaders = HTTPHeaders()
+
+    /// - Parameter requestMethod: The method of the request this answers (HEAD has no body).
+    public init(requestMethod: String, limits: Limits = Limits()) {
+        self.method = requestMethod.uppercased()
+        self.limits = limits
+    }
+
+    /// True once the whole response has been read.
+    public var isComplete: Bool { if case .done = state { true } else { false } }
+
+    /// True when the body runs until the connection closes (so the connection cannot be reused).
+    public var readsUntilClose: Bool { if case .untilClose = state { true } else { false } }
+
+    /// Feeds bytes; returns the events they complete.
+    public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> [Event] {
+        var events: [Event] = []
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            switch state {
+            case .statusLine, .headers, .chunkSize, .chunkEnd, .trailers:
+                guard let newline = bytes[index...].firstIndex(of: 0x0A) else {
+                    lineBuffer += bytes[index...]
+                    try checkLineLength()
+                    return events
+                }
+                lineBuffer += bytes[index..<newline]
+                index = newline + 1
+                try checkLineLength()
+                if lineBuffer.last == 0x0D { lineBuffer.removeLast() }
+                let line = lineBuffer
+                lineBuffer.removeAll(keepingCapacity: true)
+                try handleLine(line, events: &events)
+            case .body(let remaining):
+                let take = min(remaining, bytes.endIndex - index)
+                events.append(.body(Array(bytes[index..<(index + take)])))
+                index += take
+                if remaining - take == 0 {
+                    state = .done
+                    events.append(.end)
+                } else {
+                    state = .body(remaining: remaining - take)
+                }
+            case .chunkData(let remaining):
+                let take = min(remaining, bytes.endIndex - index)
+                events.append(.body(Array(bytes[index..<(index + take)])))
+                index += take
+                state = remaining - take == 0 ? .chunkEnd : .chunkData(remaining: remaining - take)
+            case .untilClose:
+                events.append(.body(Array(bytes[index...])))
+                index = bytes.endIndex
+            case .done:
+                // Whitespace between responses is tolerated; anything else is not ours to read.
+                if bytes[index...].allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return events }
+                throw ParseError.dataAfterEnd
+            case .failed:
+                throw ParseError.dataAfterEnd
+            }
+        }
+        return events
+    }
+
+    /// The stream ended: completes a read-until-close body, or reports truncation.
+    public mutating func finish() throws(ParseError) -> [Event] {
+        switch state {
+        case .untilClose:
+            state = .done
+            return [.end]
+        case .done: return []
+        case .statusLine where lineBuffer.isEmpty && head == nil && pendingStatus == 0:
+            throw ParseError.truncated(expected: "no response at all")
+        case .body(let remaining): throw ParseError.truncated(expected: "\(remaining) more body bytes announced by Content-Length")
+        case .chunkSize, .chunkData, .chunkEnd, .trailers: throw ParseError.truncated(expected: "the chunked body has no final 0-size chunk")
+        default: throw ParseError.truncated(expected: "the headers are incomplete")
+        }
+    }
+
+    private mutating func checkLineLength() throws(ParseError) {
+        if lineBuffer.count > limits.maximumLineLength {
+            state = .failed
+            throw ParseError.lineTooLong(limits.maximumLineLength)
+        }
+    }
+
+    private mutating func handleLine(_ line: [UInt8], events: inout [Event]) throws(ParseError) {
+        switch state {
+        case .statusLine:
+            if line.isEmpty && pendingStatus == 0 && head == nil { return }  // tolerate a leading CRLF
+            let text = String(decoding: line, as: UTF8.self)
+            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+            guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[0].count == 8, parts[1].count == 3, let status = Int(parts[1]), (100...999).contains(status) else {
+                state = .failed
+                throw ParseError.badStatusLine(text)
+            }
+            pendingVersion = String(parts[0])
+            pendingStatus = status
+            pendingReason = parts.count > 2 ? String(parts[2]) : ""
+            pendingHeaders = HTTPHeaders()
+            headerBytes = line.count
+            state = .headers
+        case .headers:
+            headerBytes += line.count + 2
+            if headerBytes > limits.maximumHeaderBytes {
+                state = .failed
+                throw ParseError.headersTooLarge(limits.maximumHeaderBytes)
+            }
+            if line.isEmpty {
+                try completeHead(events: &events)
+                return
+            }
+            if line.first == 0x20 || line.first == 0x09 {
+                state = .failed
+                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))  // obsolete line folding
+            }
+            guard let colon = line.firstIndex(of: 0x3A), colon > 0,
+                line[..<colon].allSatisfy({ HTTPResponseParser.isTokenByte($0) })
+            else {
+                state = .failed
+                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
+            }
+            if line[(colon + 1)...].contains(where: { $0 == 0 || $0 == 0x0D }) {
+                state = .failed
+                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
+            }
+            if pendingHeaders.fields.count >= limits.maximumHeaderCount {
+                state = .failed
+                throw ParseError.tooManyHeaders(limits.maximumHeaderCount)
+            }
+            let name = String(decoding: line[..<colon], as: UTF8.self)
+            let value = HTTPResponseParser.decodeValue(line[(colon + 1)...])
+            pendingHeaders.add(name, value)
+        case .chunkSize:
+            let text = String(decoding: line, as: UTF8.self)
+            let sizeText = text.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+            guard !sizeText.isEmpty, sizeText.allSatisfy(\.isHexDigit) else {
+                state = .failed
+                throw ParseError.badChunkSize(text)
+            }
+            guard sizeText.drop(while: { $0 == "0" }).count <= 15, let size = Int(sizeText, radix: 16) else {
+                state = .failed
+                throw ParseError.chunkSizeOverflow
+            }
+            state = size == 0 ? .trailers : .chunkData(remaining: size)
+        case .chunkEnd:
+            guard line.isEmpty else {
+                state = .failed
+                throw ParseError.badChunkSize(String(decoding: line, as: UTF8.self))
+            }
+            state = .chunkSize
+        case .trailers:
+            if line.isEmpty {
+                state = .done
+                events.append(.end)
+            } else {
+                headerBytes += line.count
+                if headerBytes > limits.maximumHeaderBytes {
+                    state = .failed
+                    throw ParseError.headersTooLarge(limits.maximumHeaderBytes)
+                }
+            }
+        default:
+            break
+        }
+    }
+
+    private mutating func completeHead(events: inout [Event]) throws(ParseError) {
+        let status = pendingStatus
+        if (100...199).contains(status) && status != 101 {
+            events.append(.informational(status: status))
+            pendingStatus = 0
+            state = .statusLine
+            return
+        }
+        head = HTTPResponseHead(version: pendingVersion, status: status, reason: pendingReason, headers: pendingHeaders)
+        events.append(.head(status: status))
+        if method == "HEAD" || status == 204 || status == 304 || status == 101 || method == "CONNECT" && (200...299).contains(status) {
+            state = .done
+            events.append(.end)
+            return
+        }
+        let transferEncodings = pendingHeaders.values("Transfer-Encoding").flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if !transferEncodings.isEmpty {
+            guard transferEncodings.last == "chunked" else {
+                if transferEncodings.allSatisfy({ $0 == "identity" }) {
+                    state = .untilClose
+                    return
+                }
+                state = .failed
+                throw ParseError.unsupportedTransferEncoding(transferEncodings.joined(separator: ", "))
+            }
+            state = .chunkSize
+            return
+        }
+        let lengths = Set(pendingHeaders.values("Content-Length").flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) })
+        if lengths.count > 1 {
+            state = .failed
+            throw ParseError.conflictingContentLength
+        }
+        if let text = lengths.first {
+            guard text.count <= 18, text.allSatisfy(\.isNumber), let length = Int(text) else {
+                state = .failed
+                throw ParseError.badContentLength(text)
+            }
+            if length == 0 {
+                state = .done
+                events.append(.end)
+            } else {
+                state = .body(remaining: length)
+            }
+            return
+        }
+        state = .untilClose
+    }
+
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    static func decodeValue(_ bytes: ArraySlice<UInt8>) -> String {
+        var slice = bytes
+        while let first = slice.first, first == 0x20 || first == 0x09 { slice.removeFirst() }
+        while let last = slice.last, last == 0x20 || last == 0x09 { slice.removeLast() }
+        if let text = String(bytes: slice, encoding: .utf8) { return text }
+        return String(bytes: slice, encoding: .isoLatin1) ?? ""
+    }
+}

@@ -1,0 +1,211 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A point in time by the monotonic clock, for deadlines.
+public struct Deadline: Sendable, Comparable {
+    let nanoseconds: UInt64
+
+    /// Now.
+    public static var now: Deadline {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Deadline(nanoseconds: UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec))
+    }
+
+    /// `seconds` from now.
+    public static func after(_ seconds: Double) -> Deadline {
+        Deadline(nanoseconds: now.nanoseconds + UInt64(max(0, seconds) * 1_000_000_000))
+    }
+
+    /// Never.
+    public static let distantFuture = Deadline(nanoseconds: UInt64.max / 2)
+
+    /// Milliseconds left, clamped to `Int32` for `poll`; 0 when passed.
+    var millisecondsLeft: Int32 {
+        let current = Deadline.now.nanoseconds
+        if current >= nanoseconds { return 0 }
+        return Int32(min(UInt64(Int32.max), (nanoseconds - current) / 1_000_000 + 1))
+    }
+
+    public static func < (lhs: Deadline, rhs: Deadline) -> Bool { lhs.nanoseconds < rhs.nanoseconds }
+
+    /// The earlier of two deadlines.
+    static func earliest(_ a: Deadline, _ b: Deadline) -> Deadline { a < b ? a : b }
+}
+
+/// Owns one socket file descriptor and closes it exactly once.
+public final class SocketHandle: @unchecked Sendable {
+    // @unchecked Sendable: `fd` is read-only; `close` and `shutdown` are guarded by `lock`, so that a
+    // cancellation from another thread can wake a blocked poll safely.
+    private let lock = NSLock()
+    private var closed = false
+    /// The descriptor.
+    public let fd: Int32
+
+    init(fd: Int32) { self.fd = fd }
+
+    /// Shuts the socket down in both directions (wakes any poll on it) without releasing the descriptor.
+    public func shutdownBoth() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Closes the descriptor (idempotent).
+    public func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        if !closed {
+            closed = true
+            _ = Glibc.close(fd)
+        }
+    }
+
+    deinit { close() }
+
+    /// Waits until the socket is readable or writable, or the deadline passes.
+    ///
+    /// - Returns: false on timeout.
+    func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), revents: 0)
+        while true {
+            let timeout = deadline.millisecondsLeft
+            if timeout == 0 && deadline != .distantFuture { return false }
+            let result = poll(&pfd, 1, deadline == .distantFuture ? -1 : timeout)
+            if result > 0 { return true }
+            if result == 0 { return false }
+            if errno != EINTR { return true }  // let the next read/write report the error
+        }
+    }
+
+    /// The peer address as `host:port`.
+    public var peerAddress: String? {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let ok = withUnsafeMutablePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getpeername(fd, $0, &length) == 0 }
+        }
+        return ok ? SocketAddress.describe(&storage) : nil
+    }
+}
+
+/// Address helpers.
+enum SocketAddress {
+    static func describe(_ storage: inout sockaddr_storage) -> String {
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        var port = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+        let length = socklen_t(storage.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let result = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, length, &host, socklen_t(host.count), &port, socklen_t(port.count), NI_NUMERICHOST | NI_NUMERICSERV)
+            }
+        }
+        guard result == 0 else { return "?" }
+        let hostText = String(decoding: host.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let portText = String(decoding: port.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return storage.ss_family == sa_family_t(AF_INET6) ? "[\(hostText)]:\(portText)" : "\(hostText):\(portText)"
+    }
+}
+
+/// TCP connections and listeners (IPv4 and IPv6), non-blocking, with deadlines.
+public enum TCP {
+    /// Connects to `host:port`, trying each resolved address in turn until one answers.
+    ///
+    /// - Throws: ``HTTPSError`` in phase `.nameResolution`, `.connect` or `.timeout`.
+    public static func connect(host: String, port: Int, deadline: Deadline) throws(HTTPSError) -> SocketHandle {
+        let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        var literal = host
+        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        if literal.contains(":") || literal.allSatisfy({ $0.isNumber || $0 == "." }) { hints.ai_flags = AI_NUMERICHOST }
+        let status = getaddrinfo(literal, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            let reason = String(cString: gai_strerror(status))
+            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use --connect-to HOST:PORT")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = "no address"
+        var cursor: UnsafeMutablePointer<addrinfo>? = first
+        while let info = cursor {
+            cursor = info.pointee.ai_next
+            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), info.pointee.ai_protocol)
+            if fd < 0 {
+                lastError = String(cString: strerror(errno))
+                continue
+            }
+            let handle = SocketHandle(fd: fd)
+            var one: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+            let result = Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
+            if result == 0 { return handle }
+            if errno != EINPROGRESS {
+                lastError = String(cString: strerror(errno))
+                continue
+            }
+            guard handle.wait(forRead: false, forWrite: true, until: deadline) else {
+                throw HTTPSError(.timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise --timeout")
+            }
+            var error: Int32 = 0
+            var length = socklen_t(MemoryLayout<Int32>.size)
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+            if error == 0 { return handle }
+            lastError = String(cString: strerror(error))
+        }
+        throw HTTPSError(.connect, host: label, "could not connect: \(lastError)", hint: lastError.contains("refused") ? "nothing listens on port \(port); check the port and that the server is running" : nil)
+    }
+
+    /// Listens on `address:port` (port 0 picks a free one).
+    public static func listen(address: String, port: Int, backlog: Int32 = 128) throws(HTTPSError) -> (SocketHandle, Int) {
+        let label = "\(address):\(port)"
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        guard getaddrinfo(address, String(port), &hints, &list) == 0, let info = list else {
+            throw HTTPSError(.configuration, host: label, "\(address) is not a numeric IP address to listen on")
+        }
+        defer { freeaddrinfo(list) }
+        let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+        guard fd >= 0 else { throw HTTPSError(.configuration, host: label, "socket() failed: \(String(cString: strerror(errno)))") }
+        let handle = SocketHandle(fd: fd)
+        var one: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
+        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            throw HTTPSError(.configuration, host: label, "cannot listen on \(label): \(reason)", hint: reason.contains("in use") ? "another program uses the port; pick another with --port" : nil)
+        }
+        guard Glibc.listen(fd, backlog) == 0 else {
+            throw HTTPSError(.configuration, host: label, "listen() failed: \(String(cString: strerror(errno)))")
+        }
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        let boundPort: Int
+        if storage.ss_family == sa_family_t(AF_INET6) {
+            boundPort = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin6_port)) } }
+        } else {
+            boundPort = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { Int(UInt16(bigEndian: $0.pointee.sin_port)) } }
+        }
+        return (handle, boundPort)
+    }
+
+    /// Accepts one connection, waiting up to `deadline`; nil on timeout or when the listener was shut down.
+    public static func accept(_ listener: SocketHandle, until deadline: Deadline) -> SocketHandle? {
+        guard listener.wait(forRead: true, forWrite: false, until: deadline) else { return nil }
+        let fd = Glibc.accept(listener.fd, nil, nil)
+        guard fd >= 0 else { return nil }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        return SocketHandle(fd: fd)
+    }
+}

@@ -1,0 +1,233 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+import MTLSTrust
+
+/// Makes client TLS connections with one configuration, reusing sessions per host.
+public final class TLSClient: @unchecked Sendable {
+    // @unchecked Sendable: the SSL_CTX is configured once; the session cache is guarded by `lock`.
+    public let configuration: TLSClientConfiguration
+    let context: SSLContextReference
+    private let baseEvaluatorPolicy: TrustPolicy
+    private let lock = NSLock()
+    private var sessions: [String: OpaquePointer] = [:]
+    private var evaluators: [String: TrustEvaluator] = [:]
+
+    /// Prepares a client.
+    public init(configuration: TLSClientConfiguration) throws(HTTPSError) {
+        self.configuration = configuration
+        self.baseEvaluatorPolicy = configuration.trust
+        guard let ctx = SSL_CTX_new(TLS_client_method()) else {
+            throw HTTPSError(.configuration, host: "-", "OpenSSL could not create a TLS context")
+        }
+        context = SSLContextReference(taking: ctx)
+        if let minimum = configuration.minimumVersion { _ = mtls_SSL_CTX_set_min_proto_version(ctx, minimum.openSSLValue) }
+        if let maximum = configuration.maximumVersion { _ = mtls_SSL_CTX_set_max_proto_version(ctx, maximum.openSSLValue) }
+        if (configuration.minimumVersion ?? .tls1_2) < .tls1_2 {
+            SSL_CTX_set_security_level(ctx, 0)  // TLS 1.0/1.1 need SHA-1 signatures, asked for explicitly
+        }
+        if let list = configuration.cipherList, SSL_CTX_set_cipher_list(ctx, list) != 1 {
+            throw HTTPSError(.configuration, host: "-", "the cipher list '\(list)' names no cipher OpenSSL knows")
+        }
+        if let suites = configuration.cipherSuites, SSL_CTX_set_ciphersuites(ctx, suites) != 1 {
+            throw HTTPSError(.configuration, host: "-", "the TLS 1.3 cipher suites '\(suites)' are not known to OpenSSL")
+        }
+        if configuration.allowsLegacyRenegotiation {
+            SSL_CTX_set_options(ctx, mtls_SSL_OP_LEGACY_SERVER_CONNECT() | mtls_SSL_OP_ALLOW_UNSAFE_LEGACY_RENEGOTIATION())
+        }
+        if !configuration.alpn.isEmpty {
+            var wire: [UInt8] = []
+            for protocolName in configuration.alpn {
+                wire.append(UInt8(protocolName.utf8.count))
+                wire += protocolName.utf8
+            }
+            _ = SSL_CTX_set_alpn_protos(ctx, wire, UInt32(wire.count))
+        }
+        _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT))
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
+        SSL_CTX_set_cert_verify_callback(ctx, clientVerifyTrampoline, nil)
+        SSL_CTX_set_cert_cb(ctx, clientCertificateTrampoline, nil)
+        SSL_CTX_set_info_callback(ctx, tlsInfoCallback)
+        SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
+    }
+
+    deinit {
+        for session in sessions.values { SSL_SESSION_free(session) }
+    }
+
+    private func evaluator(for host: String?) throws(HTTPSError) -> TrustEvaluator {
+        let key = host ?? ""
+        lock.lock()
+        if let cached = evaluators[key] {
+            lock.unlock()
+            return cached
+        }
+        lock.unlock()
+        var policy = baseEvaluatorPolicy
+        policy.hostname = configuration.validatesHostname ? host : nil
+        if policy.purpose == .any { policy.purpose = .server }
+        let made: TrustEvaluator
+        do throws(MTLSTrustError) {
+            made = try TrustEvaluator(policy: policy)
+        } catch {
+            throw HTTPSError(.configuration, host: host ?? "-", error.message)
+        }
+        lock.lock()
+        evaluators[key] = made
+        lock.unlock()
+        return made
+    }
+
+    /// Connects and completes the TLS handshake.
+    ///
+    /// - Parameters:
+    ///   - host: The host to verify and (unless it is an IP literal) to send as SNI.
+    ///   - port: The port.
+    ///   - connectTo: Where to connect instead (`--connect-to`), keeping `host` for SNI and checks.
+    public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil) throws(HTTPSError) -> TLSConnection {
+        let timeouts = configuration.timeouts
+        let total = deadline ?? .after(timeouts.total)
+        let target = connectTo ?? (host, port)
+        let socket = try TCP.connect(host: target.host, port: target.port, deadline: Deadline.earliest(total, .after(timeouts.connect)))
+        let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        guard let ssl = SSL_new(context.pointer) else {
+            socket.close()
+            throw HTTPSError(.configuration, host: label, "OpenSSL could not create a connection")
+        }
+        let bare = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let serverName = configuration.serverName ?? (IPAddress.parse(bare) == nil ? bare : nil)
+        var report = TLSSessionReport(host: host, port: port)
+        report.serverName = serverName
+        let state = TLSConnectionState(report: report, isServer: false, clientConfiguration: configuration, evaluator: try evaluator(for: bare))
+        let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
+        if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
+        if configuration.offersPostHandshakeAuth { SSL_set_post_handshake_auth(ssl, 1) }
+        SSL_set_fd(ssl, socket.fd)
+        let sessionKey = "\(label)/\(serverName ?? "")"
+        lock.lock()
+        if let session = sessions[sessionKey] { SSL_set_session(ssl, session) }
+        lock.unlock()
+        _ = try connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
+        state.handshakeDone = true
+        connection.fillSessionFacts()
+        rememberSession(connection, key: sessionKey)
+        return connection
+    }
+
+    /// Stores the connection's session for resumption by the next connection to the same host.
+    func rememberSession(_ connection: TLSConnection, key: String) {
+        guard let session = SSL_get1_session(connection.ssl) else { return }
+        lock.lock()
+        if let old = sessions[key] { SSL_SESSION_free(old) }
+        sessions[key] = session
+        lock.unlock()
+    }
+
+    /// Stores the session after the first read (TLS 1.3 tickets arrive after the handshake).
+    public func refreshSession(_ connection: TLSConnection) {
+        let report = connection.report
+        let label = report.host.contains(":") ? "[\(report.host)]:\(report.port)" : "\(report.host):\(report.port)"
+        rememberSession(connection, key: "\(label)/\(report.serverName ?? "")")
+    }
+}
+
+// MARK: Client callbacks (non-capturing trampolines; Swift errors are stored, never thrown through C)
+
+/// Server certificate check: the MTLSTrust evaluator decides, inside the handshake.
+private func clientVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let storeContext,
+        let sslRaw = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
+        let state = TLSConnectionState.from(OpaquePointer(sslRaw)),
+        let configuration = state.clientConfiguration, let evaluator = state.evaluator,
+        let leafPointer = X509_STORE_CTX_get0_cert(storeContext)
+    else { return 0 }
+    let leaf = Certificate(borrowingX509: leafPointer)
+    var sent: [Certificate] = []
+    if let untrusted = X509_STORE_CTX_get0_untrusted(storeContext) {
+        for i in 0..<mtls_sk_X509_num(untrusted) {
+            if let x509 = mtls_sk_X509_value(untrusted, i) { sent.append(Certificate(borrowingX509: x509)) }
+        }
+    }
+    if sent.first != leaf { sent.insert(leaf, at: 0) }
+    let host = state.report.host
+    // A renegotiation must present the same server certificate.
+    if let first = state.firstPeerLeaf, first != leaf {
+        state.trustFailure = HTTPSError(.serverCertificate, host: host, "the server presented a different certificate during renegotiation (\(leaf.displayName) instead of \(first.displayName)); refused", hint: "this is what a man-in-the-middle or a misconfigured load balancer does")
+        X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
+        return 0
+    }
+    if state.firstPeerLeaf != nil { return 1 }
+    state.firstPeerLeaf = leaf
+    state.report.peerChainAsSent = sent
+    let evaluation = evaluator.evaluate(leaf, extraIntermediates: Array(sent.dropFirst()))
+    state.report.trust = evaluation
+    var problems: [String] = evaluation.findings.map { $0.reason }
+    if let pins = configuration.pins {
+        let match = pins.check(evaluation.chain)
+        state.report.pinMatch = match
+        if !match.isSatisfied {
+            problems.append("no pin matched: expected \(pins.pins.map(\.description).joined(separator: ", ")); presented \(match.presented.map(\.description).joined(separator: ", "))")
+        }
+    }
+    if problems.isEmpty { return 1 }
+    if configuration.continuesOnTrustFailure {
+        state.report.overriddenProblems += problems
+        return 1
+    }
+    let first = evaluation.findings.first
+    let message = first.map { "\($0.reason) (\($0.name))" } ?? problems[0]
+    state.trustFailure = HTTPSError(.serverCertificate, host: host, "the server's certificate is not trusted: \(message)", hint: first?.hint ?? "check the pins, or the server's key changed", trust: evaluation)
+    X509_STORE_CTX_set_error(storeContext, first?.code ?? X509_V_ERR_APPLICATION_VERIFICATION)
+    return 0
+}
+
+/// The server asked for a client certificate: record when and what, choose an identity.
+private func clientCertificateTrampoline(_ ssl: OpaquePointer?, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let ssl, let state = TLSConnectionState.from(ssl), let configuration = state.clientConfiguration else { return 1 }
+    var names: [String] = []
+    if let list = SSL_get0_peer_CA_list(ssl) {
+        for i in 0..<mtls_sk_X509_NAME_num(list) {
+            if let name = mtls_sk_X509_NAME_value(list, i) { names.append(Certificate.nameString(name)) }
+        }
+    }
+    var algorithms: [String] = []
+    let count = SSL_get_sigalgs(ssl, -1, nil, nil, nil, nil, nil)
+    if count > 0 {
+        for index in 0..<min(count, 64) {
+            var signAndHash: Int32 = 0
+            var sign: Int32 = 0
+            var hash: Int32 = 0
+            var rsig: UInt8 = 0
+            var rhash: UInt8 = 0
+            _ = SSL_get_sigalgs(ssl, index, &sign, &hash, &signAndHash, &rsig, &rhash)
+            if signAndHash != NID_undef, let name = OBJ_nid2ln(signAndHash) {
+                algorithms.append(String(cString: name))
+            } else if sign != NID_undef, let name = OBJ_nid2ln(sign) {
+                algorithms.append(String(cString: name))
+            } else {
+                algorithms.append(String(format: "0x%02x%02x", rhash, rsig))
+            }
+        }
+    }
+    let phase: CertificateRequestPhase = !state.handshakeDone ? .handshake : (SSL_version(ssl) == 0x0304 ? .postHandshake : .renegotiation)
+    let identities = configuration.identities
+    let fitting = identities.first { $0.fits(acceptedCANames: names) }
+    let chosen = fitting ?? identities.first
+    var record = CertificateRequestRecord(
+        phase: phase, acceptedCANames: names, signatureAlgorithms: algorithms, sentCertificate: nil, sentIdentityLabel: nil,
+        identityFits: fitting != nil, hadNoIdentity: identities.isEmpty)
+    if let chosen {
+        if SSL_use_certificate(ssl, chosen.certificate.x509Pointer) == 1, SSL_use_PrivateKey(ssl, chosen.privateKey.evpPointer) == 1 {
+            if let stack = mtls_sk_X509_new_null() {
+                for certificate in chosen.chain { _ = mtls_sk_X509_push(stack, certificate.x509Pointer) }
+                _ = mtls_SSL_set1_chain(ssl, stack)  // set1: OpenSSL takes its own references
+                mtls_sk_X509_free(stack)
+            }
+            record.sentCertificate = chosen.certificate
+            record.sentIdentityLabel = chosen.label
+        }
+        ERR_clear_error()
+    }
+    state.report.certificateRequests.append(record)
+    return 1
+}

@@ -1,0 +1,159 @@
+import Foundation
+import MTLSTrust
+
+/// A TLS protocol version.
+public enum TLSVersion: String, Sendable, Comparable, CaseIterable {
+    case tls1_0 = "1.0", tls1_1 = "1.1", tls1_2 = "1.2", tls1_3 = "1.3"
+
+    var openSSLValue: Int32 {
+        switch self {
+        case .tls1_0: 0x0301
+        case .tls1_1: 0x0302
+        case .tls1_2: 0x0303
+        case .tls1_3: 0x0304
+        }
+    }
+
+    public static func < (lhs: TLSVersion, rhs: TLSVersion) -> Bool { lhs.openSSLValue < rhs.openSSLValue }
+
+    /// `TLSv1.3` as OpenSSL names it.
+    public var name: String { "TLSv\(rawValue)" }
+}
+
+/// Timeouts of one exchange, in seconds.
+public struct Timeouts: Sendable {
+    public var connect: Double
+    public var handshake: Double
+    /// The longest silence while reading.
+    public var idleRead: Double
+    /// The whole exchange.
+    public var total: Double
+
+    public init(connect: Double = 10, handshake: Double = 10, idleRead: Double = 30, total: Double = 120) {
+        self.connect = connect
+        self.handshake = handshake
+        self.idleRead = idleRead
+        self.total = total
+    }
+
+    /// All four set from one `--timeout`.
+    public static func uniform(_ seconds: Double) -> Timeouts {
+        Timeouts(connect: seconds, handshake: seconds, idleRead: seconds, total: max(seconds, seconds * 4))
+    }
+}
+
+/// How the client checks the server and what it presents.
+public struct TLSClientConfiguration: Sendable {
+    /// The trust policy; its hostname is filled in from the URL unless ``validatesHostname`` is false.
+    public var trust: TrustPolicy
+    /// Check the server's name against its certificate's subjectAltName (default: true).
+    public var validatesHostname: Bool
+    /// Continue when the server is not trusted, recording every problem (`--insecure`).
+    /// - Warning: Only for diagnosis: an attacker can read and change everything.
+    public var continuesOnTrustFailure: Bool
+    /// Pins that the validated chain must match.
+    public var pins: PinSet?
+    /// Client identities, chosen by the CA names the server accepts.
+    public var identities: [ClientIdentity]
+    public var minimumVersion: TLSVersion?
+    public var maximumVersion: TLSVersion?
+    /// OpenSSL cipher list for TLS 1.2 and below.
+    public var cipherList: String?
+    /// TLS 1.3 cipher suites.
+    public var cipherSuites: String?
+    /// The SNI name; nil uses the URL's host (none for IP literals).
+    public var serverName: String?
+    /// ALPN protocols offered.
+    public var alpn: [String]
+    /// Allow renegotiation with servers that lack RFC 5746 secure renegotiation.
+    /// - Warning: Exposes the connection to the 2009 renegotiation prefix attack.
+    public var allowsLegacyRenegotiation: Bool
+    /// Offer TLS 1.3 post-handshake authentication (default: true, so servers can ask per path).
+    public var offersPostHandshakeAuth: Bool
+    public var timeouts: Timeouts
+
+    public init(
+        trust: TrustPolicy = TrustPolicy(includesSystemRoots: true), validatesHostname: Bool = true,
+        continuesOnTrustFailure: Bool = false, pins: PinSet? = nil, identities: [ClientIdentity] = [],
+        minimumVersion: TLSVersion? = .tls1_2, maximumVersion: TLSVersion? = nil, cipherList: String? = nil,
+        cipherSuites: String? = nil, serverName: String? = nil, alpn: [String] = ["http/1.1"],
+        allowsLegacyRenegotiation: Bool = false, offersPostHandshakeAuth: Bool = true, timeouts: Timeouts = Timeouts()
+    ) {
+        self.trust = trust
+        self.validatesHostname = validatesHostname
+        self.continuesOnTrustFailure = continuesOnTrustFailure
+        self.pins = pins
+        self.identities = identities
+        self.minimumVersion = minimumVersion
+        self.maximumVersion = maximumVersion
+        self.cipherList = cipherList
+        self.cipherSuites = cipherSuites
+        self.serverName = serverName
+        self.alpn = alpn
+        self.allowsLegacyRenegotiation = allowsLegacyRenegotiation
+        self.offersPostHandshakeAuth = offersPostHandshakeAuth
+        self.timeouts = timeouts
+    }
+}
+
+/// When the server asked for a client certificate.
+public enum CertificateRequestPhase: String, Sendable {
+    /// In the first handshake (nginx `ssl_verify_client on`, IIS with `clientcertnegotiation=enable`).
+    case handshake
+    /// After the request, by TLS 1.2 renegotiation (IIS and Apache per path).
+    case renegotiation
+    /// After the request, by TLS 1.3 post-handshake authentication (Apache per path).
+    case postHandshake = "post-handshake"
+}
+
+/// One certificate request by the server, and our answer.
+public struct CertificateRequestRecord: Sendable {
+    public var phase: CertificateRequestPhase
+    /// The CA names the server accepts (RFC 4514); empty when it sent none (IIS 2012+ by default).
+    public var acceptedCANames: [String]
+    /// The signature algorithms the server accepts.
+    public var signatureAlgorithms: [String]
+    /// The certificate we sent; nil when we sent none.
+    public var sentCertificate: Certificate?
+    /// The label of the identity sent.
+    public var sentIdentityLabel: String?
+    /// True when the sent identity is issued by one of the accepted CAs (or no names were sent).
+    public var identityFits: Bool
+    /// True when we had no identity at all.
+    public var hadNoIdentity: Bool
+}
+
+/// A TLS alert, by name.
+public struct TLSAlertRecord: Sendable {
+    /// True when we received it; false when we sent it.
+    public var received: Bool
+    public var level: String
+    public var description: String
+}
+
+/// Everything observed on one TLS connection, for `probe` and for error messages.
+public struct TLSSessionReport: Sendable {
+    public var host: String
+    public var port: Int
+    public var address: String?
+    public var serverName: String?
+    public var version: String?
+    public var cipher: String?
+    public var alpn: String?
+    public var resumed: Bool = false
+    public var secureRenegotiation: Bool = false
+    /// The chain as the server sent it (leaf first).
+    public var peerChainAsSent: [Certificate] = []
+    /// The server trust evaluation (nil if the server sent no certificate).
+    public var trust: TrustEvaluation?
+    /// The pin check, when pins were given.
+    public var pinMatch: PinSet.Match?
+    public var certificateRequests: [CertificateRequestRecord] = []
+    public var alerts: [TLSAlertRecord] = []
+    /// Renegotiations done after the first handshake.
+    public var renegotiations: Int = 0
+    /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello`).
+    public var messageTrace: [String] = []
+    /// Problems let through because of `continuesOnTrustFailure`.
+    public var overriddenProblems: [String] = []
+}

@@ -1,0 +1,335 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+import MTLSTrust
+
+/// Owns one `SSL_CTX*`.
+final class SSLContextReference: @unchecked Sendable {
+    // @unchecked Sendable: configured once before use; OpenSSL locks its session cache.
+    let pointer: OpaquePointer
+    init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { SSL_CTX_free(pointer) }
+}
+
+/// Per-connection state reached from OpenSSL callbacks through `SSL_set_ex_data(ssl, 0, …)`.
+final class TLSConnectionState: @unchecked Sendable {
+    // @unchecked Sendable: touched only by the thread that drives the connection (callbacks run
+    // inside its SSL calls).
+    var report: TLSSessionReport
+    let isServer: Bool
+    let clientConfiguration: TLSClientConfiguration?
+    let evaluator: TrustEvaluator?
+    /// True once the first handshake has finished.
+    var handshakeDone = false
+    /// Set by the server side while it waits for a post-handshake certificate.
+    var awaitingClientFinished = false
+    var clientFinishedSeen = false
+    /// The first leaf the server presented: a renegotiation must not change it.
+    var firstPeerLeaf: Certificate?
+    /// A trust failure captured in the verify callback, rethrown after the call returns.
+    var trustFailure: HTTPSError?
+    /// Server side: the evaluation of the client's certificate (never fails the handshake).
+    var clientTrust: TrustEvaluation?
+    var clientEvaluator: TrustEvaluator?
+
+    init(report: TLSSessionReport, isServer: Bool, clientConfiguration: TLSClientConfiguration?, evaluator: TrustEvaluator?) {
+        self.report = report
+        self.isServer = isServer
+        self.clientConfiguration = clientConfiguration
+        self.evaluator = evaluator
+    }
+
+    static func from(_ ssl: OpaquePointer?) -> TLSConnectionState? {
+        guard let ssl, let raw = SSL_get_ex_data(ssl, 0) else { return nil }
+        return Unmanaged<TLSConnectionState>.fromOpaque(raw).takeUnretainedValue()
+    }
+}
+
+/// A TLS connection over a non-blocking socket: handshake, read and write with deadlines, and a
+/// record of everything that happened (``report``).
+///
+/// Not thread-safe: one thread drives it; ``cancel()`` may be called from any thread.
+public final class TLSConnection: @unchecked Sendable {
+    // @unchecked Sendable: driven by one thread at a time; `cancel` only touches the socket, which locks.
+    let ssl: OpaquePointer
+    let socket: SocketHandle
+    let context: SSLContextReference
+    let state: TLSConnectionState
+    private var cancelled = false
+    private var closed = false
+    let label: String
+
+    init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String) {
+        self.ssl = ssl
+        self.socket = socket
+        self.context = context
+        self.state = state
+        self.label = label
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(state).toOpaque())
+    }
+
+    deinit {
+        SSL_set_ex_data(ssl, 0, nil)
+        SSL_free(ssl)
+        socket.close()
+    }
+
+    /// What has been observed so far.
+    public var report: TLSSessionReport { state.report }
+
+    /// Server side: the evaluation of the client's certificate, when one was presented.
+    public var clientTrust: TrustEvaluation? { state.clientTrust }
+
+    /// The peer's certificate (server: the client's), if any.
+    public var peerCertificate: Certificate? {
+        guard let x509 = SSL_get1_peer_certificate(ssl) else { return nil }
+        return Certificate(takingX509: x509)
+    }
+
+    /// The negotiated version.
+    public var version: TLSVersion? {
+        switch SSL_version(ssl) {
+        case 0x0304: .tls1_3
+        case 0x0303: .tls1_2
+        case 0x0302: .tls1_1
+        case 0x0301: .tls1_0
+        default: nil
+        }
+    }
+
+    /// Wakes and aborts any blocked operation; the next call throws `.cancelled`.
+    public func cancel() {
+        cancelled = true
+        socket.shutdownBoth()
+    }
+
+    // MARK: The non-blocking loop
+
+    enum IOOutcome {
+        case done(Int32)
+        case closedCleanly
+    }
+
+    /// Runs an SSL call until it completes, waiting on the socket as OpenSSL asks.
+    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double? = nil, _ operation: () -> Int32) throws(HTTPSError) -> IOOutcome {
+        while true {
+            if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+            ERR_clear_error()
+            let result = operation()
+            if let failure = state.trustFailure {
+                state.trustFailure = nil
+                throw failure
+            }
+            if result > 0 { return .done(result) }
+            let error = SSL_get_error(ssl, result)
+            switch error {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
+                if !socket.wait(forRead: error == SSL_ERROR_WANT_READ, forWrite: error == SSL_ERROR_WANT_WRITE, until: wait) {
+                    if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+                    let which = idle != nil && wait < deadline ? "no data for \(Int(idle ?? 0)) s (idle timeout)" : "the deadline passed"
+                    throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise --timeout")
+                }
+            case SSL_ERROR_ZERO_RETURN:
+                return .closedCleanly
+            case SSL_ERROR_SYSCALL:
+                let entries = drainErrors()
+                if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+                let code = errno
+                if result == 0 || code == 0 {
+                    throw HTTPSError(phase == .tlsHandshake ? .tlsHandshake : .io, host: label, "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")", hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2" : nil, alert: lastAlert)
+                }
+                throw HTTPSError(.io, host: label, "the connection failed: \(String(cString: strerror(code)))", alert: lastAlert)
+            default:
+                let entries = OpenSSLErrorDescriber.drain()
+                throw classify(entries, phase: phase)
+            }
+        }
+    }
+
+    private var lastAlert: String? { state.report.alerts.last.map { "\($0.received ? "received" : "sent") \($0.description)" } }
+
+    private func drainErrors() -> String { OpenSSLErrorDescriber.drain().map(\.reason).joined(separator: "; ") }
+
+    private func classify(_ entries: [OpenSSLErrorDescriber.Entry], phase: HTTPSError.Phase) -> HTTPSError {
+        let reasons = entries.map(\.reason)
+        let text = reasons.joined(separator: "; ")
+        let alert = state.report.alerts.last(where: { $0.received })
+        if reasons.contains("unexpected eof while reading") {
+            return HTTPSError(.io, host: label, "the connection ended without a TLS close_notify: the data may be truncated", hint: "the server or a middlebox cut the connection")
+        }
+        if let alert {
+            var hint: String? = nil
+            switch alert.description {
+            case "handshake failure": hint = "no common TLS version or cipher, or the server required a client certificate we did not send"
+            case "protocol version": hint = "the server refuses our TLS version; try --tls-max 1.2 or --tls-min 1.2"
+            case "certificate required": hint = "the server requires a client certificate: pass --p12 or --cert/--key"
+            case "unknown ca", "bad certificate", "certificate unknown": hint = "the server does not trust our client certificate: it must be issued by a CA the server accepts"
+            case "certificate expired": hint = "our client certificate has expired"
+            case "certificate revoked": hint = "our client certificate has been revoked"
+            case "no renegotiation": hint = "the server refused to renegotiate"
+            default: break
+            }
+            return HTTPSError(phase == .tlsHandshake ? .tlsHandshake : .io, host: label, "the server sent the TLS alert \"\(alert.description)\"\(text.isEmpty ? "" : " (\(text))")", hint: hint, alert: alert.description)
+        }
+        if reasons.contains("unsafe legacy renegotiation disabled") {
+            return HTTPSError(.tlsHandshake, host: label, "the server asked to renegotiate without RFC 5746 secure renegotiation; refused", hint: "only if you trust the network, allow it with --legacy-renegotiation", alert: lastAlert)
+        }
+        if reasons.contains("wrong version number") || reasons.contains("packet length too long") || reasons.contains("record layer failure") {
+            return HTTPSError(.tlsHandshake, host: label, "the server did not answer with TLS (\(text))", hint: "is this an HTTPS port? plain HTTP or another protocol answers here")
+        }
+        if reasons.contains("unsupported protocol") || reasons.contains("no protocols available") {
+            return HTTPSError(.tlsHandshake, host: label, "no TLS version in common with the server (\(text))", hint: "the server may only speak TLS 1.0/1.1, which is refused unless asked for with --tls-min 1.0")
+        }
+        return HTTPSError(phase == .request || phase == .httpParse ? .io : phase, host: label, text.isEmpty ? "TLS failure" : text, alert: lastAlert)
+    }
+
+    // MARK: Reading and writing
+
+    /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
+    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Double?) throws(HTTPSError) -> Int {
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+        var readCount = 0
+        var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
+        buffer.withUnsafeMutableBytes { raw in
+            do throws(HTTPSError) {
+                result = .success(try drive(.io, until: deadline, idle: idle) {
+                    var n = 0
+                    let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
+                    readCount = n
+                    return ok == 1 ? Int32(1) : ok
+                })
+            } catch {
+                result = .failure(error)
+            }
+        }
+        switch try result.get() {
+        case .closedCleanly: return 0
+        case .done: return readCount
+        }
+    }
+
+    /// Writes all of `bytes`.
+    public func write(_ bytes: [UInt8], deadline: Deadline) throws(HTTPSError) {
+        var offset = 0
+        while offset < bytes.count {
+            var written = 0
+            var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
+            bytes.withUnsafeBytes { raw in
+                do throws(HTTPSError) {
+                    result = .success(try drive(.request, until: deadline) {
+                        SSL_write_ex(ssl, raw.baseAddress! + offset, raw.count - offset, &written)
+                    })
+                } catch {
+                    result = .failure(error)
+                }
+            }
+            if case .closedCleanly = try result.get() {
+                throw HTTPSError(.io, host: label, "the server closed the connection while we were sending")
+            }
+            offset += written
+        }
+    }
+
+    /// Sends close_notify (best effort, bounded) and closes the socket.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        if !cancelled {
+            let deadline = Deadline.after(0.5)
+            for _ in 0..<2 {
+                let result = SSL_shutdown(ssl)
+                if result != 0 {
+                    if result < 0 {
+                        let error = SSL_get_error(ssl, result)
+                        if error == SSL_ERROR_WANT_WRITE && socket.wait(forRead: false, forWrite: true, until: deadline) { continue }
+                    }
+                    break
+                }
+                break
+            }
+        }
+        ERR_clear_error()
+        socket.close()
+    }
+
+    /// True when the socket has data waiting, or the peer closed (for keep-alive reuse checks).
+    var isReadableNow: Bool {
+        if SSL_pending(ssl) > 0 { return true }
+        var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
+        return poll(&pfd, 1, 0) > 0
+    }
+
+    func fillSessionFacts() {
+        if let cipher = SSL_get_current_cipher(ssl), let name = SSL_CIPHER_get_name(cipher) { state.report.cipher = String(cString: name) }
+        if let version = SSL_get_version(ssl) { state.report.version = String(cString: version) }
+        var alpnPointer: UnsafePointer<UInt8>? = nil
+        var alpnLength: UInt32 = 0
+        SSL_get0_alpn_selected(ssl, &alpnPointer, &alpnLength)
+        if let alpnPointer, alpnLength > 0 {
+            state.report.alpn = String(decoding: UnsafeBufferPointer(start: alpnPointer, count: Int(alpnLength)), as: UTF8.self)
+        }
+        state.report.resumed = SSL_session_reused(ssl) == 1
+        state.report.secureRenegotiation = mtls_SSL_get_secure_renegotiation_support(ssl) == 1
+        state.report.address = socket.peerAddress
+    }
+}
+
+/// Drains OpenSSL's error queue into reasons.
+enum OpenSSLErrorDescriber {
+    struct Entry {
+        var reason: String
+    }
+    static func drain() -> [Entry] {
+        var entries: [Entry] = []
+        while true {
+            let code = ERR_get_error()
+            if code == 0 { break }
+            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)"
+            entries.append(Entry(reason: reason))
+            if entries.count > 32 {
+                ERR_clear_error()
+                break
+            }
+        }
+        return entries
+    }
+}
+
+// MARK: Callbacks shared by clients and servers
+
+/// Records alerts and counts handshakes.
+func tlsInfoCallback(_ ssl: OpaquePointer?, _ where_: Int32, _ ret: Int32) {
+    guard let state = TLSConnectionState.from(ssl) else { return }
+    if where_ & SSL_CB_ALERT != 0 {
+        let description = SSL_alert_desc_string_long(ret).map { String(cString: $0) } ?? "alert \(ret & 0xFF)"
+        let level = SSL_alert_type_string_long(ret).map { String(cString: $0) } ?? "?"
+        if description != "close notify" {
+            state.report.alerts.append(TLSAlertRecord(received: where_ & SSL_CB_READ != 0, level: level, description: description))
+        }
+    }
+    if where_ & SSL_CB_HANDSHAKE_START != 0, state.handshakeDone, SSL_version(ssl) != 0x0304 {
+        state.report.renegotiations += 1
+    }
+}
+
+private let handshakeNames: [UInt8: String] = [
+    0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 4: "NewSessionTicket", 5: "EndOfEarlyData",
+    8: "EncryptedExtensions", 11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest",
+    14: "ServerHelloDone", 15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished", 24: "KeyUpdate",
+]
+
+/// Summarises handshake messages like `s_client -msg`.
+func tlsMessageCallback(_ writeP: Int32, _ version: Int32, _ contentType: Int32, _ buf: UnsafeRawPointer?, _ len: Int, _ ssl: OpaquePointer?, _ arg: UnsafeMutableRawPointer?) {
+    guard let state = TLSConnectionState.from(ssl) else { return }
+    let direction = writeP == 1 ? ">>>" : "<<<"
+    if contentType == 22, let buf, len > 0 {  // handshake
+        let type = buf.load(as: UInt8.self)
+        let name = handshakeNames[type] ?? "handshake type \(type)"
+        if state.report.messageTrace.count < 200 { state.report.messageTrace.append("\(direction) \(name) (\(len) bytes)") }
+        if type == 20, writeP == 0, state.awaitingClientFinished { state.clientFinishedSeen = true }
+    } else if contentType == 21, let buf, len >= 2 {  // alert
+        let description = buf.load(fromByteOffset: 1, as: UInt8.self)
+        if state.report.messageTrace.count < 200 { state.report.messageTrace.append("\(direction) Alert \(description)") }
+    }
+}
