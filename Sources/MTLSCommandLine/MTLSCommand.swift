@@ -61,6 +61,7 @@ public enum MTLSCommand {
     static let commands: [Command] = [
         Command(spec: VerifyCommand.spec, run: VerifyCommand.run),
         Command(spec: PinCommand.spec, run: PinCommand.run),
+        Command(spec: ProbeCommand.spec, run: ProbeCommand.run),
         Command(spec: InspectCommand.spec, run: InspectCommand.run),
         Command(spec: ConvertCommand.spec, run: ConvertCommand.run),
         Command(spec: ImportCommand.spec, run: ImportCommand.run),

@@ -31,6 +31,8 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
     public var alert: String?
     /// The trust evaluation, when the failure is the server's certificate.
     public var trust: TrustEvaluation?
+    /// What the TLS layer observed before the failure (handshake messages, alerts, certificate requests).
+    public var report: TLSSessionReport?
 
     public init(_ phase: Phase, host: String, _ message: String, hint: String? = nil, alert: String? = nil, trust: TrustEvaluation? = nil) {
         self.phase = phase

@@ -17,13 +17,28 @@ final class PrivateKeyTests: XCTestCase {
         try XCTUnwrap(PEM.parse(T.bytes(path)).first).derBytes
     }
 
+    /// The structure of a DER key file as `openssl asn1parse` shows it: the element after the
+    /// version is an INTEGER (PKCS#1), an OCTET STRING (SEC1) or a SEQUENCE (PKCS#8).
+    private func formatOfDERKeyFile(_ path: String) throws -> PrivateKey.SourceFormat {
+        let lines = try OpenSSLCLI.text(["asn1parse", "-inform", "DER", "-in", T.url(path).path]).split(separator: "\n")
+        let second = try XCTUnwrap(lines.dropFirst(2).first, path)
+        if second.contains("prim: INTEGER") { return .pkcs1 }
+        if second.contains("prim: OCTET STRING") { return .sec1 }
+        if second.contains("cons: SEQUENCE") { return .pkcs8 }
+        return .unknown
+    }
+
     // MARK: Reading every encoding
 
     func testEveryRSAEncodingIsReadAsTheSameRSA2048KeyWithItsFormatNamed() throws {
+        // The DER files' formats are judged by openssl asn1parse rather than by their names: OpenSSL
+        // 3.0's `openssl pkey -outform DER`, which made `rsa-pkcs8.der`, writes PKCS#1, not PKCS#8.
         let expected: [(String, PrivateKey.SourceFormat)] = [
-            (K.rsaPKCS1PEM, .pkcs1), (K.rsaPKCS1DER, .pkcs1), (K.rsaPKCS8PEM, .pkcs8), (K.rsaPKCS8DER, .pkcs8),
+            (K.rsaPKCS1PEM, .pkcs1), (K.rsaPKCS1DER, try formatOfDERKeyFile(K.rsaPKCS1DER)), (K.rsaPKCS8PEM, .pkcs8),
+            (K.rsaPKCS8DER, try formatOfDERKeyFile(K.rsaPKCS8DER)),
             (K.rsaPKCS8Encrypted, .encryptedPKCS8), (K.rsaTraditionalEncrypted, .traditionalEncrypted),
         ]
+        XCTAssertEqual(expected[1].1, .pkcs1)
         let publicKey = try publicKeyDER(ofPEM: K.rsaPublic)
         for (path, format) in expected {
             let key = try key(path, password: K.password)
@@ -34,7 +49,9 @@ final class PrivateKeyTests: XCTestCase {
     }
 
     func testEveryP256EncodingIsReadAsTheSameKeyWithItsFormatNamed() throws {
-        let expected: [(String, PrivateKey.SourceFormat)] = [(K.ecP256SEC1, .sec1), (K.ecP256PKCS8, .pkcs8), (K.ecP256DER, .pkcs8)]
+        let expected: [(String, PrivateKey.SourceFormat)] = [
+            (K.ecP256SEC1, .sec1), (K.ecP256PKCS8, .pkcs8), (K.ecP256DER, try formatOfDERKeyFile(K.ecP256DER)),
+        ]
         let publicKey = try publicKeyDER(ofPEM: K.ecP256Public)
         for (path, format) in expected {
             let key = try key(path)
@@ -78,6 +95,22 @@ final class PrivateKeyTests: XCTestCase {
             XCTAssertEqual(key.sourceFormat, .pkcs8, "\(identity)")
             XCTAssertEqual(key.algorithm, try T.certificate(identity).publicKey.algorithm, "\(identity)")
         }
+    }
+
+    func testRealPKCS8DERIsReadAsPKCS8() throws {
+        for path in [K.rsaPKCS8PEM, K.ecP256PKCS8, K.ed25519PKCS8] {
+            let der = try OpenSSLCLI.run(["pkcs8", "-topk8", "-nocrypt", "-in", T.url(path).path, "-outform", "DER"])
+            let key = try PrivateKey(bytes: der)
+            XCTAssertEqual(key.sourceFormat, .pkcs8, path)
+            XCTAssertEqual(key.publicKey, try self.key(path).publicKey, path)
+        }
+    }
+
+    func testSEC1DERIsReadAsSEC1() throws {
+        let der = try OpenSSLCLI.run(["ec", "-in", T.url(K.ecP256SEC1).path, "-outform", "DER"])
+        let key = try PrivateKey(bytes: der)
+        XCTAssertEqual(key.sourceFormat, .sec1)
+        XCTAssertEqual(key.publicKey, try self.key(K.ecP256SEC1).publicKey)
     }
 
     func testEncryptedPKCS8AndTraditionalPEMAreDecryptedWithTheRightPassword() throws {
@@ -186,14 +219,17 @@ final class PrivateKeyTests: XCTestCase {
 
     // MARK: Writing PKCS#8
 
-    func testUnencryptedPKCS8PEMAndDERAreByteIdenticalToOpenSSLPkey() throws {
+    func testUnencryptedPKCS8PEMAndDERAreByteIdenticalToOpenSSLs() throws {
         for path in [K.rsaPKCS1PEM, K.ecP256SEC1, K.ecP384SEC1, K.ed25519PKCS8, T.server.key] {
             let key = try key(path)
             XCTAssertEqual(try key.pkcs8PEM(), try OpenSSLCLI.run(["pkey", "-in", T.url(path).path]), path)
-            XCTAssertEqual(try key.pkcs8DER(), try OpenSSLCLI.run(["pkey", "-in", T.url(path).path, "-outform", "DER"]), path)
+            let der = try key.pkcs8DER()
+            XCTAssertEqual(der, try OpenSSLCLI.run(["pkcs8", "-topk8", "-nocrypt", "-in", T.url(path).path, "-outform", "DER"]), path)
+            XCTAssertEqual(DER.shape(of: der), .privateKey)
+            XCTAssertEqual(try PEM.parse(key.pkcs8PEM()).first?.derBytes, der, path)
         }
         XCTAssertEqual(try key(K.rsaPKCS1PEM).pkcs8PEM(), try T.bytes(K.rsaPKCS8PEM))
-        XCTAssertEqual(try key(K.ecP256SEC1).pkcs8DER(), try T.bytes(K.ecP256DER))
+        XCTAssertEqual(try key(K.ecP256SEC1).pkcs8PEM(), try T.bytes(K.ecP256PKCS8))
     }
 
     func testPKCS8PEMRoundTripsThroughTheLibrary() throws {
@@ -243,7 +279,7 @@ final class PrivateKeyTests: XCTestCase {
         let directory = try T.temporaryDirectory(for: self)
         let file = directory.appendingPathComponent("encrypted.der")
         try Data(der).write(to: file)
-        XCTAssertEqual(try OpenSSLCLI.run(["pkey", "-inform", "DER", "-in", file.path, "-passin", "pass:pw", "-outform", "DER"]), try key.pkcs8DER())
+        XCTAssertEqual(try OpenSSLCLI.run(["pkey", "-inform", "DER", "-in", file.path, "-passin", "pass:pw"]), try key.pkcs8PEM())
         XCTAssertEqual(try PrivateKey(bytes: der, password: "pw").publicKey, key.publicKey)
     }
 

@@ -242,7 +242,9 @@ RedirectMatch 302 "^/redirect-secure/?\$" "/secure"
     Header always set Set-Cookie "session=abc; Path=/; Secure; HttpOnly"
 </LocationMatch>
 <LocationMatch "^/(sjis|cp932)/?\$">
-    ForceType "text/html; charset=Shift_JIS"
+    ForceType text/html
+    # via mod_headers: ForceType/AddType would lower-case the charset to "shift_jis"
+    Header set Content-Type "text/html; charset=Shift_JIS"
 </LocationMatch>
 CONF
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// HTTP header fields in received order, looked up case-insensitively.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    public private(set) var fields: [(name: String, value: String)]
+    public var fields: [(name: String, value: String)]
 
     public init(_ fields: [(String, String)] = []) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }

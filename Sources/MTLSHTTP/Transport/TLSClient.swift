@@ -107,7 +107,16 @@ public final class TLSClient: @unchecked Sendable {
         lock.lock()
         if let session = sessions[sessionKey] { SSL_set_session(ssl, session) }
         lock.unlock()
-        _ = try connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
+        do throws(HTTPSError) {
+            _ = try connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
+        } catch {
+            var failure = error
+            connection.fillSessionFacts()
+            failure.report = connection.report
+            if failure.trust == nil { failure.trust = connection.report.trust }
+            connection.close()
+            throw failure
+        }
         state.handshakeDone = true
         connection.fillSessionFacts()
         rememberSession(connection, key: sessionKey)

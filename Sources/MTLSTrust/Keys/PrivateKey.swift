@@ -135,7 +135,9 @@ public struct PrivateKey: Sendable {
 
     /// The matching public key.
     public var publicKey: PublicKey {
-        PublicKey(unparsedSPKI: PublicKey.encodeSPKI(reference.pointer))
+        // Parse the SPKI back into a key of its own, so that `algorithm` works on the result.
+        let spki = PublicKey.encodeSPKI(reference.pointer)
+        return (try? PublicKey(spkiDER: spki)) ?? PublicKey(unparsedSPKI: spki)
     }
 
     /// True when this key is the private half of `certificate`'s public key.

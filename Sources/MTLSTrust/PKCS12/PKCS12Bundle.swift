@@ -95,7 +95,22 @@ public struct PKCS12Bundle: Sendable {
                     if password.isEmpty, PKCS12_verify_mac(p12, nil, 0) == 1 {
                         effectivePassword = nil
                     } else {
-                        throw MTLSTrustError(.wrongPassword, "the password is wrong (the file's integrity check does not match it)", openSSLDetail: errors.map(\.raw))
+                        // A failed MAC alone cannot tell a wrong password from a damaged file. If the
+                        // password decrypts the encrypted contents, it is right and the file is damaged.
+                        switch PKCS12Bundle.probeDecryption(p12, password: password) {
+                        case .decrypts:
+                            throw MTLSTrustError(
+                                .corruptInput,
+                                "the file is damaged: its integrity check (MAC) fails although the password decrypts its contents",
+                                openSSLDetail: errors.map(\.raw))
+                        case .fails:
+                            throw MTLSTrustError(.wrongPassword, "the password is wrong (the file's integrity check does not match it)", openSSLDetail: errors.map(\.raw))
+                        case .nothingEncrypted:
+                            throw MTLSTrustError(
+                                .wrongPassword,
+                                "the file's integrity check (MAC) does not match the password: wrong password, or a damaged file",
+                                openSSLDetail: errors.map(\.raw))
+                        }
                     }
                 }
             } else {
@@ -145,8 +160,10 @@ public struct PKCS12Bundle: Sendable {
             }
         }
         var certificates = reader.certificates
-        self.leaf = leafIndex.map { certificates.remove(at: $0) }
-        self.chain = certificates
+        let leaf = leafIndex.map { certificates.remove(at: $0) }
+        self.leaf = leaf
+        // Files exported with a chain file that repeats the leaf hold it twice; list it once.
+        self.chain = certificates.filter { $0.certificate != leaf?.certificate }
         self.privateKey = key?.key
         self.keyFriendlyName = key?.friendlyName
         self.inspection = PKCS12Inspection(mac: mac, safes: reader.safes)
@@ -168,6 +185,44 @@ public struct PKCS12Bundle: Sendable {
 
     private static func verifyMAC(_ p12: OpaquePointer, _ password: String) -> Bool {
         password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
+    }
+
+    /// What decrypting a file's first encrypted item with a password gives.
+    enum DecryptionProbe { case decrypts, fails, nothingEncrypted }
+
+    /// Tries the password on the first encrypted item (an encrypted safe, else a shrouded key bag).
+    /// Decryption succeeds only when the padding checks out *and* the plaintext parses as DER, which
+    /// a wrong password does not produce; so success means the password is right.
+    static func probeDecryption(_ p12: OpaquePointer, password: String) -> DecryptionProbe {
+        defer { OpenSSLErrorQueue.clear() }
+        OpenSSLErrorQueue.clear()
+        guard let authSafes = PKCS12_unpack_authsafes(p12) else { return .nothingEncrypted }
+        defer { mtls_sk_PKCS7_pop_free(authSafes) }
+        return password.withCString { pass -> DecryptionProbe in
+            let passLength = Int32(strlen(pass))
+            for i in 0..<mtls_sk_PKCS7_num(authSafes) {
+                guard let p7 = mtls_sk_PKCS7_value(authSafes, i) else { continue }
+                if mtls_PKCS7_type_is_encrypted(p7) == 1 {
+                    let legacy = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))?.isLegacy ?? false
+                    let unpack = { PKCS12_unpack_p7encdata(p7, pass, passLength) }
+                    let bags = legacy ? LegacyLibraryContext.shared.withAsThreadDefault(unpack) : unpack()
+                    guard let bags else { return .fails }
+                    mtls_sk_PKCS12_SAFEBAG_pop_free(bags)
+                    return .decrypts
+                }
+                guard mtls_PKCS7_type_is_data(p7) == 1, let bags = PKCS12_unpack_p7data(p7) else { continue }
+                defer { mtls_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                for j in 0..<mtls_sk_PKCS12_SAFEBAG_num(bags) {
+                    guard let bag = mtls_sk_PKCS12_SAFEBAG_value(bags, j), PKCS12_SAFEBAG_get_nid(bag) == NID_pkcs8ShroudedKeyBag else { continue }
+                    let decrypt = { PKCS12_decrypt_skey(bag, pass, passLength) }
+                    let p8 = LegacyLibraryContext.shared.isAvailable ? LegacyLibraryContext.shared.withAsThreadDefault(decrypt) : decrypt()
+                    guard let p8 else { return .fails }
+                    PKCS8_PRIV_KEY_INFO_free(p8)
+                    return .decrypts
+                }
+            }
+            return .nothingEncrypted
+        }
     }
 
     /// Walks the safes and bags.

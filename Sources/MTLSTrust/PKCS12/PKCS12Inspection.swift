@@ -122,8 +122,10 @@ public struct PKCS12Inspection: Sendable {
                 }
             }
         }
+        // The long name, as `openssl pkcs12 -info` prints it (`pbeWithSHA1And40BitRC2-CBC`, not `PBE-SHA1-RC2-40`).
+        let name = nid != NID_undef ? OBJ_nid2ln(nid).map { String(cString: $0) } : nil
         return Algorithm(
-            name: Certificate.objectName(object), iterations: iterations,
+            name: name ?? Certificate.objectName(object), iterations: iterations,
             isLegacy: legacyNIDs.contains(nid), isPKCS12PBE: pkcs12PBENIDs.contains(nid))
     }
 

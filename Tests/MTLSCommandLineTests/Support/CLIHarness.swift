@@ -277,7 +277,7 @@ enum OpenSSL {
         for line in all.split(separator: "\n") where line.hasPrefix("error ") {
             let words = line.split(separator: " ")
             if words.count > 4, let code = Int(words[1]), words[2] == "at", let depth = Int(words[3]) {
-                let text = line.components(separatedBy: "lookup: ").last.map(String.init)
+                let text: String? = String(line).components(separatedBy: "lookup: ").last
                 return Verdict(ok: false, code: code, depth: depth, text: text, raw: all)
             }
         }

@@ -1,0 +1,102 @@
+import Foundation
+import MTLSHTTP
+import MTLSTrust
+
+/// The TLS client options shared by `probe` and `pin https://…` (see CLI.md).
+enum TLSOptions {
+    static let specs: [OptionSpec] = [
+        OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Trust only these anchors (repeatable)."),
+        OptionSpec(names: ["--system-roots"], help: "Also trust the system roots when --anchors is given."),
+        OptionSpec(names: ["--insecure", "-k"], help: "Report trust problems but continue (diagnosis only)."),
+        OptionSpec(names: ["--no-hostname-check"], help: "Do not check the server's name against its certificate."),
+        OptionSpec(names: ["--pin"], valueName: "SPEC", repeatable: true, help: "Require a chain certificate to match this pin (sha256/BASE64)."),
+        OptionSpec(names: ["--pins"], valueName: "FILE", help: "Require a match with a pin from FILE."),
+        OptionSpec(names: ["--p12"], valueName: "FILE", help: "Client identity from a PKCS#12/PFX file."),
+        OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of --p12 (pass:, env:, file:, fd:, stdin)."),
+        OptionSpec(names: ["--cert"], valueName: "FILE", help: "Client certificate (PEM/DER; may include the chain)."),
+        OptionSpec(names: ["--key"], valueName: "FILE", help: "Client private key."),
+        OptionSpec(names: ["--key-password"], valueName: "SPEC", help: "Password of an encrypted --key."),
+        OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version: 1.0, 1.1, 1.2 (default) or 1.3."),
+        OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version: 1.2 or 1.3."),
+        OptionSpec(names: ["--servername"], valueName: "NAME", help: "The SNI name to send."),
+        OptionSpec(names: ["--connect-to"], valueName: "HOST:PORT", help: "Connect here instead, keeping the URL's host for SNI and checks."),
+        OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (default 10)."),
+        OptionSpec(names: ["--legacy-renegotiation"], help: "Allow renegotiation without RFC 5746 (insecure; warns)."),
+    ]
+
+    static func version(_ text: String?, option: String, command: String) throws(CommandFailure) -> TLSVersion? {
+        guard let text else { return nil }
+        guard let version = TLSVersion(rawValue: text) else {
+            throw CommandFailure.usage("\(option) '\(text)' must be 1.0, 1.1, 1.2 or 1.3", command: command)
+        }
+        return version
+    }
+
+    /// Builds the client configuration from the parsed options.
+    static func configuration(_ arguments: ParsedArguments, command: String, console: Console, evaluationTime: Date? = nil) throws(CommandFailure) -> TLSClientConfiguration {
+        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: arguments.value("p12").map { "Password for \($0): " }, console: console)
+        var anchors: [Certificate] = []
+        for path in arguments.values("anchors") { anchors += try Inputs.certificates(path, password: nil, console: console) }
+        let pins = try Inputs.pinSet(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+        var identities: [ClientIdentity] = []
+        do throws(MTLSTrustError) {
+            if let p12 = arguments.value("p12") {
+                identities.append(try ClientIdentity.pkcs12(path: p12, password: password))
+            }
+            if let cert = arguments.value("cert") {
+                guard let key = arguments.value("key") else { throw MTLSTrustError(.invalidArgument, "--cert needs --key") }
+                let keyPassword = try? SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
+                identities.append(try ClientIdentity.files(certificatePath: cert, keyPath: key, keyPassword: keyPassword ?? nil))
+            }
+        } catch {
+            throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: arguments.value("p12") ?? arguments.value("cert") ?? ""))
+        }
+        var timeouts = Timeouts()
+        if let text = arguments.value("timeout") {
+            guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
+                throw CommandFailure.usage("--timeout '\(text)' must be a number of seconds (0 < s ≤ 3600)", command: command)
+            }
+            timeouts = Timeouts.uniform(seconds)
+        }
+        let minimum = try version(arguments.value("tls-min"), option: "--tls-min", command: command) ?? .tls1_2
+        let maximum = try version(arguments.value("tls-max"), option: "--tls-max", command: command)
+        if let maximum, maximum < minimum {
+            throw CommandFailure.usage("--tls-max \(maximum.rawValue) is below --tls-min \(minimum.rawValue)", command: command)
+        }
+        if arguments.flag("legacy-renegotiation") {
+            console.err("warning: --legacy-renegotiation allows renegotiation without RFC 5746; an attacker on the network can inject a request prefix")
+        }
+        if arguments.flag("insecure") {
+            console.err("warning: --insecure: trust problems are reported but the connection continues")
+        }
+        let trust = TrustPolicy(anchors: anchors, includesSystemRoots: anchors.isEmpty || arguments.flag("system-roots"), evaluationTime: evaluationTime, purpose: .server)
+        var connectTo: (String, Int)? = nil
+        if let text = arguments.value("connect-to") {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+                throw CommandFailure.usage("--connect-to '\(text)' must be HOST:PORT", command: command)
+            }
+            connectTo = (String(text[..<colon]), port)
+        }
+        _ = connectTo
+        return TLSClientConfiguration(
+            trust: trust, validatesHostname: !arguments.flag("no-hostname-check"), continuesOnTrustFailure: arguments.flag("insecure"),
+            pins: pins, identities: identities, minimumVersion: minimum, maximumVersion: maximum, serverName: arguments.value("servername"),
+            allowsLegacyRenegotiation: arguments.flag("legacy-renegotiation"), timeouts: timeouts)
+    }
+
+    static func connectTo(_ arguments: ParsedArguments) -> (host: String, port: Int)? {
+        guard let text = arguments.value("connect-to"), let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    /// Maps a transport error to the contract: 4 for network/TLS, 1 for an untrusted server.
+    static func failure(_ error: HTTPSError) -> CommandFailure {
+        switch error.phase {
+        case .serverCertificate: return CommandFailure(ExitCode.no, error.description, hint: error.hint)
+        case .url, .configuration: return CommandFailure(ExitCode.usage, error.description, hint: error.hint)
+        default: return CommandFailure(ExitCode.network, error.description, hint: error.hint)
+        }
+    }
+}

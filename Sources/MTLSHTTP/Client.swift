@@ -1,0 +1,319 @@
+import Foundation
+import MTLSTrust
+
+/// A response, with what the TLS layer observed while it was exchanged.
+public struct HTTPResponse: Sendable {
+    /// The URL that answered.
+    public var url: HTTPSURL
+    public var head: HTTPResponseHead
+    /// The body, decoded from gzip/deflate (empty when it was streamed to a sink).
+    public var body: [UInt8]
+    /// Body bytes as received on the wire.
+    public var wireBodyLength: Int
+    /// The TLS record of the connection, up to the end of this response.
+    public var tls: TLSSessionReport
+    /// True when the request went over a kept-alive connection.
+    public var reusedConnection: Bool
+    /// Informational statuses seen before the final one (100, 103 …).
+    public var informational: [Int]
+
+    public var status: Int { head.status }
+    public var headers: HTTPHeaders { head.headers }
+}
+
+/// An HTTPS/1.1 client over OpenSSL: keep-alive, `Expect: 100-continue`, gzip/deflate, and every
+/// way a server asks for a client certificate (in the handshake, by renegotiation, by TLS 1.3
+/// post-handshake auth), recorded in each response's ``HTTPResponse/tls``.
+///
+/// The synchronous API blocks the calling thread with `poll` and deadlines; the `async` API runs it on
+/// a dispatch queue, never on Swift's cooperative pool, and closes the connection on cancellation.
+public final class HTTPSClient: @unchecked Sendable {
+    // @unchecked Sendable: the idle pool is guarded by `lock`; a connection is used by one request at a time.
+    public let tls: TLSClient
+    /// The largest body kept in memory (and the ceiling for decoded gzip/deflate).
+    public var maximumBodySize: Int = 64 << 20
+    /// Header names whose values are replaced by `[redacted]` in traces.
+    public static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// Where `connect-to` sends connections for a host (`--connect-to`).
+    public var connectTo: [String: (host: String, port: Int)] = [:]
+    /// A trace sink for `-v` (request and response heads, secrets redacted).
+    public var trace: (@Sendable (String) -> Void)?
+    /// Sent with every request unless overridden.
+    public var userAgent = "mtls/0.1"
+
+    private let lock = NSLock()
+    private var idle: [String: TLSConnection] = [:]
+    private var active: [ObjectIdentifier: TLSConnection] = [:]
+
+    public init(configuration: TLSClientConfiguration) throws(HTTPSError) {
+        tls = try TLSClient(configuration: configuration)
+    }
+
+    deinit {
+        for connection in idle.values { connection.close() }
+    }
+
+    /// Closes kept-alive connections.
+    public func closeIdleConnections() {
+        lock.lock()
+        let connections = Array(idle.values)
+        idle.removeAll()
+        lock.unlock()
+        connections.forEach { $0.close() }
+    }
+
+    private func key(_ url: HTTPSURL) -> String { "\(url.host):\(url.port)" }
+
+    private func checkout(_ url: HTTPSURL, deadline: Deadline) throws(HTTPSError) -> (TLSConnection, Bool) {
+        lock.lock()
+        let existing = idle.removeValue(forKey: key(url))
+        lock.unlock()
+        if let existing {
+            if !existing.isReadableNow { return (existing, true) }
+            existing.close()  // the server closed it, or sent something unasked
+        }
+        let connection = try tls.connect(host: url.host, port: url.port, connectTo: connectTo[url.host] ?? connectTo["\(url.host):\(url.port)"], deadline: deadline)
+        return (connection, false)
+    }
+
+    private func checkin(_ connection: TLSConnection, url: HTTPSURL) {
+        lock.lock()
+        let previous = idle.updateValue(connection, forKey: key(url))
+        lock.unlock()
+        previous?.close()
+    }
+
+    /// Sends one request and reads the response (no redirects or auth: see ``LoginSession``).
+    ///
+    /// - Parameters:
+    ///   - request: The request; `Host`, `Content-Length`, `User-Agent`, `Accept-Encoding` are added.
+    ///   - bodySink: When given, decoded body bytes are passed here instead of being kept.
+    /// - Throws: ``HTTPSError`` naming the host and the phase.
+    public func send(_ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil) throws(HTTPSError) -> HTTPResponse {
+        guard request.url.scheme == "https" else {
+            throw HTTPSError(.url, host: request.url.hostHeader, "only https:// URLs are supported", hint: "use https://")
+        }
+        let deadline = Deadline.after(tls.configuration.timeouts.total)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (connection, reused) = try checkout(request.url, deadline: deadline)
+            do throws(HTTPSError) {
+                var response = try exchange(request, on: connection, reused: reused, deadline: deadline, bodySink: bodySink)
+                response.tls = connection.report
+                return response
+            } catch {
+                var error = error
+                if error.report == nil { error.report = connection.report }
+                connection.close()
+                // A kept-alive connection the server closed before answering: retry once, fresh.
+                if reused && attempt == 1 && error.phase == .io && ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method.uppercased()) {
+                    continue
+                }
+                throw error
+            }
+        }
+    }
+
+    /// The async form of ``send(_:bodySink:)``: runs on a dispatch queue and closes the connection
+    /// when the task is cancelled.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let holder = CancellationHolder()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
+                DispatchQueue.global().async {
+                    holder.setThread(self)
+                    do {
+                        continuation.resume(returning: try self.send(request))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            holder.cancel()
+        }
+    }
+
+    /// Cancels every connection in use by this client (used by task cancellation).
+    func cancelActive() {
+        lock.lock()
+        let connections = Array(active.values) + Array(idle.values)
+        lock.unlock()
+        connections.forEach { $0.cancel() }
+    }
+
+    private func track(_ connection: TLSConnection, _ on: Bool) {
+        lock.lock()
+        if on { active[ObjectIdentifier(connection)] = connection } else { active.removeValue(forKey: ObjectIdentifier(connection)) }
+        lock.unlock()
+    }
+
+    /// Serialises the request head, refusing CR/LF/NUL in any header (no injection).
+    static func serializeHead(_ request: HTTPRequest, userAgent: String, bodyLength: Int?) throws(HTTPSError) -> [UInt8] {
+        let method = request.method.uppercased()
+        guard !method.isEmpty, method.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
+            throw HTTPSError(.request, host: request.url.hostHeader, "the method '\(request.method)' is not a valid HTTP token")
+        }
+        var head = "\(method) \(request.url.target) HTTP/1.1\r\n"
+        var headers = request.headers
+        if !headers.contains("Host") { headers.fields.insert(("Host", request.url.hostHeader), at: 0) }
+        if !headers.contains("User-Agent") { headers.add("User-Agent", userAgent) }
+        if !headers.contains("Accept") { headers.add("Accept", "*/*") }
+        if !headers.contains("Accept-Encoding") { headers.add("Accept-Encoding", "gzip, deflate") }
+        if let bodyLength, !headers.contains("Content-Length"), !headers.contains("Transfer-Encoding") {
+            headers.add("Content-Length", String(bodyLength))
+        }
+        if request.expectsContinue && bodyLength != nil && !headers.contains("Expect") { headers.add("Expect", "100-continue") }
+        for field in headers {
+            guard !field.name.isEmpty, field.name.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
+                throw HTTPSError(.request, host: request.url.hostHeader, "the header name '\(field.name)' is not a valid HTTP token")
+            }
+            guard !field.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+                throw HTTPSError(.request, host: request.url.hostHeader, "the value of header '\(field.name)' contains CR, LF or NUL (header injection refused)")
+            }
+            head += "\(field.name): \(field.value)\r\n"
+        }
+        head += "\r\n"
+        return Array(head.utf8)
+    }
+
+    private func exchange(_ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink: ((ArraySlice<UInt8>) throws -> Void)?) throws(HTTPSError) -> HTTPResponse {
+        track(connection, true)
+        defer { track(connection, false) }
+        let host = request.url.hostHeader
+        let body = request.body
+        let head = try HTTPSClient.serializeHead(request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
+        trace?(HTTPSClient.redactedHead(head, outgoing: true))
+        let waitForContinue = request.expectsContinue && (body?.isEmpty == false)
+        try connection.write(head + (waitForContinue ? [] : (body ?? [])), deadline: deadline)
+        var bodySent = !waitForContinue
+        var parser = HTTPResponseParser(requestMethod: request.method)
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var collected: [UInt8] = []
+        var wireLength = 0
+        var informational: [Int] = []
+        var decompressor: Decompressor? = nil
+        var finished = false
+        let idle = tls.configuration.timeouts.idleRead
+        let continueDeadline = Deadline.after(1.0)
+        var gotAnyByte = false
+        while !finished {
+            let n: Int
+            do throws(HTTPSError) {
+                let readDeadline = !bodySent ? Deadline.earliest(deadline, continueDeadline) : deadline
+                n = try connection.read(into: &buffer, deadline: readDeadline, idle: bodySent ? idle : nil)
+            } catch {
+                if !bodySent && error.phase == .timeout {
+                    // No 100 Continue within a second: send the body anyway (RFC 9110 §10.1.1).
+                    try connection.write(body ?? [], deadline: deadline)
+                    bodySent = true
+                    continue
+                }
+                if !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
+                throw error
+            }
+            let events: [HTTPResponseParser.Event]
+            do throws(HTTPResponseParser.ParseError) {
+                events = n == 0 ? try parser.finish() : try parser.feed(buffer[0..<n])
+            } catch {
+                if n == 0 && !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
+                throw HTTPSError(.httpParse, host: host, error.description)
+            }
+            if n > 0 { gotAnyByte = true }
+            for event in events {
+                switch event {
+                case .informational(let status):
+                    informational.append(status)
+                    if status == 100 && !bodySent {
+                        try connection.write(body ?? [], deadline: deadline)
+                        bodySent = true
+                    }
+                case .head:
+                    if let head = parser.head {
+                        trace?(HTTPSClient.describeResponseHead(head))
+                        let coding = head.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) ?? ""
+                        if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {
+                            decompressor = Decompressor(coding: coding, limit: maximumBodySize)
+                            if decompressor == nil {
+                                throw HTTPSError(.httpParse, host: host, "the body uses the content coding '\(coding)', which is not supported")
+                            }
+                        }
+                    }
+                case .body(let bytes):
+                    wireLength += bytes.count
+                    var decoded = bytes
+                    if let decompressor {
+                        do throws(Decompressor.Failure) {
+                            decoded = try decompressor.decode(bytes)
+                        } catch {
+                            switch error {
+                            case .tooLarge(let limit): throw HTTPSError(.httpParse, host: host, "the compressed body expands beyond \(limit >> 20) MiB (a decompression bomb?); refused")
+                            case .corrupt(let why): throw HTTPSError(.httpParse, host: host, "the compressed body is corrupt: \(why)")
+                            }
+                        }
+                    }
+                    if let bodySink {
+                        do { try bodySink(decoded[...]) } catch {
+                            throw HTTPSError(.io, host: host, "writing the body failed: \(error)")
+                        }
+                    } else {
+                        if collected.count + decoded.count > maximumBodySize {
+                            throw HTTPSError(.httpParse, host: host, "the body is larger than \(maximumBodySize >> 20) MiB; write it to a file with --output")
+                        }
+                        collected += decoded
+                    }
+                case .end:
+                    finished = true
+                }
+            }
+            if n == 0 && !finished {
+                throw HTTPSError(.httpParse, host: host, "the connection closed before the response ended")
+            }
+        }
+        guard let responseHead = parser.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
+        tls.refreshSession(connection)
+        let connectionHeader = responseHead.headers["Connection"]?.lowercased() ?? ""
+        let reusable = bodySent && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close") && responseHead.status != 101
+        if reusable { checkin(connection, url: request.url) } else { connection.close() }
+        return HTTPResponse(url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)
+    }
+
+    static func redactedHead(_ bytes: [UInt8], outgoing: Bool) -> String {
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.split(separator: "\r\n", omittingEmptySubsequences: true).map { line -> String in
+            if let colon = line.firstIndex(of: ":"), secretHeaders.contains(line[..<colon].lowercased()) {
+                return "> \(line[..<colon]): [redacted]"
+            }
+            return "> \(line)"
+        }.joined(separator: "\n")
+    }
+
+    static func describeResponseHead(_ head: HTTPResponseHead) -> String {
+        (["< \(head.version) \(head.status) \(head.reason)"] + head.headers.map { field in
+            secretHeaders.contains(field.name.lowercased()) ? "< \(field.name): [redacted]" : "< \(field.name): \(field.value)"
+        }).joined(separator: "\n")
+    }
+}
+
+/// Holds what task cancellation must reach.
+private final class CancellationHolder: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var client: HTTPSClient?
+    private var cancelled = false
+    func setThread(_ client: HTTPSClient) {
+        lock.lock()
+        self.client = client
+        let already = cancelled
+        lock.unlock()
+        if already { client.cancelActive() }
+    }
+    func cancel() {
+        lock.lock()
+        cancelled = true
+        let client = self.client
+        lock.unlock()
+        client?.cancelActive()
+    }
+}

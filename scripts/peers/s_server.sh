@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# `openssl s_server` as a minimal TLS peer on 127.0.0.1 (server.pem + server.key + intermediate).
+#
+#   s_server.sh start [--dir DIR] [--port PORT] [--tls 1.2|1.3] [--verify-after] [--no-verify]
+#                     [extra openssl s_server args...]
+#   s_server.sh stop   --dir DIR [--keep]
+#   s_server.sh status --dir DIR
+#
+# start prints only KEY=value lines: PORT=, DIR=, PID=. Output of s_server goes to DIR/s_server.log.
+# Default mode: `-www` (any "GET /..." gets an HTTP/1.0 200 text/html status page: protocol,
+# cipher, session, and "no client certificate available" or the client's certificate) with
+# `-Verify 3 -verify_return_error`: a client cert is REQUIRED in the initial handshake and a missing
+# or invalid one aborts the handshake with a TLS alert. CA names sent = intermediate + root.
+# --tls pins the protocol (-tls1_2 / -tls1_3); default both.
+# --no-verify: no CertificateRequest at all.
+# --verify-after: no cert in the initial handshake; it is asked for later by renegotiation:
+#   with -www, a request line starting "GET /renegcert" makes s_server call SSL_renegotiate with
+#   SSL_VERIFY_PEER|SSL_VERIFY_CLIENT_ONCE (cert requested, not required) and then answer the
+#   page; "GET /reneg" renegotiates without asking for a cert. This is TLS 1.2 only: s_server's
+#   -www mode has no TLS 1.3 post-handshake-auth trigger (on TLS 1.3 SSL_renegotiate fails, the
+#   connection is dropped) — use apache.sh /secure for PHA. Add -verify_return_error to make a
+#   bad cert fatal. (Interactive s_server without -www: typing "R" renegotiates requesting a
+#   cert, "r" renegotiates, "c" requests a cert via TLS 1.3 PHA — not usable from scripts.)
+# Extra args are appended last, so they override the defaults (e.g. `-rev`, `-verify 3`,
+# `-cert ../server-rsa2048.pem`, `-naccept 1`). Stop kills the process by PID.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
+DIR= PORT= TLS= MODE=require KEEP= EXTRA=()
+while (($#)); do
+  case $1 in
+    --dir) DIR=$2; shift 2 ;;
+    --port) PORT=$2; shift 2 ;;
+    --tls) TLS=$2; shift 2 ;;
+    --verify-after) MODE=after; shift ;;
+    --no-verify) MODE=none; shift ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) usage ;;
+    --) shift; EXTRA+=("$@"); break ;;
+    *) EXTRA+=("$1"); shift ;;
+  esac
+done
+
+read_env() {
+  [[ -f "$1/instance.env" ]] || return 1
+  local k v
+  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
+}
+
+do_start() {
+  need_certs server.pem server.key intermediate-ca.pem root-ca.pem
+  make_instance_dir s_server "$DIR"
+  local d=$INST_DIR
+  if read_env "$d" && pid_alive "${ENV_PID:-}" "$d/"; then
+    die "an instance is already running in $d (pid $ENV_PID); stop it first"
+  fi
+  mkdir -p "$d/certs"
+  cp "$CERTS/server.pem" "$CERTS/server.key" "$CERTS/intermediate-ca.pem" "$d/certs/"
+  cat "$CERTS/intermediate-ca.pem" "$CERTS/root-ca.pem" >"$d/certs/client-ca.pem"
+  chmod 600 "$d/certs/server.key"
+
+  local args=(-www -cert "$d/certs/server.pem" -key "$d/certs/server.key"
+    -cert_chain "$d/certs/intermediate-ca.pem" -CAfile "$d/certs/client-ca.pem")
+  case $TLS in
+    "") ;;
+    1.2) args+=(-tls1_2) ;;
+    1.3) args+=(-tls1_3) ;;
+    *) die "--tls must be 1.2 or 1.3" ;;
+  esac
+  case $MODE in
+    require) args+=(-Verify 3 -verify_return_error) ;;
+    after|none) ;;
+  esac
+
+  local attempt port pid
+  for attempt in 1 2 3 4 5; do
+    port=${PORT:-$(free_base 1)}
+    # run from DIR (for -WWW/-HTTP file serving); own session; no inherited stdio.
+    (cd "$d" && exec setsid openssl s_server -accept "127.0.0.1:$port" "${args[@]}" "${EXTRA[@]}" \
+      </dev/null >"$d/s_server.log" 2>&1) &
+    pid=$!
+    if wait_ready 10 "$pid" "s_server" "$port"; then
+      { echo "PORT=$port"; echo "DIR=$d"; echo "PID=$pid"; } | tee "$d/instance.env"
+      return 0
+    fi
+    stop_pid "$pid" "s_server" 3
+    if [[ -z "$PORT" ]] && grep -qiE 'in use|unable to bind' "$d/s_server.log" 2>/dev/null; then
+      note "port $port busy, retrying"; continue
+    fi
+    break
+  done
+  note "s_server failed to start; see $d/s_server.log"
+  tail -n 20 "$d/s_server.log" >&2 || true
+  exit 1
+}
+
+do_stop() {
+  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
+  [[ -d "$DIR" ]] || return 0
+  local d; d=$(cd "$DIR" && pwd)
+  if read_env "$d"; then stop_pid "${ENV_PID:-}" "$d/certs/server.pem" 5; fi
+  rm -f "$d/instance.env"
+  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
+}
+
+do_status() {
+  [[ -n "$DIR" ]] || die "status needs --dir DIR"
+  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "s_server"; then
+    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
+  fi
+  echo "RUNNING=0"; return 1
+}
+
+case $cmd in
+  start) do_start ;;
+  stop) do_stop ;;
+  status) do_status ;;
+  *) usage ;;
+esac
