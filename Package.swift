@@ -15,9 +15,14 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
+        .systemLibrary(
+            name: "CLibXML2",
+            pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
+        ),
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
-        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib"]),
+        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
         .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),

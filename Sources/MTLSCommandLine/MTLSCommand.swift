@@ -62,6 +62,8 @@ public enum MTLSCommand {
         Command(spec: VerifyCommand.spec, run: VerifyCommand.run),
         Command(spec: PinCommand.spec, run: PinCommand.run),
         Command(spec: ProbeCommand.spec, run: ProbeCommand.run),
+        Command(spec: ServeCommand.spec, run: ServeCommand.run),
+        Command(spec: DemoCommand.spec, run: DemoCommand.run),
         Command(spec: InspectCommand.spec, run: InspectCommand.run),
         Command(spec: ConvertCommand.spec, run: ConvertCommand.run),
         Command(spec: ImportCommand.spec, run: ImportCommand.run),

@@ -485,6 +485,6 @@ final class CertificateTests: XCTestCase {
         timed("DER 0x30") { assertThrowsMTLSError(.malformedInput) { try Certificate(derBytes: buffer) } }
         timed("key 0x30") { assertThrowsMTLSError(.malformedInput) { try PrivateKey(bytes: buffer) } }
         let elapsed = Date().timeIntervalSince(start)
-        XCTAssertLessThan(elapsed, 2, "rejecting 50 MB of noise took too long: \(timings)")
+        XCTAssertLessThan(elapsed, 3, "rejecting 50 MB of noise took too long: \(timings)")
     }
 }

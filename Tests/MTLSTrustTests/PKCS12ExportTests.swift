@@ -139,6 +139,18 @@ final class PKCS12ExportTests: XCTestCase {
         }
     }
 
+    func testAnIterationCountOutsideOneToInt32MaxIsAnInvalidArgument() throws {
+        let certificate = try T.certificate(T.clientAlice)
+        let key = try T.privateKey(T.clientAlice)
+        for iterations in [0, -1, Int(Int32.max) + 1] {
+            assertThrowsMTLSError(.invalidArgument, "\(iterations)") {
+                try PKCS12Bundle.export(certificate: certificate, privateKey: key, password: "pw", iterations: iterations)
+            }
+        }
+        let one = try PKCS12Bundle.export(certificate: certificate, privateKey: key, password: "pw", iterations: 1)
+        XCTAssertEqual(try PKCS12Bundle(derBytes: one, password: "pw").inspection.mac?.iterations, 1)
+    }
+
     // MARK: Read by other importers
 
     func testOpenSSLReadsTheModernExportWithoutLegacyAndReportsAES256AndSHA256() throws {

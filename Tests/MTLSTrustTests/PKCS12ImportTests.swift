@@ -45,6 +45,19 @@ final class PKCS12ImportTests: XCTestCase {
         XCTAssertTrue(bundle.chain.allSatisfy { $0.friendlyName == nil && $0.localKeyID == nil })
     }
 
+    func testANonASCIIFriendlyNameWrittenByOpenSSLIsReadIntact() throws {
+        let directory = try T.temporaryDirectory(for: self)
+        let out = directory.appendingPathComponent("named.p12").path
+        let name = "Zoë’s laptop ✓"
+        try OpenSSLCLI.run([
+            "pkcs12", "-export", "-in", T.url(T.clientAlice.pem).path, "-inkey", T.url(T.clientAlice.key).path,
+            "-name", name, "-passout", "pass:pw", "-out", out,
+        ])
+        let bundle = try PKCS12Bundle(derBytes: [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: out))), password: "pw")
+        XCTAssertEqual(bundle.leaf?.friendlyName, name)
+        XCTAssertEqual(bundle.keyFriendlyName, name)
+    }
+
     func testEveryIdentityFileGivesTheDocumentedLeafChainAndName() throws {
         let cases: [(path: String, password: String?, leaf: T.Identity, chain: Int, name: String)] = [
             (P.modern, P.password, T.clientAlice, 2, "alice"),
@@ -322,6 +335,27 @@ final class PKCS12ImportTests: XCTestCase {
             XCTAssertEqual(bundle.leaf?.certificate, try T.certificate(T.clientAlice))
             XCTAssertNotNil(bundle.privateKey)
             XCTAssertEqual(bundle.inspection.safes.flatMap(\.bags).filter { $0.kind == .key }.count, 1, "a plain key bag")
+        }
+    }
+
+    func testAnEncryptedFileWithoutMACAsksForItsPasswordAndTellsAWrongOne() throws {
+        let directory = try T.temporaryDirectory(for: self)
+        for password in ["pw", ""] {
+            let out = directory.appendingPathComponent("nomac-\(password.isEmpty ? "empty" : "pw").p12").path
+            try OpenSSLCLI.run([
+                "pkcs12", "-export", "-in", T.url(T.clientAlice.pem).path, "-inkey", T.url(T.clientAlice.key).path,
+                "-nomac", "-passout", "pass:\(password)", "-out", out,
+            ])
+            let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: out)))
+            let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
+            XCTAssertNil(bundle.inspection.mac)
+            XCTAssertEqual(bundle.leaf?.certificate, try T.certificate(T.clientAlice))
+            assertThrowsMTLSError(.wrongPassword, "'\(password)'") { try PKCS12Bundle(derBytes: bytes, password: "wrong") }
+            if password.isEmpty {
+                XCTAssertNotNil(try PKCS12Bundle(derBytes: bytes, password: nil).privateKey, "no password tries the empty one")
+            } else {
+                assertThrowsMTLSError(.passwordRequired) { try PKCS12Bundle(derBytes: bytes, password: nil) }
+            }
         }
     }
 

@@ -142,6 +142,23 @@ final class PrivateKeyTests: XCTestCase {
         assertThrowsMTLSError(.wrongPassword) { try PrivateKey(bytes: der, password: "Secret") }
     }
 
+    func testKeysEncryptedWithLegacyCiphersAreReadWithTheLegacyProvider() throws {
+        let legacy = ["-provider", "legacy", "-provider", "default"]
+        let pkcs8 = try OpenSSLCLI.run(["pkcs8", "-topk8", "-v1", "PBE-SHA1-RC2-40", "-in", T.url(K.ecP256PKCS8).path, "-passout", "pass:secret"] + legacy)
+        let traditional = try OpenSSLCLI.run(["ec", "-in", T.url(K.ecP256SEC1).path, "-des", "-passout", "pass:secret"] + legacy)
+        XCTAssertTrue(String(decoding: traditional, as: UTF8.self).contains("DEK-Info: DES-CBC"))
+        let expected = try key(K.ecP256PKCS8).publicKey
+        for (bytes, format) in [(pkcs8, PrivateKey.SourceFormat.encryptedPKCS8), (traditional, .traditionalEncrypted)] {
+            let key = try PrivateKey(bytes: bytes, password: "secret")
+            XCTAssertEqual(key.sourceFormat, format)
+            XCTAssertEqual(key.publicKey, expected)
+            XCTAssertTrue(key.matches(try T.certificate(T.server)) == false)
+            XCTAssertEqual(try PrivateKey(bytes: key.pkcs8PEM()).publicKey, expected, "usable after loading")
+            assertThrowsMTLSError(.wrongPassword, "\(format)") { try PrivateKey(bytes: bytes, password: "wrong") }
+            assertThrowsMTLSError(.passwordRequired, "\(format)") { try PrivateKey(bytes: bytes) }
+        }
+    }
+
     func testAPasswordGivenForAnUnencryptedKeyIsIgnored() throws {
         XCTAssertEqual(try key(K.rsaPKCS8PEM, password: "unused").publicKey, try key(K.rsaPKCS8PEM).publicKey)
         XCTAssertEqual(try key(K.ecP256DER, password: "unused").publicKey, try key(K.ecP256DER).publicKey)

@@ -38,14 +38,16 @@ enum ExportCommand {
         let keyPassword = try SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
         let certificates = try Inputs.certificates(certPath, password: nil, console: console)
         let key = try Inputs.privateKey(keyPath, password: keyPassword, console: console)
-        var chain = Array(certificates.dropFirst())
-        for path in arguments.values("chain") { chain += try Inputs.certificates(path, password: nil, console: console) }
-        // The leaf is the certificate the key belongs to, wherever it appears.
-        let all = certificates + chain
+        var extra: [Certificate] = []
+        for path in arguments.values("chain") { extra += try Inputs.certificates(path, password: nil, console: console) }
+        // The leaf is the certificate the key belongs to, wherever it appears; each certificate
+        // goes in once, even when the --cert file already holds the chain given with --chain.
+        var all: [Certificate] = []
+        for certificate in certificates + extra where !all.contains(certificate) { all.append(certificate) }
         guard let leaf = all.first(where: { key.matches($0) }) else {
             throw CommandFailure(ExitCode.badInput, "the private key in \(keyPath) does not belong to \(certificates.first?.displayName ?? "the certificate") in \(certPath)", hint: "pass the key that was generated with this certificate")
         }
-        chain = all.filter { $0 != leaf }
+        let chain = all.filter { $0 != leaf }
         let protection: PKCS12Bundle.Protection = arguments.flag("legacy") ? .legacy3DES : .modern
         let bytes: [UInt8]
         do throws(MTLSTrustError) {

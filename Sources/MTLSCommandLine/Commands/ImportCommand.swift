@@ -35,6 +35,10 @@ enum ImportCommand {
         }
         var written: [String] = []
         if let directory = arguments.value("out-dir") {
+            // Checked before the directory is created, so that a failure leaves nothing behind.
+            guard let leaf = bundle.leaf, let key = bundle.privateKey else {
+                throw CommandFailure(ExitCode.badInput, "\(path) holds no identity (no private key with its certificate): nothing to write as key and cert", hint: "use `mtls inspect \(path)` to see what it holds")
+            }
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
                 do {
@@ -44,9 +48,6 @@ enum ImportCommand {
                 }
             } else if !isDirectory.boolValue {
                 throw CommandFailure(ExitCode.badInput, "\(directory) exists and is not a directory")
-            }
-            guard let leaf = bundle.leaf, let key = bundle.privateKey else {
-                throw CommandFailure(ExitCode.badInput, "\(path) holds no identity (no private key with its certificate): nothing to write as key and cert", hint: "use `mtls inspect \(path)` to see what it holds")
             }
             var files: [(path: String, bytes: [UInt8], mode: mode_t)] = []
             do throws(MTLSTrustError) {

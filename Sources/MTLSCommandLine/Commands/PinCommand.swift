@@ -42,6 +42,7 @@ enum PinCommand {
             }
             let bytes = try Inputs.read(source, console: console)
             if PEM.looksLikePEM(bytes), let blocks = try? PEM.parse(bytes), !blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") }) {
+                let countBefore = entries.count
                 for block in blocks {
                     if block.label == "PUBLIC KEY", let key = try? PublicKey(spkiDER: block.derBytes) {
                         entries.append(Entry(label: "backup key (\(source))", level: "backup", pin: .publicKey(of: key)))
@@ -49,7 +50,7 @@ enum PinCommand {
                         entries.append(Entry(label: "backup CSR \(request.subject) (\(source))", level: "backup", pin: .publicKey(of: request.publicKey)))
                     }
                 }
-                if entries.isEmpty { throw CommandFailure(ExitCode.badInput, "\(source) holds no certificate, public key or CSR") }
+                if entries.count == countBefore { throw CommandFailure(ExitCode.badInput, "\(source) holds no certificate, public key or CSR") }
                 continue
             }
             let certificates = try Inputs.certificates(source, password: password, console: console)

@@ -30,14 +30,14 @@ struct ProbeAnalysis {
             case .serverCertificate:
                 let finding = failure.trust?.findings.first
                 causes.append(Cause(text: "the server's certificate is not trusted: \(finding?.reason ?? failure.message)", fix: finding?.hint.isEmpty == false ? finding!.hint : "pass the server's CA with --anchors (review it first: --insecure --save-chain FILE)"))
-            case .tlsHandshake where requests.contains(where: { $0.phase == .handshake && $0.sentCertificate == nil }):
+            case _ where requests.contains(where: { $0.sentCertificate == nil }) && (failure.alert.map { ["certificate required", "handshake failure", "bad certificate"].contains($0) } ?? false):
                 causes.append(Cause(text: "the server requires a client certificate in the handshake and we had none to send", fix: "pass your identity with --p12 FILE (or --cert/--key)"))
             default:
                 causes.append(Cause(text: failure.message, fix: failure.hint ?? "check the address and port, and that the server speaks HTTPS"))
             }
         }
         for request in requests {
-            if request.hadNoIdentity {
+            if request.hadNoIdentity && failure == nil {
                 causes.append(Cause(text: "the server asked for a client certificate \(phaseWords(request.phase)) and we had none", fix: "pass your identity with --p12 FILE --password SPEC, or --cert FILE --key FILE"))
             } else if !request.identityFits {
                 causes.append(Cause(text: "the server accepts client certificates issued by \(request.acceptedCANames.map(Certificate.shortNameForDisplay).joined(separator: "; ")), and ours (\(request.sentCertificate?.displayName ?? "?")) is issued by \(request.sentCertificate.map { Certificate.shortNameForDisplay($0.issuer) } ?? "?")", fix: "use an identity issued by one of those CAs, or ask the administrator to trust your CA"))
@@ -49,7 +49,7 @@ struct ProbeAnalysis {
                 causes.append(Cause(text: "the server (IIS/http.sys) asks for the client certificate after the request, by renegotiation, which TLS 1.3 cannot do", fix: "retry with --tls-max 1.2, or ask the administrator to set clientcertnegotiation=enable on the binding (netsh http update sslcert …)"))
             }
             switch (status, substatus) {
-            case (403, let sub) where (sub == 7 || sub == nil) && !requests.isEmpty && requests.allSatisfy({ $0.sentCertificate == nil }):
+            case (403, let sub) where (sub == 7 || sub == nil) && !requests.isEmpty && requests.allSatisfy({ $0.sentCertificate == nil }) && !requests.contains(where: { $0.hadNoIdentity }):
                 causes.append(Cause(text: "the server requires a client certificate and none was presented", fix: "pass your identity with --p12 FILE --password SPEC"))
             case (403, 7?) where requests.isEmpty:
                 if version == "TLSv1.3" {

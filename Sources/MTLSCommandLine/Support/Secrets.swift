@@ -60,9 +60,11 @@ enum SecretSpec {
     }
 
     private static func firstLine(_ data: Data) -> String {
-        let text = String(decoding: data, as: UTF8.self)
-        let line = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-        return line.hasSuffix("\r") ? String(line.dropLast()) : line
+        // Split the bytes, not the String: Swift treats "\r\n" as one Character, so splitting
+        // the text on "\n" would keep a CRLF line whole, line ending included.
+        var line = data.prefix { $0 != 0x0A }
+        if line.last == 0x0D { line = line.dropLast() }
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// Reads a line from the terminal with echo off.

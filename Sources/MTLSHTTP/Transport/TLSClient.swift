@@ -209,12 +209,13 @@ private func clientCertificateTrampoline(_ ssl: OpaquePointer?, _ arg: UnsafeMut
             var rsig: UInt8 = 0
             var rhash: UInt8 = 0
             _ = SSL_get_sigalgs(ssl, index, &sign, &hash, &signAndHash, &rsig, &rhash)
-            if signAndHash != NID_undef, let name = OBJ_nid2ln(signAndHash) {
-                algorithms.append(String(cString: name))
-            } else if sign != NID_undef, let name = OBJ_nid2ln(sign) {
+            let code = (UInt16(rhash) << 8) | UInt16(rsig)
+            if let name = signatureSchemeNames[code] {
+                algorithms.append(name)
+            } else if signAndHash != NID_undef, let name = OBJ_nid2ln(signAndHash) {
                 algorithms.append(String(cString: name))
             } else {
-                algorithms.append(String(format: "0x%02x%02x", rhash, rsig))
+                algorithms.append(String(format: "0x%04x", code))
             }
         }
     }
@@ -240,3 +241,12 @@ private func clientCertificateTrampoline(_ ssl: OpaquePointer?, _ arg: UnsafeMut
     state.report.certificateRequests.append(record)
     return 1
 }
+
+/// TLS SignatureScheme names (RFC 8446 §4.2.3), as `openssl s_client` prints them.
+let signatureSchemeNames: [UInt16: String] = [
+    0x0401: "rsa_pkcs1_sha256", 0x0501: "rsa_pkcs1_sha384", 0x0601: "rsa_pkcs1_sha512",
+    0x0403: "ecdsa_secp256r1_sha256", 0x0503: "ecdsa_secp384r1_sha384", 0x0603: "ecdsa_secp521r1_sha512",
+    0x0804: "rsa_pss_rsae_sha256", 0x0805: "rsa_pss_rsae_sha384", 0x0806: "rsa_pss_rsae_sha512",
+    0x0807: "ed25519", 0x0808: "ed448", 0x0809: "rsa_pss_pss_sha256", 0x080a: "rsa_pss_pss_sha384", 0x080b: "rsa_pss_pss_sha512",
+    0x0201: "rsa_pkcs1_sha1", 0x0203: "ecdsa_sha1", 0x0303: "ecdsa_sha224", 0x0301: "rsa_pkcs1_sha224", 0x0402: "dsa_sha256", 0x0202: "dsa_sha1",
+]

@@ -298,11 +298,24 @@ enum OpenSSLErrorDescriber {
 
 // MARK: Callbacks shared by clients and servers
 
+/// TLS alert descriptions by code (RFC 8446 §6; OpenSSL 3.0 lacks names for some TLS 1.3 ones).
+let tlsAlertNames: [Int: String] = [
+    0: "close notify", 10: "unexpected message", 20: "bad record mac", 21: "decryption failed", 22: "record overflow",
+    30: "decompression failure", 40: "handshake failure", 41: "no certificate", 42: "bad certificate",
+    43: "unsupported certificate", 44: "certificate revoked", 45: "certificate expired", 46: "certificate unknown",
+    47: "illegal parameter", 48: "unknown ca", 49: "access denied", 50: "decode error", 51: "decrypt error",
+    60: "export restriction", 70: "protocol version", 71: "insufficient security", 80: "internal error",
+    86: "inappropriate fallback", 90: "user canceled", 100: "no renegotiation", 109: "missing extension",
+    110: "unsupported extension", 111: "certificate unobtainable", 112: "unrecognized name",
+    113: "bad certificate status response", 114: "bad certificate hash value", 115: "unknown psk identity",
+    116: "certificate required", 120: "no application protocol",
+]
+
 /// Records alerts and counts handshakes.
 func tlsInfoCallback(_ ssl: OpaquePointer?, _ where_: Int32, _ ret: Int32) {
     guard let state = TLSConnectionState.from(ssl) else { return }
     if where_ & SSL_CB_ALERT != 0 {
-        let description = SSL_alert_desc_string_long(ret).map { String(cString: $0) } ?? "alert \(ret & 0xFF)"
+        let description = tlsAlertNames[Int(ret & 0xFF)] ?? SSL_alert_desc_string_long(ret).map { String(cString: $0) } ?? "alert \(ret & 0xFF)"
         let level = SSL_alert_type_string_long(ret).map { String(cString: $0) } ?? "?"
         if description != "close notify" {
             state.report.alerts.append(TLSAlertRecord(received: where_ & SSL_CB_READ != 0, level: level, description: description))

@@ -88,12 +88,21 @@ public struct PrivateKey: Sendable {
     private static func decode(_ bytes: [UInt8], inputType: String, password: String?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
         // OSSL_DECODER_CTX keeps the input-type pointer without copying it, so the C string must
         // outlive the whole decode, not just the constructor call.
-        let result: Result<OpaquePointer, MTLSTrustError> = inputType.withCString { inputTypeC in
-            do throws(MTLSTrustError) {
-                return .success(try decode(bytes, inputType: inputTypeC, password: password, encrypted: encrypted))
-            } catch {
-                return .failure(error)
+        let attempt = { () -> Result<OpaquePointer, MTLSTrustError> in
+            inputType.withCString { inputTypeC in
+                do throws(MTLSTrustError) {
+                    return .success(try decode(bytes, inputType: inputTypeC, password: password, encrypted: encrypted))
+                } catch {
+                    return .failure(error)
+                }
             }
+        }
+        let result = attempt()
+        // Keys encrypted with RC2, RC4 or single DES (old `openssl pkcs8 -v1`, `DEK-Info: DES-CBC`)
+        // need OpenSSL's legacy provider: retry with this library's own legacy context as the
+        // thread default (the PEM decryption path fetches its cipher from the default context).
+        if encrypted, case .failure(let error) = result, error.reason == .unsupportedAlgorithm, LegacyLibraryContext.shared.isAvailable {
+            return try LegacyLibraryContext.shared.withAsThreadDefault(attempt).get()
         }
         return try result.get()
     }

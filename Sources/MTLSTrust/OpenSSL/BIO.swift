@@ -6,6 +6,9 @@ enum MemoryBIO {
     /// Runs `body` with a read-only memory BIO over `bytes`.
     static func withReadOnly<T>(_ bytes: [UInt8], _ body: (OpaquePointer) throws -> T) throws(MTLSTrustError) -> T {
         do {
+            guard bytes.count <= Int(Int32.max) else {
+                throw MTLSTrustError(.malformedInput, "the input is larger than 2 GiB")
+            }
             return try bytes.withUnsafeBytes { raw -> T in
                 guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else {
                     throw MTLSTrustError(.internalFailure, "could not allocate a memory BIO")

@@ -148,6 +148,14 @@ public struct PKCS12Bundle: Sendable {
             needsLegacy = true
             outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: true)
         }
+        // Without a MAC, only decryption shows whether a password is needed: as with the MAC, no
+        // password means "no password, then the empty one"; if neither decrypts, one is required.
+        if mac == nil, password == nil, case .failure(let error) = outcome, error.reason == .wrongPassword {
+            outcome = PKCS12Bundle.attempt(authSafes, password: "", macPresent: false, legacy: needsLegacy)
+            if case .failure(let retryError) = outcome, retryError.reason == .wrongPassword {
+                throw MTLSTrustError(.passwordRequired, "the file's contents are encrypted: give its password", openSSLDetail: retryError.openSSLDetail)
+            }
+        }
         let reader = try outcome.get()
 
         // 3. The leaf is the certificate that matches the key; the rest is the chain.
@@ -282,12 +290,26 @@ public struct PKCS12Bundle: Sendable {
             return MTLSTrustError(.wrongPassword, "\(what) could not be decrypted: wrong password, or a damaged file", openSSLDetail: errors.map(\.raw))
         }
 
+        /// The bag's friendlyName attribute, decoded here from its BMPString (UTF-16BE): OpenSSL
+        /// 3.0's `PKCS12_get_friendlyname` returns NULL for any name with a non-ASCII character.
+        static func friendlyName(of bag: OpaquePointer) -> String? {
+            guard let attribute = PKCS12_SAFEBAG_get0_attr(bag, NID_friendlyName) else { return nil }
+            switch attribute.pointee.type {
+            case V_ASN1_BMPSTRING:
+                let bytes = Certificate.asn1StringBytes(attribute.pointee.value.bmpstring)
+                guard bytes.count % 2 == 0 else { return nil }
+                var units = stride(from: 0, to: bytes.count, by: 2).map { UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]) }
+                while units.last == 0 { units.removeLast() }  // some writers add a terminating NUL
+                return String(decoding: units, as: UTF16.self)
+            case V_ASN1_UTF8STRING:
+                return String(decoding: Certificate.asn1StringBytes(attribute.pointee.value.utf8string), as: UTF8.self)
+            default:
+                return nil
+            }
+        }
+
         private mutating func readBag(_ bag: OpaquePointer) throws(MTLSTrustError) -> PKCS12Inspection.Bag {
-            let friendlyName: String? = {
-                guard let name = PKCS12_get_friendlyname(bag) else { return nil }
-                defer { mtls_OPENSSL_free(name) }
-                return String(cString: name)
-            }()
+            let friendlyName = SafeReader.friendlyName(of: bag)
             var localKeyID: String? = nil
             if let attribute = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID), attribute.pointee.type == V_ASN1_OCTET_STRING {
                 localKeyID = Certificate.asn1StringBytes(attribute.pointee.value.octet_string).hex
@@ -353,11 +375,15 @@ public struct PKCS12Bundle: Sendable {
     ///   - friendlyName: The friendly name shown by importers.
     ///   - protection: ``Protection/modern`` or ``Protection/legacy3DES``.
     ///   - iterations: The key-derivation and MAC iteration count.
-    /// - Throws: `.keyMismatch` when the key is not the certificate's.
+    /// - Throws: `.keyMismatch` when the key is not the certificate's; `.invalidArgument` for an
+    ///   iteration count below 1 or above 2³¹ − 1.
     public static func export(
         certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = [], password: String,
         friendlyName: String? = nil, protection: Protection = .modern, iterations: Int = 2048
     ) throws(MTLSTrustError) -> [UInt8] {
+        guard iterations >= 1, iterations <= Int(Int32.max) else {
+            throw MTLSTrustError(.invalidArgument, "the iteration count must be between 1 and \(Int32.max), not \(iterations)")
+        }
         guard privateKey.matches(certificate) else {
             throw MTLSTrustError(.keyMismatch, "the private key does not belong to the certificate \(certificate.displayName)")
         }

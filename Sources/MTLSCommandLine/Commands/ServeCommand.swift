@@ -1,0 +1,111 @@
+import Foundation
+import MTLSHTTP
+import MTLSTrust
+
+/// `mtls serve`: an IIS-like local mutual-TLS test server.
+enum ServeCommand {
+    static let spec = CommandSpec(
+        name: "serve",
+        abstract: "Run a local HTTPS test server that asks for client certificates the way IIS does.",
+        discussion: """
+            Paths: / (no client certificate), /secure (Require: asked for after the request — renegotiation \
+            on TLS 1.2, post-handshake auth on TLS 1.3), /optional (Accept), /basic and /digest (user mtls, \
+            password mtls), /echo-cert, /sjis (Shift_JIS), /redirect, /cookie. Answers 403.7 (no certificate), \
+            403.16 (untrusted), 403.17 (expired), 403.13 (revoked), 403.4 (plain HTTP) with the substatus in the \
+            body and in X-MTLS-Substatus. --pki-dir holds ca.pem, server.pem, server.key, client.pem, client.key \
+            and client.p12 (password mtls), made on first use and reused after. Stop with Ctrl-C.
+            Config file lines: PATH cert=ignore|accept|require auth=none|basic|digest handler=page|echo-cert|sjis|cookie|redirect:TARGET
+            """,
+        options: [
+            OptionSpec(names: ["--port"], valueName: "N", help: "The port (default 8443; 0 picks a free one)."),
+            OptionSpec(names: ["--bind"], valueName: "ADDR", help: "The address to listen on (default 127.0.0.1)."),
+            OptionSpec(names: ["--pki-dir"], valueName: "DIR", help: "Where the test PKI lives (default: a new temporary directory)."),
+            OptionSpec(names: ["--cert"], valueName: "FILE", help: "Server certificate (and chain) instead of the test PKI's."),
+            OptionSpec(names: ["--key"], valueName: "FILE", help: "Server private key for --cert."),
+            OptionSpec(names: ["--client-ca"], valueName: "FILE", repeatable: true, help: "CAs trusted for client certificates (default: the test CA)."),
+            OptionSpec(names: ["--crl"], valueName: "FILE", repeatable: true, help: "CRLs checked for client certificates (403.13)."),
+            OptionSpec(names: ["--config"], valueName: "FILE", help: "Path rules from FILE instead of the defaults."),
+            OptionSpec(names: ["--negotiate-at-handshake"], help: "Ask for the client certificate in the handshake (clientcertnegotiation=enable)."),
+            OptionSpec(names: ["--no-ca-names"], help: "Send no CA names in certificate requests (IIS 2012+ default)."),
+            OptionSpec(names: ["--httpsys"], help: "Answer a TLS 1.3 per-path request like http.sys: 500 with 0x80070032."),
+            OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version (default 1.2)."),
+            OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version (default 1.3)."),
+            OptionSpec(names: ["--duration"], valueName: "SECONDS", help: "Stop after SECONDS (for scripts)."),
+        ],
+        examples: ["mtls serve", "mtls serve --port 9443 --tls-max 1.2 --no-ca-names", "mtls serve --pki-dir ./pki --httpsys"])
+
+    static func makeServer(_ arguments: ParsedArguments, console: Console, defaultPort: Int) throws(CommandFailure) -> (TestServer, TestPKI?) {
+        let port = try Inputs.integer(arguments.value("port"), option: "--port", command: "serve", range: 0...65535) ?? defaultPort
+        let minimum = try TLSOptions.version(arguments.value("tls-min"), option: "--tls-min", command: "serve") ?? .tls1_2
+        let maximum = try TLSOptions.version(arguments.value("tls-max"), option: "--tls-max", command: "serve")
+        var pki: TestPKI? = nil
+        var certificate: Certificate
+        var key: PrivateKey
+        var chain: [Certificate] = []
+        var clientCAs: [Certificate] = []
+        if let certPath = arguments.value("cert") {
+            guard let keyPath = arguments.value("key") else { throw CommandFailure.usage("--cert needs --key", command: "serve") }
+            let certificates = try Inputs.certificates(certPath, password: nil, console: console)
+            key = try Inputs.privateKey(keyPath, password: nil, console: console)
+            guard let leaf = certificates.first(where: { key.matches($0) }) else {
+                throw CommandFailure(ExitCode.badInput, "the key in \(keyPath) does not belong to the certificate in \(certPath)")
+            }
+            certificate = leaf
+            chain = certificates.filter { $0 != leaf }
+        } else {
+            let directory = arguments.value("pki-dir") ?? NSTemporaryDirectory() + "mtls-serve-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let (made, created) = try TestPKI.loadOrCreate(in: directory)
+            pki = made
+            certificate = made.server
+            key = made.serverKey
+            chain = [made.ca]
+            clientCAs = [made.ca]
+            console.err("\(created ? "made" : "using") the test PKI in \(directory) (client.p12 password: \(TestPKI.p12Password))")
+        }
+        for path in arguments.values("client-ca") { clientCAs += try Inputs.certificates(path, password: nil, console: console) }
+        var crls: [CertificateRevocationList] = []
+        for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
+        var rules = PathRule.defaults
+        if let path = arguments.value("config") {
+            let bytes = try Inputs.read(path, console: console)
+            do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch { throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)") }
+        }
+        let tls = TLSServerConfiguration(
+            certificate: certificate, privateKey: key, chain: chain, clientCAs: clientCAs, sendsCANames: !arguments.flag("no-ca-names"),
+            requestsCertificateAtHandshake: arguments.flag("negotiate-at-handshake"), crls: crls, minimumVersion: minimum, maximumVersion: maximum)
+        let configuration = TestServerConfiguration(tls: tls, bindAddress: arguments.value("bind") ?? "127.0.0.1", port: port, rules: rules, httpSysMode: arguments.flag("httpsys"))
+        do throws(HTTPSError) {
+            return (try TestServer(configuration: configuration), pki)
+        } catch {
+            throw CommandFailure(ExitCode.badInput, error.message)
+        }
+    }
+
+    static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
+        let (server, _) = try makeServer(arguments, console: console, defaultPort: 8443)
+        server.log = { line in console.out(line) }
+        let port: Int
+        do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint) }
+        let bind = server.configuration.bindAddress
+        let host = bind.contains(":") ? "[\(bind)]" : bind
+        console.out("mtls serve listening on https://\(host):\(port)/ — paths: " + server.configuration.rules.map { "\($0.path) (\($0.clientCertificate.rawValue)\($0.authentication == .none ? "" : ", \($0.authentication.rawValue)"))" }.joined(separator: ", "))
+        let done = DispatchSemaphore(value: 0)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let sources = [SIGINT, SIGTERM].map { number -> DispatchSourceSignal in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            return source
+        }
+        if let text = arguments.value("duration") {
+            guard let seconds = Double(text), seconds > 0 else { throw CommandFailure.usage("--duration must be a positive number of seconds", command: "serve") }
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { done.signal() }
+        }
+        done.wait()
+        sources.forEach { $0.cancel() }
+        server.stop()
+        console.out("mtls serve stopped")
+        return ExitCode.success
+    }
+}

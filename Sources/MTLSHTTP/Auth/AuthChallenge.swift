@@ -1,0 +1,199 @@
+/// One challenge of a `WWW-Authenticate` (or `Proxy-Authenticate`) field (RFC 9110 §11.6.1):
+/// a scheme with either a token68 or a list of parameters.
+public struct AuthChallenge: Sendable, Equatable, CustomStringConvertible {
+    /// The scheme as the server spelled it (`Basic`, `Digest`, `NTLM`, `Negotiate` …).
+    public var scheme: String
+    /// The token68 (`NTLM TlRMTVNT…`), when the challenge carries one.
+    public var token68: String?
+    /// The parameters, in order, names as sent; quoted strings unescaped.
+    public var parameters: [Parameter]
+
+    /// One `name=value` parameter.
+    public struct Parameter: Sendable, Equatable {
+        /// The name as sent.
+        public var name: String
+        /// The value, with quotes removed and `\x` escapes resolved.
+        public var value: String
+
+        /// Creates a parameter.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// Creates a challenge.
+    public init(scheme: String, token68: String? = nil, parameters: [Parameter] = []) {
+        self.scheme = scheme
+        self.token68 = token68
+        self.parameters = parameters
+    }
+
+    /// The scheme, lower-cased, for comparisons.
+    public var normalizedScheme: String { scheme.lowercased() }
+
+    /// The value of a parameter, its name compared case-insensitively.
+    public subscript(name: String) -> String? {
+        let lower = name.lowercased()
+        return parameters.first { $0.name.lowercased() == lower }?.value
+    }
+
+    /// The `realm`, when there is one.
+    public var realm: String? { self["realm"] }
+
+    /// `Basic realm="x"`-style text for messages.
+    public var description: String {
+        if let token68 { return "\(scheme) \(token68.prefix(16))…" }
+        if let realm { return "\(scheme) realm=\"\(realm)\"" }
+        return scheme
+    }
+
+    /// Parses every challenge in the given header values (one value may hold several, and a
+    /// response may carry several `WWW-Authenticate` fields). Malformed parts are skipped, never fatal.
+    ///
+    /// - Parameter headerValues: The values of each `WWW-Authenticate` field, in order.
+    /// - Returns: The challenges in the order the server listed them.
+    public static func parse(_ headerValues: [String]) -> [AuthChallenge] {
+        headerValues.flatMap { parse(value: $0) }
+    }
+
+    /// Parses the challenges of one header value.
+    public static func parse(value: String) -> [AuthChallenge] {
+        var scanner = ChallengeScanner(Array(value.utf8))
+        var challenges: [AuthChallenge] = []
+        while true {
+            scanner.skip { $0 == 0x20 || $0 == 0x09 || $0 == 0x2C }
+            guard !scanner.atEnd else { break }
+            guard let scheme = scanner.token() else {
+                scanner.skipToComma()  // garbage: skip to the next element
+                continue
+            }
+            var challenge = AuthChallenge(scheme: scheme)
+            scanner.skipWhitespace()
+            // token68: token68 characters, then '='*, then OWS and ',' or the end.
+            let mark = scanner.position
+            if let run = scanner.token68(), scanner.atElementEnd() {
+                challenge.token68 = run
+                challenges.append(challenge)
+                continue
+            }
+            scanner.position = mark
+            // auth-params: name OWS '=' OWS (token / quoted-string), separated by commas.
+            while true {
+                scanner.skipWhitespace()
+                let parameterStart = scanner.position
+                guard let name = scanner.token() else { break }
+                scanner.skipWhitespace()
+                guard scanner.consume(0x3D) else {  // '=': not a parameter, so a new challenge starts here
+                    scanner.position = parameterStart
+                    break
+                }
+                scanner.skipWhitespace()
+                let value: String
+                if scanner.peek == 0x22 {
+                    value = scanner.quotedString()
+                } else {
+                    value = scanner.token() ?? ""
+                }
+                challenge.parameters.append(Parameter(name: name, value: value))
+                scanner.skipWhitespace()
+                if scanner.atEnd { break }
+                guard scanner.consume(0x2C) else {
+                    scanner.skipToComma()
+                    _ = scanner.consume(0x2C)
+                    continue
+                }
+                // After a comma: another parameter of this challenge, or a new challenge.
+                scanner.skip { $0 == 0x20 || $0 == 0x09 || $0 == 0x2C }
+                let lookahead = scanner.position
+                if scanner.token() != nil {
+                    scanner.skipWhitespace()
+                    let isParameter = scanner.peek == 0x3D
+                    scanner.position = lookahead
+                    if !isParameter { break }
+                } else {
+                    scanner.position = lookahead
+                    break
+                }
+            }
+            challenges.append(challenge)
+        }
+        return challenges
+    }
+}
+
+/// A byte scanner over one header value.
+private struct ChallengeScanner {
+    let bytes: [UInt8]
+    var position = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    var atEnd: Bool { position >= bytes.count }
+    var peek: UInt8? { atEnd ? nil : bytes[position] }
+
+    mutating func skip(while predicate: (UInt8) -> Bool) {
+        while let byte = peek, predicate(byte) { position += 1 }
+    }
+
+    mutating func skipWhitespace() { skip { $0 == 0x20 || $0 == 0x09 } }
+
+    mutating func skipToComma() {
+        var inQuotes = false
+        while let byte = peek {
+            if byte == 0x22 { inQuotes.toggle() }
+            if byte == 0x5C && inQuotes { position += 1 }
+            if byte == 0x2C && !inQuotes { return }
+            position += 1
+        }
+    }
+
+    mutating func consume(_ byte: UInt8) -> Bool {
+        guard peek == byte else { return false }
+        position += 1
+        return true
+    }
+
+    /// True at the end, or at OWS followed by a comma or the end.
+    mutating func atElementEnd() -> Bool {
+        let mark = position
+        skipWhitespace()
+        let result = atEnd || peek == 0x2C
+        position = mark
+        return result
+    }
+
+    mutating func token() -> String? {
+        let start = position
+        skip(while: HTTPResponseParser.isTokenByte)
+        guard position > start else { return nil }
+        return String(decoding: bytes[start..<position], as: UTF8.self)
+    }
+
+    mutating func token68() -> String? {
+        let start = position
+        skip { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E || byte == 0x2B || byte == 0x2F
+        }
+        guard position > start else { return nil }
+        skip { $0 == 0x3D }
+        return String(decoding: bytes[start..<position], as: UTF8.self)
+    }
+
+    mutating func quotedString() -> String {
+        position += 1  // opening quote
+        var out: [UInt8] = []
+        while let byte = peek {
+            position += 1
+            if byte == 0x22 { break }
+            if byte == 0x5C, let next = peek {
+                out.append(next)
+                position += 1
+                continue
+            }
+            out.append(byte)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// `application/x-www-form-urlencoded`: names and values percent-encoded as UTF-8 (or another
+/// charset's bytes), with only the RFC 3986 unreserved characters left as they are and a space
+/// written `+`.
+///
+/// A literal `+` therefore becomes `%2B` (a server decodes `+` as a space), and `=`, `&`, `/`
+/// inside base64 values such as `SAMLResponse` are escaped too, so no hand-made `+` → `%2B`
+/// replacement is ever needed.
+public enum FormURLEncoding {
+    /// The media type.
+    public static let contentType = "application/x-www-form-urlencoded"
+
+    /// Encodes fields in order: `name=value&name=value`.
+    public static func encode(_ fields: [(name: String, value: String)]) -> String {
+        fields.map { percentEncode($0.name) + "=" + percentEncode($0.value) }.joined(separator: "&")
+    }
+
+    /// Encodes fields whose names and values are already bytes in the submission charset.
+    public static func encode(bytes fields: [(name: [UInt8], value: [UInt8])]) -> String {
+        fields.map { percentEncode(bytes: $0.name) + "=" + percentEncode(bytes: $0.value) }.joined(separator: "&")
+    }
+
+    /// Percent-encodes UTF-8 text: unreserved characters (`A–Z a–z 0–9 - . _ ~`) stay, a space
+    /// becomes `+` (or `%20` when `spaceAsPlus` is false), everything else `%XX`.
+    public static func percentEncode(_ text: String, spaceAsPlus: Bool = true) -> String {
+        percentEncode(bytes: Array(text.utf8), spaceAsPlus: spaceAsPlus)
+    }
+
+    /// Percent-encodes bytes, as ``percentEncode(_:spaceAsPlus:)``.
+    public static func percentEncode(bytes: [UInt8], spaceAsPlus: Bool = true) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        for byte in bytes {
+            if isUnreserved(byte) {
+                out.append(byte)
+            } else if byte == 0x20 && spaceAsPlus {
+                out.append(0x2B)
+            } else {
+                out += [0x25, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Decodes a form body into fields: `+` is a space, `%XX` a byte; invalid escapes are kept
+    /// literally (as browsers do) and bytes are read as UTF-8.
+    public static func decode(_ text: String) -> [(name: String, value: String)] {
+        text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = percentDecode(String(parts[0]))
+            let value = parts.count > 1 ? percentDecode(String(parts[1])) : ""
+            return (name, value)
+        }
+    }
+
+    /// Decodes `+` and `%XX` escapes.
+    public static func percentDecode(_ text: String, plusAsSpace: Bool = true) -> String {
+        let bytes = Array(text.utf8)
+        var out: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x2B && plusAsSpace {
+                out.append(0x20)
+            } else if byte == 0x25, index + 2 < bytes.count, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2]) {
+                out.append(high << 4 | low)
+                index += 2
+            } else {
+                out.append(byte)
+            }
+            index += 1
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == 0x2D || byte == 0x2E || byte == 0x5F || byte == 0x7E
+    }
+
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case 0x30...0x39: byte - 0x30
+        case 0x41...0x46: byte - 0x37
+        case 0x61...0x66: byte - 0x57
+        default: nil
+        }
+    }
+}
+
+/// A `multipart/form-data` body (RFC 7578).
+public struct MultipartFormData: Sendable {
+    /// One part.
+    public struct Part: Sendable {
+        /// The field name.
+        public var name: String
+        /// The file name, for file parts.
+        public var filename: String?
+        /// The part's media type; nil sends none (text fields).
+        public var contentType: String?
+        /// The content.
+        public var data: [UInt8]
+
+        /// Creates a part.
+        public init(name: String, filename: String? = nil, contentType: String? = nil, data: [UInt8]) {
+            self.name = name
+            self.filename = filename
+            self.contentType = contentType
+            self.data = data
+        }
+    }
+
+    /// The boundary: random, and checked not to occur in any part.
+    public private(set) var boundary: String
+    /// The parts, in order.
+    public var parts: [Part] = []
+
+    /// Creates an empty body with a random boundary (or a given one, for tests).
+    public init(boundary: String? = nil) {
+        self.boundary = boundary ?? "mtls-" + AuthHash.hex(AuthHash.random(12))
+    }
+
+    /// Adds a text field (UTF-8).
+    public mutating func add(name: String, value: String) { parts.append(Part(name: name, data: Array(value.utf8))) }
+
+    /// Adds a file.
+    public mutating func add(name: String, filename: String, contentType: String = "application/octet-stream", data: [UInt8]) {
+        parts.append(Part(name: name, filename: filename, contentType: contentType, data: data))
+    }
+
+    /// The `Content-Type` value, with the boundary.
+    public var contentType: String { "multipart/form-data; boundary=\(boundary)" }
+
+    /// The encoded body. A new random boundary is drawn when the current one occurs in a part.
+    public mutating func encode() -> [UInt8] {
+        while parts.contains(where: { $0.data.contains(subsequence: Array(boundary.utf8)) }) {
+            boundary = "mtls-" + AuthHash.hex(AuthHash.random(12))
+        }
+        var body: [UInt8] = []
+        for part in parts {
+            var head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"\(Self.escape(part.name))\""
+            if let filename = part.filename { head += "; filename=\"\(Self.escape(filename))\"" }
+            head += "\r\n"
+            if let type = part.contentType { head += "Content-Type: \(type)\r\n" }
+            head += "\r\n"
+            body += Array(head.utf8) + part.data + Array("\r\n".utf8)
+        }
+        body += Array("--\(boundary)--\r\n".utf8)
+        return body
+    }
+
+    /// Escapes a name as the HTML standard does: `"` → `%22`, CR → `%0D`, LF → `%0A`.
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+    }
+}
+
+extension Array where Element == UInt8 {
+    func contains(subsequence: [UInt8]) -> Bool {
+        guard !subsequence.isEmpty, subsequence.count <= count else { return false }
+        for start in 0...(count - subsequence.count) where self[start] == subsequence[0] {
+            if self[start..<(start + subsequence.count)].elementsEqual(subsequence) { return true }
+        }
+        return false
+    }
+}

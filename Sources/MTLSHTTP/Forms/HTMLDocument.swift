@@ -1,0 +1,196 @@
+internal import CLibXML2
+import Foundation
+
+/// A parsed HTML document: libxml2's HTML parser (`htmlReadMemory`, error-recovering, no network)
+/// builds the tree, which is copied into Swift values and freed at once, so no C pointer outlives
+/// the initializer. Entities in text and attributes (`action="https&#x3a;&#x2f;&#x2f;…"`) arrive
+/// decoded.
+struct HTMLDocument: Sendable {
+    /// An element or a run of text.
+    indirect enum Node: Sendable {
+        case element(Element)
+        case text(String)
+    }
+
+    /// An element with its attributes (names lower-cased) and children.
+    struct Element: Sendable {
+        var name: String
+        var attributes: [(name: String, value: String)]
+        var children: [Node]
+
+        func attribute(_ name: String) -> String? { attributes.first { $0.name == name }?.value }
+        func has(_ name: String) -> Bool { attributes.contains { $0.name == name } }
+
+        /// The concatenated text of every descendant.
+        var text: String {
+            children.map { node -> String in
+                switch node {
+                case .text(let text): text
+                case .element(let element): element.text
+                }
+            }.joined()
+        }
+
+        /// Every descendant element, in document order.
+        func descendants(named name: String? = nil) -> [Element] {
+            var found: [Element] = []
+            for case .element(let child) in children {
+                if name == nil || child.name == name { found.append(child) }
+                found += child.descendants(named: name)
+            }
+            return found
+        }
+    }
+
+    /// The root (`html`, or a synthetic root holding top-level nodes).
+    let root: Element
+
+    private static let initialized: Bool = {
+        xmlInitParser()
+        return true
+    }()
+
+    /// Parses HTML bytes.
+    ///
+    /// - Parameters:
+    ///   - bytes: The document.
+    ///   - encoding: The libxml2 encoding name to read the bytes as; the document's own
+    ///     `<meta charset>` is then ignored. Nil lets libxml2 decide (UTF-8 by default).
+    ///   - url: The document's URL, for libxml2's diagnostics only.
+    init(bytes: [UInt8], encoding: String? = "UTF-8", url: String? = nil) {
+        _ = HTMLDocument.initialized
+        var options = Int32(HTML_PARSE_RECOVER.rawValue | HTML_PARSE_NOERROR.rawValue | HTML_PARSE_NOWARNING.rawValue | HTML_PARSE_NONET.rawValue | HTML_PARSE_NOBLANKS.rawValue)
+        if encoding != nil { options |= Int32(HTML_PARSE_IGNORE_ENC.rawValue) }
+        let input = bytes.isEmpty ? Array("<html></html>".utf8) : bytes
+        let document: htmlDocPtr? = input.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
+                htmlReadMemory(pointer, Int32(clamping: buffer.count), url, encoding, options)
+            }
+        }
+        guard let document else {
+            root = Element(name: "#document", attributes: [], children: [])
+            return
+        }
+        defer { xmlFreeDoc(document) }
+        var top: [Node] = []
+        var child = document.pointee.children
+        while let node = child {
+            if let converted = HTMLDocument.convert(node, depth: 0) { top.append(converted) }
+            child = node.pointee.next
+        }
+        root = Element(name: "#document", attributes: [], children: top)
+    }
+
+    /// Parses text (always as UTF-8, whatever its `<meta charset>` says).
+    init(text: String, url: String? = nil) {
+        self.init(bytes: Array(text.utf8), encoding: "UTF-8", url: url)
+    }
+
+    private static func string(_ pointer: UnsafePointer<xmlChar>?) -> String {
+        guard let pointer else { return "" }
+        return String(cString: pointer)
+    }
+
+    private static func convert(_ node: xmlNodePtr, depth: Int) -> Node? {
+        guard depth < 512 else { return nil }  // pathological nesting: stop copying
+        switch node.pointee.type {
+        case XML_ELEMENT_NODE:
+            var attributes: [(name: String, value: String)] = []
+            var attribute = node.pointee.properties
+            while let current = attribute {
+                var value = ""
+                var text = current.pointee.children
+                while let piece = text {
+                    value += string(piece.pointee.content)
+                    text = piece.pointee.next
+                }
+                attributes.append((string(current.pointee.name).lowercased(), value))
+                attribute = current.pointee.next
+            }
+            var children: [Node] = []
+            var child = node.pointee.children
+            while let current = child {
+                if let converted = convert(current, depth: depth + 1) { children.append(converted) }
+                child = current.pointee.next
+            }
+            return .element(Element(name: string(node.pointee.name).lowercased(), attributes: attributes, children: children))
+        case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+            return .text(string(node.pointee.content))
+        default:
+            return nil
+        }
+    }
+
+    /// Every element named `name`, in document order.
+    func elements(named name: String) -> [Element] { root.descendants(named: name) }
+
+    /// The charset label the document declares in `<meta charset>` or
+    /// `<meta http-equiv="Content-Type" content="…; charset=…">`, the first one in document order.
+    var declaredCharset: String? {
+        for meta in elements(named: "meta") {
+            if let charset = meta.attribute("charset"), !charset.trimmingCharacters(in: .whitespaces).isEmpty {
+                return charset.trimmingCharacters(in: .whitespaces)
+            }
+            if meta.attribute("http-equiv")?.lowercased().trimmingCharacters(in: .whitespaces) == "content-type",
+                let content = meta.attribute("content"), let charset = MediaType(content).parameters["charset"], !charset.isEmpty
+            {
+                return charset
+            }
+        }
+        return nil
+    }
+
+    /// Reads only the declared charset: the bytes are parsed as ISO-8859-1 (every byte is a
+    /// character), so the declaration is found whatever the real encoding.
+    static func declaredCharset(in bytes: [UInt8]) -> String? {
+        HTMLDocument(bytes: Array(bytes.prefix(64 * 1024)), encoding: "ISO-8859-1").declaredCharset
+    }
+}
+
+/// A media type such as `text/html; charset="Shift_JIS"`, split into type and parameters.
+public struct MediaType: Sendable, Equatable {
+    /// `text/html`, lower-cased.
+    public var essence: String
+    /// Parameters, names lower-cased, quotes removed.
+    public var parameters: [String: String]
+
+    /// Parses a `Content-Type` value; unparsable parameters are skipped.
+    public init(_ value: String) {
+        var parts: [String] = []
+        var current = ""
+        var inQuotes = false
+        var escaped = false
+        for character in value {
+            if escaped {
+                current.append(character)
+                escaped = false
+                continue
+            }
+            if inQuotes && character == "\\" {
+                escaped = true
+                continue
+            }
+            if character == "\"" { inQuotes.toggle() }
+            if character == ";" && !inQuotes {
+                parts.append(current)
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        parts.append(current)
+        essence = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+        var parameters: [String: String] = [:]
+        for part in parts.dropFirst() {
+            guard let equals = part.firstIndex(of: "=") else { continue }
+            let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            var value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = String(value.dropFirst().dropLast()) }
+            if parameters[name] == nil { parameters[name] = value }
+        }
+        self.parameters = parameters
+    }
+
+    /// True for `text/html` and `application/xhtml+xml`.
+    public var isHTML: Bool { essence == "text/html" || essence == "application/xhtml+xml" }
+}

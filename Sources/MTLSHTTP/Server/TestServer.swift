@@ -1,0 +1,502 @@
+internal import COpenSSL
+import Foundation
+import MTLSTrust
+
+/// One path's settings, mirroring IIS "SSL Settings" and authentication.
+public struct PathRule: Sendable {
+    /// IIS "Client certificates": Ignore / Accept / Require.
+    public enum ClientCertificate: String, Sendable, CaseIterable { case ignore, accept, require }
+    /// HTTP authentication on the path.
+    public enum Authentication: String, Sendable, CaseIterable { case none, basic, digest }
+    /// What the path answers once admitted.
+    public enum Handler: Sendable {
+        case page(String)
+        case echoCertificate
+        case shiftJIS
+        case redirect(String)
+        case cookie
+    }
+
+    /// A path prefix; the longest matching prefix wins.
+    public var path: String
+    public var clientCertificate: ClientCertificate
+    public var authentication: Authentication
+    public var handler: Handler
+
+    public init(path: String, clientCertificate: ClientCertificate = .ignore, authentication: Authentication = .none, handler: Handler = .page("OK")) {
+        self.path = path
+        self.clientCertificate = clientCertificate
+        self.authentication = authentication
+        self.handler = handler
+    }
+
+    /// The layout of `mtls serve` without a config file (CLI.md).
+    public static let defaults: [PathRule] = [
+        PathRule(path: "/", handler: .page("mtls serve: this path needs no client certificate.")),
+        PathRule(path: "/secure", clientCertificate: .require, handler: .echoCertificate),
+        PathRule(path: "/optional", clientCertificate: .accept, handler: .echoCertificate),
+        PathRule(path: "/basic", authentication: .basic, handler: .page("Basic authentication succeeded.")),
+        PathRule(path: "/digest", authentication: .digest, handler: .page("Digest authentication succeeded.")),
+        PathRule(path: "/echo-cert", clientCertificate: .accept, handler: .echoCertificate),
+        PathRule(path: "/sjis", handler: .shiftJIS),
+        PathRule(path: "/redirect", handler: .redirect("/")),
+        PathRule(path: "/cookie", handler: .cookie),
+    ]
+
+    /// Parses a config file: one rule a line, `PATH key=value ...` with keys `cert` (ignore, accept,
+    /// require), `auth` (none, basic, digest) and `handler` (page, echo-cert, sjis, redirect:TARGET,
+    /// cookie); `#` starts a comment.
+    public static func parse(_ text: String) throws(HTTPSError) -> [PathRule] {
+        var rules: [PathRule] = []
+        for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first?.trimmingCharacters(in: .whitespaces) ?? ""
+            if line.isEmpty { continue }
+            let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+            guard let path = words.first, path.hasPrefix("/") else {
+                throw HTTPSError(.configuration, host: "config", "line \(number + 1): a rule starts with a path beginning with '/'")
+            }
+            var rule = PathRule(path: path, handler: .page("OK: \(path)"))
+            for word in words.dropFirst() {
+                let parts = word.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { throw HTTPSError(.configuration, host: "config", "line \(number + 1): '\(word)' is not key=value") }
+                switch parts[0] {
+                case "cert":
+                    guard let value = ClientCertificate(rawValue: parts[1]) else { throw HTTPSError(.configuration, host: "config", "line \(number + 1): cert must be ignore, accept or require") }
+                    rule.clientCertificate = value
+                case "auth":
+                    guard let value = Authentication(rawValue: parts[1]) else { throw HTTPSError(.configuration, host: "config", "line \(number + 1): auth must be none, basic or digest") }
+                    rule.authentication = value
+                case "handler":
+                    switch parts[1] {
+                    case "page": rule.handler = .page("OK: \(path)")
+                    case "echo-cert": rule.handler = .echoCertificate
+                    case "sjis": rule.handler = .shiftJIS
+                    case "cookie": rule.handler = .cookie
+                    case let value where value.hasPrefix("redirect:"): rule.handler = .redirect(String(value.dropFirst(9)))
+                    default: throw HTTPSError(.configuration, host: "config", "line \(number + 1): unknown handler '\(parts[1])'")
+                    }
+                default:
+                    throw HTTPSError(.configuration, host: "config", "line \(number + 1): unknown key '\(parts[0])' (use cert, auth, handler)")
+                }
+            }
+            rules.append(rule)
+        }
+        return rules
+    }
+}
+
+/// The settings of ``TestServer``.
+public struct TestServerConfiguration: Sendable {
+    public var tls: TLSServerConfiguration
+    public var bindAddress: String
+    public var port: Int
+    public var rules: [PathRule]
+    /// Answer a per-path certificate request on TLS 1.3 the way http.sys does: 500 with 0x80070032.
+    public var httpSysMode: Bool
+    public var username: String
+    public var password: String
+    public var realm: String
+    /// The longest body buffered while a renegotiation is pending (IIS `uploadReadAheadSize`).
+    public var renegotiationBufferLimit: Int
+    /// The idle time before a kept-alive connection is closed.
+    public var keepAliveTimeout: Double
+
+    public init(tls: TLSServerConfiguration, bindAddress: String = "127.0.0.1", port: Int = 8443, rules: [PathRule] = PathRule.defaults, httpSysMode: Bool = false, username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Double = 30) {
+        self.tls = tls
+        self.bindAddress = bindAddress
+        self.port = port
+        self.rules = rules
+        self.httpSysMode = httpSysMode
+        self.username = username
+        self.password = password
+        self.realm = realm
+        self.renegotiationBufferLimit = renegotiationBufferLimit
+        self.keepAliveTimeout = keepAliveTimeout
+    }
+}
+
+/// A local HTTPS test server that behaves like IIS with client certificates: per-path Ignore /
+/// Accept / Require, the certificate asked for after the request (renegotiation on TLS 1.2,
+/// post-handshake auth on TLS 1.3) or in the handshake, IIS substatus answers (403.7, 403.16,
+/// 403.17, 403.13, 403.4), Basic and Digest auth, and a log line per request.
+public final class TestServer: @unchecked Sendable {
+    // @unchecked Sendable: mutable state (listener, connection count, nonces) is guarded by `lock`.
+    public let configuration: TestServerConfiguration
+    private let tls: TLSServerContext
+    private let lock = NSLock()
+    private var listener: SocketHandle?
+    private var running = false
+    private var openConnections: [ObjectIdentifier: TLSConnection] = [:]
+    private var nonces: Set<String> = []
+    private let group = DispatchGroup()
+    /// Receives one line per request (and per refused connection).
+    public var log: @Sendable (String) -> Void = { _ in }
+    /// The port actually bound (after ``start()``).
+    public private(set) var boundPort = 0
+
+    public init(configuration: TestServerConfiguration) throws(HTTPSError) {
+        self.configuration = configuration
+        self.tls = try TLSServerContext(configuration: configuration.tls)
+    }
+
+    /// Binds and starts accepting on a background thread.
+    ///
+    /// - Returns: The bound port (useful with port 0).
+    @discardableResult
+    public func start() throws(HTTPSError) -> Int {
+        let (socket, port) = try TCP.listen(address: configuration.bindAddress, port: configuration.port)
+        lock.lock()
+        listener = socket
+        running = true
+        boundPort = port
+        lock.unlock()
+        let thread = Thread { [self] in acceptLoop(socket) }
+        thread.name = "mtls-serve-accept"
+        thread.start()
+        return port
+    }
+
+    /// Stops accepting, closes every connection, and waits for the workers to finish.
+    public func stop() {
+        lock.lock()
+        running = false
+        let socket = listener
+        listener = nil
+        let connections = Array(openConnections.values)
+        lock.unlock()
+        socket?.shutdownBoth()
+        connections.forEach { $0.cancel() }
+        _ = group.wait(timeout: .now() + 5)
+        socket?.close()
+    }
+
+    private var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return running
+    }
+
+    private func acceptLoop(_ socket: SocketHandle) {
+        group.enter()
+        defer { group.leave() }
+        while isRunning {
+            guard let client = TCP.accept(socket, until: .after(0.5)) else { continue }
+            group.enter()
+            DispatchQueue.global().async { [self] in
+                defer { group.leave() }
+                serve(client)
+            }
+        }
+    }
+
+    // MARK: One connection
+
+    private func serve(_ socket: SocketHandle) {
+        // A plain-HTTP request on the TLS port gets IIS's 403.4.
+        var first: UInt8 = 0
+        if socket.wait(forRead: true, forWrite: false, until: .after(10)), recv(socket.fd, &first, 1, Int32(MSG_PEEK)) == 1, first != 0x16 {
+            if (0x41...0x5A).contains(first) {
+                let body = TestServer.errorPage(status: 403, substatus: 4, title: "Forbidden", text: "The page must be viewed over a secure channel (HTTPS).")
+                let response = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nX-MTLS-Substatus: 403.4\r\nConnection: close\r\n\r\n" + body
+                _ = response.withCString { Glibc.send(socket.fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+                log("\(socket.peerAddress ?? "?") plain HTTP on the TLS port -> 403.4")
+            }
+            socket.close()
+            return
+        }
+        let connection: TLSConnection
+        do throws(HTTPSError) {
+            connection = try tls.accept(socket, deadline: .after(10))
+        } catch {
+            log("\(socket.peerAddress ?? "?") TLS handshake failed: \(error.message)")
+            socket.close()
+            return
+        }
+        lock.lock()
+        openConnections[ObjectIdentifier(connection)] = connection
+        lock.unlock()
+        defer {
+            lock.lock()
+            openConnections.removeValue(forKey: ObjectIdentifier(connection))
+            lock.unlock()
+            connection.close()
+        }
+        var pending: [UInt8] = []
+        while isRunning {
+            do throws(HTTPSError) {
+                guard try handleRequest(on: connection, pending: &pending) else { return }
+            } catch {
+                if error.phase != .io && error.phase != .cancelled && error.phase != .timeout {
+                    log("\(connection.label) \(error.message)")
+                }
+                return
+            }
+        }
+    }
+
+    /// Reads and answers one request; false when the connection should close.
+    private func handleRequest(on connection: TLSConnection, pending: inout [UInt8]) throws(HTTPSError) -> Bool {
+        var parser = HTTPRequestParser(maximumBody: 16 << 20)
+        var body: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        var headSeen = false
+        // Read the head (and whatever body arrives with it).
+        func consume(_ bytes: ArraySlice<UInt8>) throws(HTTPSError) -> Bool {
+            do throws(HTTPRequestParser.ParseError) {
+                let (events, _) = try parser.feed(bytes)
+                for event in events {
+                    switch event {
+                    case .head: headSeen = true
+                    case .body(let chunk): body += chunk
+                    case .end: return true
+                    }
+                }
+                return false
+            } catch {
+                let status = error == .bodyTooLarge ? 413 : 400
+                try send(connection, status: status, reason: status == 413 ? "Payload Too Large" : "Bad Request", headers: [("Connection", "close")], body: Array(TestServer.errorPage(status: status, substatus: nil, title: "Bad Request", text: "The request is malformed (\(error)).").utf8))
+                throw HTTPSError(.httpParse, host: connection.label, "bad request: \(error)")
+            }
+        }
+        var complete = false
+        if !pending.isEmpty {
+            complete = try consume(pending[...])
+            pending.removeAll()
+        }
+        while !headSeen {
+            let n = try connection.read(into: &buffer, deadline: .after(configuration.keepAliveTimeout), idle: configuration.keepAliveTimeout)
+            if n == 0 { return false }
+            complete = try consume(buffer[0..<n])
+        }
+        guard let head = parser.head else { return false }
+        let rule = configuration.rules.filter { head.path == $0.path || head.path.hasPrefix($0.path == "/" ? "/" : $0.path + "/") || ($0.path != "/" && head.path.hasPrefix($0.path)) }.max { $0.path.count < $1.path.count } ?? PathRule(path: "/")
+        let expectsContinue = head.headers["Expect"]?.lowercased() == "100-continue"
+        var note = ""
+        // IIS reads the client certificate after the request: renegotiate / post-handshake auth.
+        if rule.clientCertificate != .ignore && connection.peerCertificate == nil && !configuration.tls.requestsCertificateAtHandshake && !connection.report.certificateRequests.contains(where: { $0.phase != .handshake }) {
+            if connection.version == .tls1_3 && configuration.httpSysMode {
+                let body = TestServer.errorPage(status: 500, substatus: nil, title: "Internal Server Error", text: "The request is not supported. (Exception from HRESULT: 0x80070032)", code: "0x80070032")
+                try send(connection, status: 500, reason: "Internal Server Error", headers: [("Connection", "close")], body: Array(body.utf8))
+                log("\(connection.label) \"\(head.method) \(head.target)\" 500 0x80070032 \(connection.report.version ?? "") (http.sys: TLS 1.3 cannot renegotiate for a per-path certificate)")
+                return false
+            }
+            // Without 100-continue, the body arrives before the renegotiation: buffer a little, like IIS.
+            if !expectsContinue && !complete {
+                while !complete {
+                    if body.count > configuration.renegotiationBufferLimit {
+                        try send(connection, status: 413, reason: "Request Entity Too Large", headers: [("Connection", "close")], body: Array(TestServer.errorPage(status: 413, substatus: nil, title: "Request Entity Too Large", text: "The body arrived before the client certificate was negotiated and is larger than \(configuration.renegotiationBufferLimit) bytes; send Expect: 100-continue.").utf8))
+                        log("\(connection.label) \"\(head.method) \(head.target)\" 413 (body before renegotiation)")
+                        return false
+                    }
+                    let n = try connection.read(into: &buffer, deadline: .after(30), idle: 30)
+                    if n == 0 { return false }
+                    complete = try consume(buffer[0..<n])
+                }
+            }
+            switch try connection.requestClientCertificate(deadline: .after(30)) {
+            case .asked(let phase): note = "asked by \(phase.rawValue)"
+            case .clientOffersNoPostHandshakeAuth: note = "TLS 1.3 client offers no post-handshake auth"
+            case .clientRefusedRenegotiation: note = "client refused renegotiation"
+            }
+        }
+        if expectsContinue && !complete {
+            try connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), deadline: .after(10))
+        }
+        while !complete {
+            let n = try connection.read(into: &buffer, deadline: .after(30), idle: 30)
+            if n == 0 { return false }
+            complete = try consume(buffer[0..<n])
+        }
+        let keepAlive = head.version == "HTTP/1.1" && head.headers["Connection"]?.lowercased() != "close"
+        try respond(connection, head: head, body: body, rule: rule, note: note, keepAlive: keepAlive)
+        return keepAlive
+    }
+
+    // MARK: Deciding
+
+    private func respond(_ connection: TLSConnection, head: HTTPRequestHead, body: [UInt8], rule: PathRule, note: String, keepAlive: Bool) throws(HTTPSError) {
+        let peer = connection.peerCertificate
+        var extra: [(String, String)] = keepAlive ? [] : [("Connection", "close")]
+        let certText = peer.map { "cert=\"\($0.subject)\"" } ?? "cert=none"
+        func finish(_ status: Int, _ substatus: Int?, _ reason: String, _ page: String, headers: [(String, String)] = [], contentType: String = "text/html; charset=utf-8", raw: [UInt8]? = nil) throws(HTTPSError) {
+            var all = extra + headers
+            if let substatus { all.append(("X-MTLS-Substatus", "\(status).\(substatus)")) }
+            try send(connection, status: status, reason: reason, headers: all + [("Content-Type", contentType)], body: raw ?? Array(page.utf8))
+            let code = substatus.map { "\(status).\($0)" } ?? "\(status)"
+            log("\(connection.label) \"\(head.method) \(head.target)\" \(code) \(connection.report.version ?? "") \(certText)\(note.isEmpty ? "" : " (\(note))")")
+        }
+        if rule.clientCertificate != .ignore {
+            if peer == nil && rule.clientCertificate == .require {
+                return try finish(403, 7, "Forbidden", TestServer.errorPage(status: 403, substatus: 7, title: "Forbidden", text: "The page you are attempting to access requires your browser to have a Secure Sockets Layer (SSL) client certificate that the Web server recognizes."))
+            }
+            if peer != nil, let trust = connection.clientTrust, !trust.isTrusted {
+                let names = Set(trust.findings.map(\.code))
+                if names.contains(X509_V_ERR_CERT_HAS_EXPIRED) || names.contains(X509_V_ERR_CERT_NOT_YET_VALID) {
+                    return try finish(403, 17, "Forbidden", TestServer.errorPage(status: 403, substatus: 17, title: "Forbidden", text: "The client certificate has expired or is not yet valid."))
+                }
+                if names.contains(X509_V_ERR_CERT_REVOKED) {
+                    return try finish(403, 13, "Forbidden", TestServer.errorPage(status: 403, substatus: 13, title: "Forbidden", text: "The client certificate used for this request has been revoked by the Web server."))
+                }
+                let reason = trust.findings.first?.reason ?? "untrusted"
+                return try finish(403, 16, "Forbidden", TestServer.errorPage(status: 403, substatus: 16, title: "Forbidden", text: "The client certificate is untrusted or invalid: \(reason)."))
+            }
+        }
+        switch rule.authentication {
+        case .none: break
+        case .basic:
+            let expected = "Basic " + Data("\(configuration.username):\(configuration.password)".utf8).base64EncodedString()
+            guard let authorization = head.headers["Authorization"] else {
+                return try finish(401, 2, "Unauthorized", TestServer.errorPage(status: 401, substatus: 2, title: "Unauthorized", text: "Access is denied due to server configuration: no credentials were sent."), headers: [("WWW-Authenticate", "Basic realm=\"\(configuration.realm)\"")])
+            }
+            guard authorization == expected else {
+                return try finish(401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "Access is denied due to invalid credentials."), headers: [("WWW-Authenticate", "Basic realm=\"\(configuration.realm)\"")])
+            }
+        case .digest:
+            let nonce = makeNonce()
+            let challenge = "Digest realm=\"\(configuration.realm)\", qop=\"auth\", algorithm=MD5, nonce=\"\(nonce)\", opaque=\"mtls\""
+            guard let authorization = head.headers["Authorization"], authorization.lowercased().hasPrefix("digest ") else {
+                return try finish(401, 2, "Unauthorized", TestServer.errorPage(status: 401, substatus: 2, title: "Unauthorized", text: "Access is denied due to server configuration: no credentials were sent."), headers: [("WWW-Authenticate", challenge)])
+            }
+            switch verifyDigest(authorization, method: head.method) {
+            case .ok: break
+            case .stale:
+                return try finish(401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "The nonce is stale."), headers: [("WWW-Authenticate", challenge + ", stale=true")])
+            case .wrong:
+                return try finish(401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "Access is denied due to invalid credentials."), headers: [("WWW-Authenticate", challenge)])
+            }
+        }
+        switch rule.handler {
+        case .page(let text):
+            try finish(200, nil, "OK", "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>mtls serve</title></head><body><p>\(TestServer.escape(text))</p></body></html>\n")
+        case .echoCertificate:
+            var lines = ["path: \(head.path)", "tls: \(connection.report.version ?? "?")"]
+            if let peer {
+                lines += ["subject: \(peer.subject)", "issuer: \(peer.issuer)", "serial: \(peer.serialNumberHex)", "sha256: \(peer.sha256Fingerprint.colonHex)", "notAfter: \(ISO8601DateFormatter().string(from: peer.notAfter))", "trusted: \(connection.clientTrust?.isTrusted ?? false)"]
+            } else {
+                lines.append("subject: (no client certificate)")
+            }
+            try finish(200, nil, "OK", lines.joined(separator: "\n") + "\n", headers: peer.map { [("X-Client-Subject", $0.subject)] } ?? [], contentType: "text/plain; charset=utf-8")
+        case .shiftJIS:
+            let text = "<!DOCTYPE html><html><head><meta charset=\"Shift_JIS\"><title>テスト</title></head><body><p>日本語のページです。クライアント証明書のテスト。</p></body></html>\n"
+            let bytes = ShiftJIS.encode(text)
+            try finish(200, nil, "OK", "", contentType: "text/html; charset=Shift_JIS", raw: bytes)
+        case .redirect(let target):
+            extra.append(("Location", target))
+            try finish(302, nil, "Found", "<p>Moved to <a href=\"\(TestServer.escape(target))\">\(TestServer.escape(target))</a></p>\n")
+        case .cookie:
+            try finish(200, nil, "OK", "<p>A cookie was set.</p>\n", headers: [("Set-Cookie", "mtls-session=\(makeNonce()); Path=/; Secure; HttpOnly; SameSite=Lax")])
+        }
+    }
+
+    private func send(_ connection: TLSConnection, status: Int, reason: String, headers: [(String, String)], body: [UInt8]) throws(HTTPSError) {
+        var head = "HTTP/1.1 \(status) \(reason)\r\nServer: mtls-serve\r\nContent-Length: \(body.count)\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        head += "\r\n"
+        try connection.write(Array(head.utf8) + body, deadline: .after(30))
+    }
+
+    // MARK: Digest
+
+    private func makeNonce() -> String {
+        var bytes = [UInt8](repeating: 0, count: 16)
+        _ = RAND_bytes(&bytes, Int32(bytes.count))
+        let nonce = bytes.map { String(format: "%02x", $0) }.joined()
+        lock.lock()
+        if nonces.count > 10000 { nonces.removeAll() }
+        nonces.insert(nonce)
+        lock.unlock()
+        return nonce
+    }
+
+    private enum DigestOutcome { case ok, stale, wrong }
+
+    private func verifyDigest(_ header: String, method: String) -> DigestOutcome {
+        let fields = TestServer.parseAuthParameters(String(header.dropFirst(7)))
+        guard let username = fields["username"], let nonce = fields["nonce"], let uri = fields["uri"], let response = fields["response"] else { return .wrong }
+        lock.lock()
+        let known = nonces.contains(nonce)
+        lock.unlock()
+        guard known else { return .stale }
+        let ha1 = TestServer.md5Hex("\(username):\(configuration.realm):\(configuration.password)")
+        let ha2 = TestServer.md5Hex("\(method):\(uri)")
+        let expected: String
+        if let qop = fields["qop"], let nc = fields["nc"], let cnonce = fields["cnonce"] {
+            expected = TestServer.md5Hex("\(ha1):\(nonce):\(nc):\(cnonce):\(qop):\(ha2)")
+        } else {
+            expected = TestServer.md5Hex("\(ha1):\(nonce):\(ha2)")
+        }
+        return username == configuration.username && expected == response.lowercased() ? .ok : .wrong
+    }
+
+    static func parseAuthParameters(_ text: String) -> [String: String] {
+        var result: [String: String] = [:]
+        var index = text.startIndex
+        while index < text.endIndex {
+            while index < text.endIndex, text[index] == " " || text[index] == "," { index = text.index(after: index) }
+            guard let equals = text[index...].firstIndex(of: "=") else { break }
+            let key = text[index..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            index = text.index(after: equals)
+            var value = ""
+            if index < text.endIndex, text[index] == "\"" {
+                index = text.index(after: index)
+                while index < text.endIndex, text[index] != "\"" {
+                    if text[index] == "\\", text.index(after: index) < text.endIndex { index = text.index(after: index) }
+                    value.append(text[index])
+                    index = text.index(after: index)
+                }
+                if index < text.endIndex { index = text.index(after: index) }
+            } else {
+                let end = text[index...].firstIndex(of: ",") ?? text.endIndex
+                value = text[index..<end].trimmingCharacters(in: .whitespaces)
+                index = end
+            }
+            result[key] = value
+        }
+        return result
+    }
+
+    static func md5Hex(_ text: String) -> String {
+        var out = [UInt8](repeating: 0, count: 16)
+        var length: UInt32 = 0
+        let bytes = Array(text.utf8)
+        _ = EVP_Digest(bytes, bytes.count, &out, &length, EVP_md5(), nil)
+        return out.map { String(format: "%02x", $0) }.joined()
+    }
+
+    // MARK: Pages
+
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+    }
+
+    /// An error page in the manner of IIS's detailed errors ("HTTP Error 403.7 - Forbidden").
+    static func errorPage(status: Int, substatus: Int?, title: String, text: String, code: String? = nil) -> String {
+        let label = substatus.map { "\(status).\($0)" } ?? "\(status)"
+        var page = "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>IIS-like Detailed Error - \(label) - \(title)</title></head><body>"
+        page += "<h1>HTTP Error \(label) - \(title)</h1><p>\(escape(text))</p>"
+        if let code { page += "<p>Error Code \(code)</p>" }
+        page += "</body></html>\n"
+        return page
+    }
+}
+
+/// Shift_JIS encoding through iconv (CP932, as Windows servers send under that name).
+enum ShiftJIS {
+    static func encode(_ text: String) -> [UInt8] {
+        guard let converter = iconv_open("CP932", "UTF-8"), converter != iconv_t(bitPattern: -1) else { return Array(text.utf8) }
+        defer { iconv_close(converter) }
+        var input = Array(text.utf8).map { CChar(bitPattern: $0) }
+        var output = [CChar](repeating: 0, count: input.count * 2 + 16)
+        var inLeft = input.count
+        var outLeft = output.count
+        let written: Int = input.withUnsafeMutableBufferPointer { inBuffer in
+            output.withUnsafeMutableBufferPointer { outBuffer in
+                var inPointer: UnsafeMutablePointer<CChar>? = inBuffer.baseAddress
+                var outPointer: UnsafeMutablePointer<CChar>? = outBuffer.baseAddress
+                _ = iconv(converter, &inPointer, &inLeft, &outPointer, &outLeft)
+                return outBuffer.count - outLeft
+            }
+        }
+        return output.prefix(written).map { UInt8(bitPattern: $0) }
+    }
+}

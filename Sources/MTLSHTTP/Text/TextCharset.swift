@@ -1,0 +1,218 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A character encoding for response bodies and form submissions, by its WHATWG name, decoded
+/// natively (UTF-8, UTF-16, windows-1252) or through the system's iconv (Shift_JIS as CP932,
+/// EUC-JP, ISO-2022-JP, GBK, Big5, EUC-KR, KOI8, ISO-8859-x, windows-125x …).
+///
+/// Labels follow the WHATWG Encoding Standard: `Shift_JIS`, `sjis`, `windows-31j` and `cp932`
+/// all mean CP932 (what Windows servers send under the name Shift_JIS, with the NEC and IBM
+/// extensions such as ①②); `ISO-8859-1` and `US-ASCII` mean windows-1252.
+public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
+    /// The canonical name (`Shift_JIS`, `EUC-JP`, `windows-1252`, `UTF-8` …).
+    public let name: String
+    /// The iconv name used to convert; nil for the native decoders.
+    let iconvName: String?
+
+    private init(_ name: String, iconv: String?) {
+        self.name = name
+        self.iconvName = iconv
+    }
+
+    /// UTF-8.
+    public static let utf8 = TextCharset("UTF-8", iconv: nil)
+    /// windows-1252 (also for the labels ISO-8859-1 and US-ASCII).
+    public static let windows1252 = TextCharset("windows-1252", iconv: nil)
+    /// Shift_JIS, decoded as CP932.
+    public static let shiftJIS = TextCharset("Shift_JIS", iconv: "CP932")
+    /// EUC-JP (with the Microsoft extensions, as the WHATWG index has them).
+    public static let eucJP = TextCharset("EUC-JP", iconv: "EUC-JP-MS")
+    /// ISO-2022-JP.
+    public static let iso2022JP = TextCharset("ISO-2022-JP", iconv: "ISO-2022-JP")
+    /// UTF-16LE.
+    public static let utf16LE = TextCharset("UTF-16LE", iconv: nil)
+    /// UTF-16BE.
+    public static let utf16BE = TextCharset("UTF-16BE", iconv: nil)
+
+    /// Looks up a charset label (case-insensitive, surrounding whitespace and quotes ignored).
+    /// Returns nil for labels neither the table nor the system's iconv knows.
+    public init?(label: String) {
+        let key = label.trimmingCharacters(in: CharacterSet(charactersIn: " \t\"'")).lowercased()
+        guard !key.isEmpty else { return nil }
+        switch key {
+        case "utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8": self = .utf8
+        case "shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "ms932", "csshiftjis", "windows-31j", "cp932", "x-ms-cp932": self = .shiftJIS
+        case "euc-jp", "x-euc-jp", "cseucpkdfmtjapanese", "eucjp", "euc-jp-ms": self = .eucJP
+        case "iso-2022-jp", "csiso2022jp": self = .iso2022JP
+        case "windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "us-ascii", "ascii", "ansi_x3.4-1968", "cp819", "ibm819", "iso-ir-100", "csisolatin1", "iso88591":
+            self = .windows1252
+        case "utf-16le", "utf-16", "unicode", "ucs-2", "csunicode", "unicodefeff", "iso-10646-ucs-2": self = .utf16LE
+        case "utf-16be", "unicodefffe": self = .utf16BE
+        case "gbk", "gb2312", "x-gbk", "cp936", "ms936", "windows-936", "csgb2312", "chinese", "gb_2312-80": self = TextCharset("GBK", iconv: "GBK")
+        case "gb18030": self = TextCharset("gb18030", iconv: "GB18030")
+        case "big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5": self = TextCharset("Big5", iconv: "BIG5-HKSCS")
+        case "euc-kr", "ks_c_5601-1987", "windows-949", "cp949", "korean", "cseuckr", "ksc5601": self = TextCharset("EUC-KR", iconv: "CP949")
+        default:
+            let upper = key.uppercased()
+            guard TextCharset.iconvKnows(upper) else { return nil }
+            self = TextCharset(upper.hasPrefix("WINDOWS-") ? key : upper, iconv: upper)
+        }
+    }
+
+    /// The name.
+    public var description: String { name }
+
+    /// Decodes bytes; malformed sequences become U+FFFD, never an error.
+    public func decode(_ bytes: [UInt8]) -> String {
+        switch name {
+        case "UTF-8":
+            return String(decoding: bytes, as: UTF8.self)
+        case "windows-1252":
+            return String(String.UnicodeScalarView(bytes.map { Windows1252.scalar($0) }))
+        case "UTF-16LE", "UTF-16BE":
+            let little = name == "UTF-16LE"
+            var units: [UInt16] = []
+            units.reserveCapacity(bytes.count / 2)
+            var index = 0
+            while index + 1 < bytes.count {
+                let a = UInt16(bytes[index]), b = UInt16(bytes[index + 1])
+                units.append(little ? a | b << 8 : a << 8 | b)
+                index += 2
+            }
+            return String(decoding: units, as: UTF16.self)
+        default:
+            guard let iconvName, let converted = Iconv.convert(bytes, from: iconvName, to: "UTF-8", onInvalid: .replace(Array("\u{FFFD}".utf8))) else {
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            return String(decoding: converted, as: UTF8.self)
+        }
+    }
+
+    /// Encodes text in this charset. A character the charset cannot represent is written as an
+    /// HTML numeric character reference (`&#9312;`), as browsers do in form submissions.
+    public func encode(_ text: String) -> [UInt8] {
+        switch name {
+        case "UTF-8":
+            return Array(text.utf8)
+        case "windows-1252":
+            return text.unicodeScalars.flatMap { scalar -> [UInt8] in
+                if let byte = Windows1252.byte(scalar) { return [byte] }
+                return Array("&#\(scalar.value);".utf8)
+            }
+        case "UTF-16LE":
+            return text.utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        case "UTF-16BE":
+            return text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
+        default:
+            guard let iconvName else { return Array(text.utf8) }
+            if let whole = Iconv.convert(Array(text.utf8), from: "UTF-8", to: iconvName, onInvalid: .fail) { return whole }
+            var out: [UInt8] = []
+            for scalar in text.unicodeScalars {
+                if let bytes = Iconv.convert(Array(String(scalar).utf8), from: "UTF-8", to: iconvName, onInvalid: .fail) {
+                    out += bytes
+                } else {
+                    out += Array("&#\(scalar.value);".utf8)
+                }
+            }
+            return out
+        }
+    }
+
+    private static func iconvKnows(_ name: String) -> Bool {
+        let descriptor = iconv_open("UTF-8", name)
+        guard descriptor != iconv_t(bitPattern: -1) else { return false }
+        iconv_close(descriptor)
+        return true
+    }
+}
+
+/// The system's iconv, one conversion at a time.
+enum Iconv {
+    enum InvalidPolicy {
+        /// Give up (returns nil).
+        case fail
+        /// Write these bytes in place of each undecodable input byte and go on.
+        case replace([UInt8])
+    }
+
+    static func convert(_ input: [UInt8], from: String, to: String, onInvalid: InvalidPolicy) -> [UInt8]? {
+        let descriptor = iconv_open(to, from)
+        guard descriptor != iconv_t(bitPattern: -1) else { return nil }
+        defer { iconv_close(descriptor) }
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count * 2)
+        var chunk = [UInt8](repeating: 0, count: 16384)
+        var source = input
+        var failed = false
+        source.withUnsafeMutableBufferPointer { sourceBuffer in
+            var inPointer: UnsafeMutablePointer<CChar>? = sourceBuffer.baseAddress.map { UnsafeMutableRawPointer($0).assumingMemoryBound(to: CChar.self) }
+            var inLeft = sourceBuffer.count
+            var flushed = false
+            while true {
+                let (result, produced, errorCode): (Int, Int, Int32) = chunk.withUnsafeMutableBufferPointer { chunkBuffer in
+                    var outPointer: UnsafeMutablePointer<CChar>? = UnsafeMutableRawPointer(chunkBuffer.baseAddress!).assumingMemoryBound(to: CChar.self)
+                    var outLeft = chunkBuffer.count
+                    let result: Int
+                    if inLeft > 0 {
+                        result = iconv(descriptor, &inPointer, &inLeft, &outPointer, &outLeft)
+                    } else {
+                        result = iconv(descriptor, nil, nil, &outPointer, &outLeft)  // flush shift state
+                    }
+                    return (result, chunkBuffer.count - outLeft, result == -1 ? errno : 0)
+                }
+                output += chunk[0..<produced]
+                if result != -1 {
+                    if inLeft == 0 {
+                        if flushed { break }
+                        flushed = true
+                    }
+                    continue
+                }
+                switch errorCode {
+                case E2BIG:
+                    continue
+                case EILSEQ, EINVAL:
+                    guard case .replace(let replacement) = onInvalid else {
+                        failed = true
+                        return
+                    }
+                    output += replacement
+                    if inLeft > 0 {
+                        inPointer = inPointer.map { $0 + 1 }
+                        inLeft -= 1
+                    }
+                    if inLeft == 0 && errorCode == EINVAL { return }
+                default:
+                    failed = true
+                    return
+                }
+            }
+        }
+        return failed ? nil : output
+    }
+}
+
+/// windows-1252 as the WHATWG index has it (0x80–0x9F are typographic marks; the five unassigned
+/// bytes map to C1 controls).
+enum Windows1252 {
+    static let high: [UInt32] = [
+        0x20AC, 0x0081, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x008D, 0x017D, 0x008F,
+        0x0090, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x009D, 0x017E, 0x0178,
+    ]
+
+    static func scalar(_ byte: UInt8) -> Unicode.Scalar {
+        if byte >= 0x80 && byte < 0xA0 { return Unicode.Scalar(high[Int(byte - 0x80)])! }
+        return Unicode.Scalar(byte)
+    }
+
+    static func byte(_ scalar: Unicode.Scalar) -> UInt8? {
+        if scalar.value < 0x80 || (scalar.value >= 0xA0 && scalar.value <= 0xFF) { return UInt8(scalar.value) }
+        if let index = high.firstIndex(of: scalar.value) { return UInt8(0x80 + index) }
+        return nil
+    }
+}

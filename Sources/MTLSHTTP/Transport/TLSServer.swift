@@ -1,0 +1,207 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+import MTLSTrust
+
+/// How a TLS server presents itself and treats client certificates.
+public struct TLSServerConfiguration: Sendable {
+    public var certificate: Certificate
+    public var privateKey: PrivateKey
+    public var chain: [Certificate]
+    /// The CAs whose client certificates are trusted (also the CA names sent, unless ``sendsCANames`` is false).
+    public var clientCAs: [Certificate]
+    /// Send the client CA names in certificate requests (IIS 2012+ sends none by default).
+    public var sendsCANames: Bool
+    /// Ask for the client certificate in the first handshake (IIS `clientcertnegotiation=enable`, nginx).
+    public var requestsCertificateAtHandshake: Bool
+    public var crls: [CertificateRevocationList]
+    public var minimumVersion: TLSVersion
+    public var maximumVersion: TLSVersion?
+
+    public init(
+        certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = [], clientCAs: [Certificate] = [], sendsCANames: Bool = true,
+        requestsCertificateAtHandshake: Bool = false, crls: [CertificateRevocationList] = [], minimumVersion: TLSVersion = .tls1_2, maximumVersion: TLSVersion? = nil
+    ) {
+        self.certificate = certificate
+        self.privateKey = privateKey
+        self.chain = chain
+        self.clientCAs = clientCAs
+        self.sendsCANames = sendsCANames
+        self.requestsCertificateAtHandshake = requestsCertificateAtHandshake
+        self.crls = crls
+        self.minimumVersion = minimumVersion
+        self.maximumVersion = maximumVersion
+    }
+}
+
+/// The server side of the transport: accepts TLS connections and asks for client certificates at
+/// any moment — in the handshake, by TLS 1.2 renegotiation, or by TLS 1.3 post-handshake auth.
+public final class TLSServerContext: @unchecked Sendable {
+    // @unchecked Sendable: configured once in `init`, read-only afterwards.
+    public let configuration: TLSServerConfiguration
+    let context: SSLContextReference
+    let clientEvaluator: TrustEvaluator
+
+    public init(configuration: TLSServerConfiguration) throws(HTTPSError) {
+        self.configuration = configuration
+        guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw HTTPSError(.configuration, host: "-", "OpenSSL could not create a server context") }
+        context = SSLContextReference(taking: ctx)
+        _ = mtls_SSL_CTX_set_min_proto_version(ctx, configuration.minimumVersion.openSSLValue)
+        if let maximum = configuration.maximumVersion { _ = mtls_SSL_CTX_set_max_proto_version(ctx, maximum.openSSLValue) }
+        if configuration.minimumVersion < .tls1_2 { SSL_CTX_set_security_level(ctx, 0) }
+        guard SSL_CTX_use_certificate(ctx, configuration.certificate.x509Pointer) == 1,
+            SSL_CTX_use_PrivateKey(ctx, configuration.privateKey.evpPointer) == 1,
+            SSL_CTX_check_private_key(ctx) == 1
+        else {
+            ERR_clear_error()
+            throw HTTPSError(.configuration, host: "-", "the server key does not match its certificate \(configuration.certificate.displayName)")
+        }
+        if !configuration.chain.isEmpty, let stack = mtls_sk_X509_new_null() {
+            for certificate in configuration.chain { _ = mtls_sk_X509_push(stack, certificate.x509Pointer) }
+            _ = mtls_SSL_CTX_set1_chain(ctx, stack)  // set1: takes its own references
+            mtls_sk_X509_free(stack)
+        }
+        if configuration.sendsCANames, let names = mtls_sk_X509_NAME_new_null() {
+            for ca in configuration.clientCAs {
+                if let name = X509_NAME_dup(X509_get_subject_name(ca.x509Pointer)) { _ = mtls_sk_X509_NAME_push(names, name) }
+            }
+            SSL_CTX_set_client_CA_list(ctx, names)  // set0: the context owns `names`
+        }
+        let mode = configuration.requestsCertificateAtHandshake ? SSL_VERIFY_PEER | SSL_VERIFY_CLIENT_ONCE : SSL_VERIFY_NONE
+        SSL_CTX_set_verify(ctx, mode, nil)
+        SSL_CTX_set_cert_verify_callback(ctx, serverVerifyTrampoline, nil)
+        SSL_CTX_set_info_callback(ctx, tlsInfoCallback)
+        SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
+        _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_SERVER))
+        var sessionID = Array("mtls-serve".utf8)
+        _ = SSL_CTX_set_session_id_context(ctx, &sessionID, UInt32(sessionID.count))
+        _ = mtls_SSL_CTX_set1_groups_list(ctx, "X25519:P-256:P-384")
+        do throws(MTLSTrustError) {
+            clientEvaluator = try TrustEvaluator(policy: TrustPolicy(anchors: configuration.clientCAs, intermediates: [], purpose: .client, crls: configuration.crls))
+        } catch {
+            throw HTTPSError(.configuration, host: "-", error.message)
+        }
+    }
+
+    /// Completes the TLS handshake on an accepted socket.
+    public func accept(_ socket: SocketHandle, deadline: Deadline) throws(HTTPSError) -> TLSConnection {
+        let label = socket.peerAddress ?? "client"
+        guard let ssl = SSL_new(context.pointer) else {
+            socket.close()
+            throw HTTPSError(.configuration, host: label, "OpenSSL could not create a connection")
+        }
+        let state = TLSConnectionState(report: TLSSessionReport(host: label, port: 0), isServer: true, clientConfiguration: nil, evaluator: nil)
+        state.clientEvaluator = clientEvaluator
+        let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
+        SSL_set_fd(ssl, socket.fd)
+        _ = try connection.drive(.tlsHandshake, until: deadline) { SSL_accept(ssl) }
+        state.handshakeDone = true
+        connection.fillSessionFacts()
+        if configuration.requestsCertificateAtHandshake {
+            state.report.certificateRequests.append(CertificateRequestRecord(phase: .handshake, acceptedCANames: configuration.sendsCANames ? configuration.clientCAs.map(\.subject) : [], signatureAlgorithms: [], sentCertificate: connection.peerCertificate, sentIdentityLabel: nil, identityFits: true, hadNoIdentity: false))
+        }
+        return connection
+    }
+}
+
+extension TLSConnection {
+    /// Why a certificate request after the request could not be made.
+    public enum LateRequestOutcome: Sendable, Equatable {
+        /// The request was made and answered (with or without a certificate).
+        case asked(CertificateRequestPhase)
+        /// TLS 1.3 and the client did not offer post-handshake auth.
+        case clientOffersNoPostHandshakeAuth
+        /// TLS 1.2 and the client refused to renegotiate.
+        case clientRefusedRenegotiation
+    }
+
+    /// Server side: asks for a client certificate now, after a request has been read — by TLS 1.2
+    /// renegotiation or TLS 1.3 post-handshake auth — and waits until the client has answered.
+    public func requestClientCertificate(deadline: Deadline) throws(HTTPSError) -> LateRequestOutcome {
+        let isTLS13 = SSL_version(ssl) == 0x0304
+        SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_CLIENT_ONCE, nil)
+        if isTLS13 {
+            ERR_clear_error()
+            state.awaitingClientFinished = true
+            state.clientFinishedSeen = false
+            defer { state.awaitingClientFinished = false }
+            guard SSL_verify_client_post_handshake(ssl) == 1 else {
+                ERR_clear_error()
+                return .clientOffersNoPostHandshakeAuth
+            }
+            _ = try drive(.tlsHandshake, until: deadline) { SSL_do_handshake(ssl) }
+            try pump(until: deadline) { self.state.clientFinishedSeen }
+            record(.postHandshake)
+            return .asked(.postHandshake)
+        }
+        ERR_clear_error()
+        let alertsBefore = state.report.alerts.count
+        guard SSL_renegotiate(ssl) == 1 else {
+            ERR_clear_error()
+            return .clientRefusedRenegotiation
+        }
+        _ = try drive(.tlsHandshake, until: deadline) { SSL_do_handshake(ssl) }
+        var refused = false
+        try pump(until: deadline) {
+            if self.state.report.alerts.dropFirst(alertsBefore).contains(where: { $0.description == "no renegotiation" }) {
+                refused = true
+                return true
+            }
+            return SSL_renegotiate_pending(self.ssl) == 0
+        }
+        if refused { return .clientRefusedRenegotiation }
+        record(.renegotiation)
+        return .asked(.renegotiation)
+    }
+
+    private func record(_ phase: CertificateRequestPhase) {
+        state.report.certificateRequests.append(CertificateRequestRecord(phase: phase, acceptedCANames: [], signatureAlgorithms: [], sentCertificate: peerCertificate, sentIdentityLabel: nil, identityFits: true, hadNoIdentity: false))
+    }
+
+    /// Reads handshake records (peeking, so no application data is consumed) until `done`.
+    private func pump(until deadline: Deadline, _ done: () -> Bool) throws(HTTPSError) {
+        var byte: UInt8 = 0
+        while !done() {
+            ERR_clear_error()
+            let result = SSL_peek(ssl, &byte, 1)
+            if let failure = state.trustFailure {
+                state.trustFailure = nil
+                throw failure
+            }
+            if result > 0 { return }  // the client sent data: the exchange is over either way
+            if done() { return }
+            let error = SSL_get_error(ssl, result)
+            switch error {
+            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
+                if !socket.wait(forRead: error == SSL_ERROR_WANT_READ, forWrite: error == SSL_ERROR_WANT_WRITE, until: deadline) {
+                    throw HTTPSError(.timeout, host: label, "the client did not answer the certificate request in time")
+                }
+            case SSL_ERROR_ZERO_RETURN:
+                throw HTTPSError(.io, host: label, "the client closed the connection during the certificate request")
+            default:
+                let reasons = OpenSSLErrorDescriber.drain().map(\.reason).joined(separator: "; ")
+                throw HTTPSError(.clientCertificate, host: label, "the certificate request failed: \(reasons.isEmpty ? "connection error" : reasons)", alert: state.report.alerts.last?.description)
+            }
+        }
+    }
+}
+
+/// Server side: evaluate the client's certificate, record it, never fail the handshake (the HTTP
+/// layer answers 403.16/403.17/403.13 as IIS does).
+private func serverVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    guard let storeContext,
+        let sslRaw = X509_STORE_CTX_get_ex_data(storeContext, SSL_get_ex_data_X509_STORE_CTX_idx()),
+        let state = TLSConnectionState.from(OpaquePointer(sslRaw)),
+        let leafPointer = X509_STORE_CTX_get0_cert(storeContext)
+    else { return 1 }
+    let leaf = Certificate(borrowingX509: leafPointer)
+    var sent: [Certificate] = []
+    if let untrusted = X509_STORE_CTX_get0_untrusted(storeContext) {
+        for i in 0..<mtls_sk_X509_num(untrusted) {
+            if let x509 = mtls_sk_X509_value(untrusted, i) { sent.append(Certificate(borrowingX509: x509)) }
+        }
+    }
+    state.clientTrust = state.clientEvaluator?.evaluate(leaf, extraIntermediates: sent.filter { $0 != leaf })
+    state.report.peerChainAsSent = sent.isEmpty ? [leaf] : sent
+    return 1
+}
