@@ -54,6 +54,19 @@ final class VerifyCommandTests: XCTestCase {
             openssl: ["-CAfile", root, "-untrusted", intermediate, "-purpose", "sslserver", "-verify_hostname", "localhost", Fixtures.path("server.pem")])
     }
 
+    func testWithoutAnchorsTheSystemRootsAreUsedAndTheTestRootIsNotAmongThem() throws {
+        // openssl without -CAfile uses its default store too: the test root is in neither.
+        try assertAgreesWithOpenSSL(
+            ours: [Fixtures.path("server.pem"), intermediate],
+            openssl: ["-untrusted", intermediate, "-purpose", "sslserver", Fixtures.path("server.pem")])
+        let json = try verify([Fixtures.path("server.pem"), intermediate, "--json"]).json()
+        XCTAssertEqual(json["anchors"] as? String, "system")
+        // --system-roots adds the system's roots to the given ones; the given root still decides here.
+        let both = try verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--system-roots", "--json"]).json()
+        XCTAssertEqual(both["trusted"] as? Bool, true)
+        XCTAssertEqual(both["anchors"] as? String, "given+system")
+    }
+
     func testIntermediateGivenAsSecondPositionalBuildsTheChain() throws {
         let result = verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost"])
         XCTAssertExit(result, 0)

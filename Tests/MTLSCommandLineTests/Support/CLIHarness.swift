@@ -287,8 +287,30 @@ enum OpenSSL {
     /// `sha256/BASE64` of a certificate's SPKI, by the documented pipeline
     /// `openssl x509 -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64`.
     static func spkiPin(certificate path: String) throws -> String {
+        if let cached = pinCache.value(path) { return cached }
         let publicKeyPEM = try output(["x509", "-in", path, "-pubkey", "-noout"])
-        return try spkiPin(publicKeyPEM: publicKeyPEM)
+        let pin = try spkiPin(publicKeyPEM: publicKeyPEM)
+        pinCache.set(path, pin)
+        return pin
+    }
+
+    /// Fixture pins computed once per test run: four openssl processes per pin add up.
+    private static let pinCache = Cache()
+
+    private final class Cache: @unchecked Sendable {
+        // @unchecked Sendable: guarded by `lock`.
+        private let lock = NSLock()
+        private var values: [String: String] = [:]
+        func value(_ key: String) -> String? {
+            lock.lock()
+            defer { lock.unlock() }
+            return values[key]
+        }
+        func set(_ key: String, _ value: String) {
+            lock.lock()
+            values[key] = value
+            lock.unlock()
+        }
     }
 
     /// `sha256/BASE64` of a PEM public key.

@@ -1,0 +1,164 @@
+import XCTest
+
+@testable import MTLSHTTP
+
+/// The HTTP/1.1 response parser, byte by byte, with no sockets.
+final class ResponseParserTests: XCTestCase {
+    private func parse(_ text: String, method: String = "GET", chunkSize: Int = .max, finish: Bool = true) throws -> (HTTPResponseHead?, [UInt8], Bool) {
+        var parser = HTTPResponseParser(requestMethod: method)
+        var body: [UInt8] = []
+        var ended = false
+        let bytes = Array(text.utf8)
+        var index = 0
+        while index < bytes.count {
+            let end = min(bytes.count, index + chunkSize)
+            for event in try parser.feed(bytes[index..<end]) {
+                if case .body(let chunk) = event { body += chunk }
+                if case .end = event { ended = true }
+            }
+            index = end
+        }
+        if finish && !ended {
+            for event in try parser.finish() {
+                if case .end = event { ended = true }
+            }
+        }
+        return (parser.head, body, ended)
+    }
+
+    func testContentLengthBodyIsReadExactlyWhateverTheChunkingOfTheInput() throws {
+        for size in [1, 2, 7, 1000] {
+            let (head, body, ended) = try parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX-A: b\r\n\r\nhello", chunkSize: size)
+            XCTAssertEqual(head?.status, 200)
+            XCTAssertEqual(head?.headers["x-a"], "b")
+            XCTAssertEqual(String(decoding: body, as: UTF8.self), "hello")
+            XCTAssertTrue(ended)
+        }
+    }
+
+    func testChunkedBodyWithExtensionsAndTrailersIsDecoded() throws {
+        let (head, body, ended) = try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: yes\r\n\r\n", chunkSize: 3)
+        XCTAssertEqual(head?.status, 200)
+        XCTAssertEqual(String(decoding: body, as: UTF8.self), "hello world")
+        XCTAssertTrue(ended)
+    }
+
+    func testBodyWithoutFramingRunsUntilTheConnectionCloses() throws {
+        var parser = HTTPResponseParser(requestMethod: "GET")
+        _ = try parser.feed(Array("HTTP/1.1 200 OK\r\n\r\nabc".utf8)[...])
+        XCTAssertTrue(parser.readsUntilClose)
+        XCTAssertEqual(try parser.finish(), [.end])
+    }
+
+    func testHeadAnd204And304HaveNoBodyDespiteContentLength() throws {
+        XCTAssertTrue(try parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n", method: "HEAD", finish: false).2)
+        XCTAssertTrue(try parse("HTTP/1.1 204 No Content\r\nContent-Length: 10\r\n\r\n", finish: false).2)
+        XCTAssertTrue(try parse("HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n", finish: false).2)
+    }
+
+    func testInformationalResponsesPrecedeTheFinalOne() throws {
+        var parser = HTTPResponseParser(requestMethod: "POST")
+        let events = try parser.feed(Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n".utf8)[...])
+        XCTAssertEqual(events, [.informational(status: 100), .informational(status: 103), .head(status: 201), .end])
+    }
+
+    func testTwoDifferentContentLengthsAreRefusedAsSmuggling() {
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!")) { error in
+            XCTAssertEqual(error as? HTTPResponseParser.ParseError, .conflictingContentLength)
+        }
+        // The same value twice is allowed (RFC 9110 §8.6).
+        XCTAssertNoThrow(try parse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\nhello"))
+    }
+
+    func testChunkSizeOverflowIsRefused() {
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nFFFFFFFFFFFFFFFFFF\r\n")) { error in
+            XCTAssertEqual(error as? HTTPResponseParser.ParseError, .chunkSizeOverflow)
+        }
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n")) { error in
+            guard case .badChunkSize = error as? HTTPResponseParser.ParseError else { return XCTFail("\(error)") }
+        }
+    }
+
+    func testTruncatedBodiesAreReportedWithWhatWasMissing() {
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")) { error in
+            XCTAssertEqual((error as? HTTPResponseParser.ParseError)?.description.contains("7 more body bytes"), true)
+        }
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n"))
+        XCTAssertThrowsError(try parse("")) { error in
+            XCTAssertEqual(error as? HTTPResponseParser.ParseError, .truncated(expected: "no response at all"))
+        }
+    }
+
+    func testBadStatusLinesAndHTTP09AreRefused() {
+        for text in ["HTTP/2 200 OK\r\n\r\n", "<html>hello</html>\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n"] {
+            XCTAssertThrowsError(try parse(text)) { error in
+                guard case .badStatusLine = error as? HTTPResponseParser.ParseError else { return XCTFail("\(text): \(error)") }
+            }
+        }
+    }
+
+    func testHeaderLimitsHold() {
+        let longLine = "HTTP/1.1 200 OK\r\nX-Big: " + String(repeating: "a", count: 70_000) + "\r\n\r\n"
+        XCTAssertThrowsError(try parse(longLine)) { error in XCTAssertEqual(error as? HTTPResponseParser.ParseError, .lineTooLong(65536)) }
+        let many = "HTTP/1.1 200 OK\r\n" + String(repeating: "X: y\r\n", count: 1001) + "\r\n"
+        XCTAssertThrowsError(try parse(many)) { error in XCTAssertEqual(error as? HTTPResponseParser.ParseError, .tooManyHeaders(1000)) }
+    }
+
+    func testObsoleteLineFoldingAndMalformedHeaderNamesAreRefused() {
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nX-A: b\r\n c\r\n\r\n"))
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nBad Header: b\r\n\r\n"))
+    }
+
+    func testRequestSerialisationRefusesHeaderInjection() throws {
+        let url = try HTTPSURL("https://example.com/a?b=c")
+        var request = HTTPRequest(url: url, headers: ["X-Evil": "a\r\nInjected: yes"])
+        XCTAssertThrowsError(try HTTPSClient.serializeHead(request, userAgent: "t", bodyLength: nil)) { error in
+            XCTAssertEqual((error as? HTTPSError)?.phase, .request)
+        }
+        request.headers = ["X-Good": "value"]
+        let head = String(decoding: try HTTPSClient.serializeHead(request, userAgent: "t", bodyLength: 3), as: UTF8.self)
+        XCTAssertTrue(head.hasPrefix("GET /a?b=c HTTP/1.1\r\nHost: example.com\r\n"))
+        XCTAssertTrue(head.contains("Content-Length: 3\r\n"))
+        XCTAssertTrue(head.hasSuffix("\r\n\r\n"))
+    }
+
+    func testURLsAreParsedStrictly() throws {
+        let url = try HTTPSURL("https://user:pw@[::1]:8443/path?q#frag")
+        XCTAssertEqual(url.host, "::1")
+        XCTAssertEqual(url.port, 8443)
+        XCTAssertEqual(url.target, "/path?q")
+        XCTAssertEqual(url.hostHeader, "[::1]:8443")
+        XCTAssertEqual(try HTTPSURL("example.com").target, "/")
+        XCTAssertThrowsError(try HTTPSURL("ftp://example.com/"))
+        XCTAssertThrowsError(try HTTPSURL("https://example.com:99999/"))
+        XCTAssertThrowsError(try HTTPSURL("https://exa mple.com/"))
+        XCTAssertEqual(try url.resolving("/other").description, "https://[::1]:8443/other")
+        XCTAssertEqual(try HTTPSURL("https://a.example/dir/page").resolving("next?x=1").target, "/dir/next?x=1")
+        XCTAssertEqual(try url.resolving("https://b.example/z").origin, "https://b.example:443")
+    }
+
+    func testGzipBodiesAreDecodedAndBombsAreStopped() throws {
+        let payload = Array(repeating: UInt8(ascii: "a"), count: 100_000)
+        let compressed = try gzip(payload)
+        let decoder = try XCTUnwrap(Decompressor(coding: "gzip", limit: 1 << 20))
+        XCTAssertEqual(try decoder.decode(compressed), payload)
+        let small = try XCTUnwrap(Decompressor(coding: "gzip", limit: 10_000))
+        XCTAssertThrowsError(try small.decode(compressed))
+    }
+
+    private func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        input.fileHandleForWriting.write(Data(bytes))
+        try input.fileHandleForWriting.close()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return [UInt8](data)
+    }
+}

@@ -1,0 +1,254 @@
+import Foundation
+import XCTest
+
+@testable import MTLSHTTP
+import MTLSTrust
+
+/// The TLS transport and HTTP client against a real server: the in-process IIS-like `TestServer`
+/// (an OpenSSL server of this package) and `openssl s_server` as an independent peer.
+final class TransportTests: XCTestCase {
+    private var descriptorsAtStart = 0
+
+    override func setUp() {
+        descriptorsAtStart = HTTPFixtures.openDescriptorCount()
+    }
+
+    private func get(_ client: HTTPSClient, _ server: TestServer, _ path: String, method: String = "GET", body: [UInt8]? = nil, expectsContinue: Bool = false) throws -> HTTPResponse {
+        try client.send(HTTPRequest(method: method, url: try HTTPFixtures.url(server, path), body: body, expectsContinue: expectsContinue))
+    }
+
+    func testTLS12PerPathCertificateIsRequestedAfterTheRequestByRenegotiation() throws {
+        let server = try HTTPFixtures.startServer(maximumVersion: .tls1_2)
+        defer { server.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
+        let response = try get(client, server, "/secure")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.version, "TLSv1.2")
+        let request = try XCTUnwrap(response.tls.certificateRequests.first)
+        XCTAssertEqual(request.phase, .renegotiation)
+        XCTAssertEqual(request.sentCertificate?.commonName, "client-alice")
+        XCTAssertTrue(request.acceptedCANames.contains("CN=mtls Test Root CA,O=mtls test,C=US"))
+        XCTAssertEqual(response.tls.renegotiations, 1)
+        XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("subject: CN=client-alice"))
+        client.closeIdleConnections()
+    }
+
+    func testTLS13PerPathCertificateIsRequestedByPostHandshakeAuth() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-legacy-rc2.p12")
+        let response = try get(client, server, "/secure")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.version, "TLSv1.3")
+        XCTAssertEqual(response.tls.certificateRequests.map(\.phase), [.postHandshake])
+        XCTAssertEqual(response.tls.renegotiations, 0)
+        client.closeIdleConnections()
+    }
+
+    func testNoIdentityGets403Point7OnBothVersions() throws {
+        for version in [TLSVersion.tls1_2, .tls1_3] {
+            let server = try HTTPFixtures.startServer(maximumVersion: version)
+            defer { server.stop() }
+            let client = try HTTPFixtures.client()
+            let response = try get(client, server, "/secure")
+            XCTAssertEqual(response.status, 403, "\(version)")
+            XCTAssertEqual(response.headers["X-MTLS-Substatus"], "403.7")
+            XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("HTTP Error 403.7"))
+            XCTAssertEqual(response.tls.certificateRequests.first?.hadNoIdentity, true)
+            XCTAssertNil(response.tls.certificateRequests.first?.sentCertificate)
+            client.closeIdleConnections()
+        }
+    }
+
+    func testHandshakeTimeRequestIsRecordedAsSuch() throws {
+        let server = try HTTPFixtures.startServer(atHandshake: true)
+        defer { server.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-3des.p12")
+        let response = try get(client, server, "/secure")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.certificateRequests.map(\.phase), [.handshake])
+        client.closeIdleConnections()
+    }
+
+    func testServerWithoutCANamesIsSeenSendingNone() throws {
+        let server = try HTTPFixtures.startServer(maximumVersion: .tls1_2, sendsCANames: false)
+        defer { server.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
+        let response = try get(client, server, "/secure")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.certificateRequests.first?.acceptedCANames, [])
+        XCTAssertEqual(response.tls.certificateRequests.first?.identityFits, true)
+        client.closeIdleConnections()
+    }
+
+    func testUntrustedAndExpiredClientCertificatesGet403Point16And403Point17() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let cases: [(String, String, String)] = [("client-other.pem", "client-other.key", "403.16"), ("client-alice-expired.pem", "client-alice-expired.key", "403.17")]
+        for (cert, key, expected) in cases {
+            let identity = try ClientIdentity.files(certificatePath: HTTPFixtures.path(cert), keyPath: HTTPFixtures.path(key))
+            let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: [identity])
+            let client = try HTTPSClient(configuration: configuration)
+            let response = try get(client, server, "/secure")
+            XCTAssertEqual(response.status, 403, cert)
+            XCTAssertEqual(response.headers["X-MTLS-Substatus"], expected, cert)
+            client.closeIdleConnections()
+        }
+    }
+
+    func testHTTPSysModeAnswersTLS13PerPathRequestsWith0x80070032AndTLS12Works() throws {
+        let server = try HTTPFixtures.startServer(httpSys: true)
+        defer { server.stop() }
+        let tls13 = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
+        let failed = try get(tls13, server, "/secure")
+        XCTAssertEqual(failed.status, 500)
+        XCTAssertTrue(String(decoding: failed.body, as: UTF8.self).contains("0x80070032"))
+        let tls12 = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12", maximumVersion: .tls1_2)
+        XCTAssertEqual(try get(tls12, server, "/secure").status, 200)
+        tls12.closeIdleConnections()
+    }
+
+    func testTLS13ClientWithoutPostHandshakeAuthGets403Point7() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12", offersPHA: false)
+        let response = try get(client, server, "/secure")
+        XCTAssertEqual(response.status, 403)
+        XCTAssertTrue(response.tls.certificateRequests.isEmpty)
+        client.closeIdleConnections()
+    }
+
+    func testUntrustedServerFailsInTheHandshakeWithTheReasonAndInsecureModeRecordsIt() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let strict = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime)))
+        XCTAssertThrowsError(try get(strict, server, "/")) { error in
+            let failure = error as? HTTPSError
+            XCTAssertEqual(failure?.phase, .serverCertificate)
+            XCTAssertEqual(failure?.trust?.isTrusted, false)
+            XCTAssertTrue(failure?.message.contains("not trusted") ?? false, "\(error)")
+        }
+        let insecure = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), continuesOnTrustFailure: true))
+        let response = try get(insecure, server, "/")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertFalse(response.tls.overriddenProblems.isEmpty)
+        insecure.closeIdleConnections()
+    }
+
+    func testWrongHostNameIsRefusedBySANMatching() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let client = try HTTPFixtures.client()
+        client.connectTo["wrong.example.com"] = ("127.0.0.1", server.boundPort)
+        XCTAssertThrowsError(try client.send(HTTPRequest(url: try HTTPSURL("https://wrong.example.com:\(server.boundPort)/")))) { error in
+            XCTAssertEqual((error as? HTTPSError)?.phase, .serverCertificate)
+            XCTAssertTrue((error as? HTTPSError)?.message.contains("not for wrong.example.com") ?? false, "\(error)")
+        }
+    }
+
+    func testPinMismatchListsExpectedAndPresentedPins() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let wrong = try Pin(parsing: "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [wrong]))
+        let client = try HTTPSClient(configuration: configuration)
+        XCTAssertThrowsError(try get(client, server, "/")) { error in
+            let message = (error as? HTTPSError)?.message ?? ""
+            XCTAssertTrue(message.contains("expected sha256/AAAA"), message)
+            XCTAssertTrue(message.contains((try? HTTPFixtures.certificates("server.pem")[0].spkiPin) ?? "?"), message)
+        }
+        let right = Pin.publicKey(of: try HTTPFixtures.certificates("intermediate-ca.pem")[0])
+        let pinned = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [right])))
+        XCTAssertEqual(try get(pinned, server, "/").status, 200)
+        pinned.closeIdleConnections()
+    }
+
+    func testKeepAliveReusesTheConnectionAndSessionsResume() throws {
+        for version in [TLSVersion.tls1_2, .tls1_3] {
+            let server = try HTTPFixtures.startServer(maximumVersion: version)
+            defer { server.stop() }
+            let client = try HTTPFixtures.client()
+            let first = try get(client, server, "/")
+            let second = try get(client, server, "/")
+            XCTAssertFalse(first.reusedConnection)
+            XCTAssertTrue(second.reusedConnection, "\(version)")
+            client.closeIdleConnections()
+            let third = try get(client, server, "/")
+            XCTAssertFalse(third.reusedConnection)
+            XCTAssertTrue(third.tls.resumed, "\(version): a new connection resumes the session")
+            client.closeIdleConnections()
+        }
+    }
+
+    func testBodySentWithExpectContinueSurvivesRenegotiationAndALargeBodyWithoutItIsRefused() throws {
+        let server = try HTTPFixtures.startServer(maximumVersion: .tls1_2)
+        defer { server.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
+        let large = [UInt8](repeating: 0x61, count: 200_000)
+        XCTAssertEqual(try get(client, server, "/secure", method: "POST", body: large, expectsContinue: true).status, 200)
+        client.closeIdleConnections()
+        let refused = try get(client, server, "/secure", method: "POST", body: large, expectsContinue: false)
+        XCTAssertEqual(refused.status, 413)
+        client.closeIdleConnections()
+    }
+
+    func testAsyncRequestIsCancelledPromptly() async throws {
+        // A TCP listener that never answers the TLS handshake.
+        let (listener, port) = try TCP.listen(address: "127.0.0.1", port: 0)
+        defer { listener.close() }
+        let client = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem")), timeouts: Timeouts(connect: 30, handshake: 30, idleRead: 30, total: 30)))
+        let started = Date()
+        let task = Task { try await client.send(HTTPRequest(url: try HTTPSURL("https://127.0.0.1:\(port)/"))) }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        task.cancel()
+        do {
+            _ = try await task.value
+            XCTFail("the request should not succeed")
+        } catch let error as HTTPSError {
+            XCTAssertEqual(error.phase, .cancelled)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10, "cancellation must not wait for the 30 s timeout")
+    }
+
+    func testOpenSSLServerRequiringACertificateInTheHandshakeIsAnsweredWithTheIdentity() throws {
+        let peer = try OpenSSLServer(arguments: ["-www", "-Verify", "2", "-CAfile", "root-ca.pem", "-verify_return_error"])
+        defer { peer.stop() }
+        let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
+        let response = try client.send(HTTPRequest(url: try HTTPSURL("https://localhost:\(peer.port)/")))
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.certificateRequests.map(\.phase), [.handshake])
+        XCTAssertEqual(response.tls.certificateRequests.first?.sentCertificate?.commonName, "client-alice")
+        client.closeIdleConnections()
+        let anonymous = try HTTPFixtures.client()
+        XCTAssertThrowsError(try anonymous.send(HTTPRequest(url: try HTTPSURL("https://localhost:\(peer.port)/")))) { error in
+            let failure = error as? HTTPSError
+            XCTAssertEqual(failure?.report?.certificateRequests.first?.hadNoIdentity, true, "\(error)")
+        }
+    }
+
+    func testTLS10OnlyServerIsRefusedUnlessAskedFor() throws {
+        let peer = try OpenSSLServer(arguments: ["-www", "-tls1", "-cipher", "DEFAULT@SECLEVEL=0"])
+        defer { peer.stop() }
+        let client = try HTTPFixtures.client()
+        XCTAssertThrowsError(try client.send(HTTPRequest(url: try HTTPSURL("https://localhost:\(peer.port)/")))) { error in
+            XCTAssertEqual((error as? HTTPSError)?.phase, .tlsHandshake, "\(error)")
+        }
+    }
+
+    func testNoDescriptorIsLeftOpen() throws {
+        let before = HTTPFixtures.openDescriptorCount()
+        do {
+            let server = try HTTPFixtures.startServer(maximumVersion: .tls1_2)
+            let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
+            for path in ["/", "/secure", "/optional", "/nothing"] { _ = try get(client, server, path) }
+            let anonymous = try HTTPFixtures.client()
+            _ = try get(anonymous, server, "/secure")
+            XCTAssertThrowsError(try anonymous.send(HTTPRequest(url: try HTTPSURL("https://localhost:1/"))))
+            client.closeIdleConnections()
+            anonymous.closeIdleConnections()
+            server.stop()
+        }
+        usleep(200_000)
+        XCTAssertEqual(HTTPFixtures.openDescriptorCount(), before)
+    }
+}
