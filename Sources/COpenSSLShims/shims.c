@@ -76,3 +76,4 @@ uint64_t mtls_SSL_OP_NO_RENEGOTIATION(void) { return SSL_OP_NO_RENEGOTIATION; }
 uint64_t mtls_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 uint64_t mtls_SSL_OP_ALLOW_CLIENT_RENEGOTIATION(void) { return SSL_OP_ALLOW_CLIENT_RENEGOTIATION; }
 long mtls_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on) { return SSL_CTX_set_read_ahead(ctx, on); }
+uint64_t mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION(void) { return SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION; }

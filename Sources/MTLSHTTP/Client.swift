@@ -43,7 +43,6 @@ public final class HTTPSClient: @unchecked Sendable {
 
     private let lock = NSLock()
     private var idle: [String: TLSConnection] = [:]
-    private var active: [ObjectIdentifier: TLSConnection] = [:]
 
     public init(configuration: TLSClientConfiguration) throws(HTTPSError) {
         tls = try TLSClient(configuration: configuration)
@@ -64,15 +63,18 @@ public final class HTTPSClient: @unchecked Sendable {
 
     private func key(_ url: HTTPSURL) -> String { "\(url.host):\(url.port)" }
 
-    private func checkout(_ url: HTTPSURL, deadline: Deadline) throws(HTTPSError) -> (TLSConnection, Bool) {
+    private func checkout(_ url: HTTPSURL, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
         lock.lock()
         let existing = idle.removeValue(forKey: key(url))
         lock.unlock()
         if let existing {
-            if !existing.isReadableNow { return (existing, true) }
+            if !existing.isReadableNow {
+                existing.token = token
+                return (existing, true)
+            }
             existing.close()  // the server closed it, or sent something unasked
         }
-        let connection = try tls.connect(host: url.host, port: url.port, connectTo: connectTo[url.host] ?? connectTo["\(url.host):\(url.port)"], deadline: deadline)
+        let connection = try tls.connect(host: url.host, port: url.port, connectTo: connectTo[url.host] ?? connectTo["\(url.host):\(url.port)"], deadline: deadline, token: token)
         return (connection, false)
     }
 
@@ -89,7 +91,7 @@ public final class HTTPSClient: @unchecked Sendable {
     ///   - request: The request; `Host`, `Content-Length`, `User-Agent`, `Accept-Encoding` are added.
     ///   - bodySink: When given, decoded body bytes are passed here instead of being kept.
     /// - Throws: ``HTTPSError`` naming the host and the phase.
-    public func send(_ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil) throws(HTTPSError) -> HTTPResponse {
+    public func send(_ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil, token: CancellationToken? = nil) throws(HTTPSError) -> HTTPResponse {
         guard request.url.scheme == "https" else {
             throw HTTPSError(.url, host: request.url.hostHeader, "only https:// URLs are supported", hint: "use https://")
         }
@@ -97,7 +99,7 @@ public final class HTTPSClient: @unchecked Sendable {
         var attempt = 0
         while true {
             attempt += 1
-            let (connection, reused) = try checkout(request.url, deadline: deadline)
+            let (connection, reused) = try checkout(request.url, deadline: deadline, token: token)
             do throws(HTTPSError) {
                 var response = try exchange(request, on: connection, reused: reused, deadline: deadline, bodySink: bodySink)
                 response.tls = connection.report
@@ -107,7 +109,7 @@ public final class HTTPSClient: @unchecked Sendable {
                 if error.report == nil { error.report = connection.report }
                 connection.close()
                 // A kept-alive connection the server closed before answering: retry once, fresh.
-                if reused && attempt == 1 && error.phase == .io && ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method.uppercased()) {
+                if reused && attempt == 1 && error.phase == .io && token?.isCancelled != true && ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method.uppercased()) {
                     continue
                 }
                 throw error
@@ -115,38 +117,23 @@ public final class HTTPSClient: @unchecked Sendable {
         }
     }
 
-    /// The async form of ``send(_:bodySink:)``: runs on a dispatch queue and closes the connection
-    /// when the task is cancelled.
+    /// The async form of ``send(_:bodySink:token:)``: runs on a dispatch queue (never on Swift's
+    /// cooperative pool) and closes the connection at once when the task is cancelled.
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let holder = CancellationHolder()
+        let token = CancellationToken()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
                 DispatchQueue.global().async {
-                    holder.setThread(self)
                     do {
-                        continuation.resume(returning: try self.send(request))
+                        continuation.resume(returning: try self.send(request, token: token))
                     } catch {
                         continuation.resume(throwing: error)
                     }
                 }
             }
         } onCancel: {
-            holder.cancel()
+            token.cancel()
         }
-    }
-
-    /// Cancels every connection in use by this client (used by task cancellation).
-    func cancelActive() {
-        lock.lock()
-        let connections = Array(active.values) + Array(idle.values)
-        lock.unlock()
-        connections.forEach { $0.cancel() }
-    }
-
-    private func track(_ connection: TLSConnection, _ on: Bool) {
-        lock.lock()
-        if on { active[ObjectIdentifier(connection)] = connection } else { active.removeValue(forKey: ObjectIdentifier(connection)) }
-        lock.unlock()
     }
 
     /// Serialises the request head, refusing CR/LF/NUL in any header (no injection).
@@ -179,8 +166,6 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     private func exchange(_ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink: ((ArraySlice<UInt8>) throws -> Void)?) throws(HTTPSError) -> HTTPResponse {
-        track(connection, true)
-        defer { track(connection, false) }
         let host = request.url.hostHeader
         let body = request.body
         let head = try HTTPSClient.serializeHead(request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
@@ -296,24 +281,3 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 }
 
-/// Holds what task cancellation must reach.
-private final class CancellationHolder: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var client: HTTPSClient?
-    private var cancelled = false
-    func setThread(_ client: HTTPSClient) {
-        lock.lock()
-        self.client = client
-        let already = cancelled
-        lock.unlock()
-        if already { client.cancelActive() }
-    }
-    func cancel() {
-        lock.lock()
-        cancelled = true
-        let client = self.client
-        lock.unlock()
-        client?.cancelActive()
-    }
-}

@@ -94,6 +94,7 @@ uint64_t mtls_SSL_OP_LEGACY_SERVER_CONNECT(void);
 uint64_t mtls_SSL_OP_ALLOW_UNSAFE_LEGACY_RENEGOTIATION(void);
 uint64_t mtls_SSL_OP_NO_RENEGOTIATION(void);
 uint64_t mtls_SSL_OP_NO_TICKET(void);
+uint64_t mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION(void);
 uint64_t mtls_SSL_OP_ALLOW_CLIENT_RENEGOTIATION(void);
 long mtls_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on);
 

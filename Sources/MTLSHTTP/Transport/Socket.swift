@@ -92,6 +92,42 @@ public final class SocketHandle: @unchecked Sendable {
     }
 }
 
+/// Cancels every socket registered with it: shuts them down so that blocked polls return at once.
+public final class CancellationToken: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var cancelled = false
+    private var sockets: [SocketHandle] = []
+
+    public init() {}
+
+    /// True once ``cancel()`` was called.
+    public var isCancelled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cancelled
+    }
+
+    /// Registers a socket; if already cancelled, shuts it down at once.
+    public func register(_ socket: SocketHandle) {
+        lock.lock()
+        let already = cancelled
+        if !already { sockets.append(socket) }
+        lock.unlock()
+        if already { socket.shutdownBoth() }
+    }
+
+    /// Cancels: shuts down every registered socket.
+    public func cancel() {
+        lock.lock()
+        cancelled = true
+        let all = sockets
+        sockets.removeAll()
+        lock.unlock()
+        all.forEach { $0.shutdownBoth() }
+    }
+}
+
 /// Address helpers.
 enum SocketAddress {
     static func describe(_ storage: inout sockaddr_storage) -> String {
@@ -115,7 +151,7 @@ public enum TCP {
     /// Connects to `host:port`, trying each resolved address in turn until one answers.
     ///
     /// - Throws: ``HTTPSError`` in phase `.nameResolution`, `.connect` or `.timeout`.
-    public static func connect(host: String, port: Int, deadline: Deadline) throws(HTTPSError) -> SocketHandle {
+    public static func connect(host: String, port: Int, deadline: Deadline, token: CancellationToken? = nil) throws(HTTPSError) -> SocketHandle {
         let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -141,6 +177,7 @@ public enum TCP {
                 continue
             }
             let handle = SocketHandle(fd: fd)
+            token?.register(handle)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             let result = Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
@@ -149,7 +186,8 @@ public enum TCP {
                 lastError = String(cString: strerror(errno))
                 continue
             }
-            guard handle.wait(forRead: false, forWrite: true, until: deadline) else {
+            guard handle.wait(forRead: false, forWrite: true, until: deadline), token?.isCancelled != true else {
+                if token?.isCancelled == true { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 throw HTTPSError(.timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise --timeout")
             }
             var error: Int32 = 0

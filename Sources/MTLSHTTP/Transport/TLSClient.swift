@@ -84,11 +84,11 @@ public final class TLSClient: @unchecked Sendable {
     ///   - host: The host to verify and (unless it is an IP literal) to send as SNI.
     ///   - port: The port.
     ///   - connectTo: Where to connect instead (`--connect-to`), keeping `host` for SNI and checks.
-    public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil) throws(HTTPSError) -> TLSConnection {
+    public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil, token: CancellationToken? = nil) throws(HTTPSError) -> TLSConnection {
         let timeouts = configuration.timeouts
         let total = deadline ?? .after(timeouts.total)
         let target = connectTo ?? (host, port)
-        let socket = try TCP.connect(host: target.host, port: target.port, deadline: Deadline.earliest(total, .after(timeouts.connect)))
+        let socket = try TCP.connect(host: target.host, port: target.port, deadline: Deadline.earliest(total, .after(timeouts.connect)), token: token)
         let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         guard let ssl = SSL_new(context.pointer) else {
             socket.close()
@@ -100,6 +100,7 @@ public final class TLSClient: @unchecked Sendable {
         report.serverName = serverName
         let state = TLSConnectionState(report: report, isServer: false, clientConfiguration: configuration, evaluator: try evaluator(for: bare))
         let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
+        connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
         if configuration.offersPostHandshakeAuth { SSL_set_post_handshake_auth(ssl, 1) }
         SSL_set_fd(ssl, socket.fd)

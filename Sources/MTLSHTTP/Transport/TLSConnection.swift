@@ -55,7 +55,12 @@ public final class TLSConnection: @unchecked Sendable {
     let socket: SocketHandle
     let context: SSLContextReference
     let state: TLSConnectionState
-    private var cancelled = false
+    private var cancelledFlag = false
+    private var cancelled: Bool { cancelledFlag || token?.isCancelled == true }
+    /// A token whose cancellation aborts this connection's operations.
+    var token: CancellationToken? {
+        didSet { token?.register(socket) }
+    }
     private var closed = false
     let label: String
 
@@ -99,7 +104,7 @@ public final class TLSConnection: @unchecked Sendable {
 
     /// Wakes and aborts any blocked operation; the next call throws `.cancelled`.
     public func cancel() {
-        cancelled = true
+        cancelledFlag = true
         socket.shutdownBoth()
     }
 

@@ -73,6 +73,8 @@ public final class TLSServerContext: @unchecked Sendable {
         SSL_CTX_set_info_callback(ctx, tlsInfoCallback)
         SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
         _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_SERVER))
+        // A renegotiation for a client certificate must be a full handshake, or no CertificateRequest is sent.
+        SSL_CTX_set_options(ctx, mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION())
         var sessionID = Array("mtls-serve".utf8)
         _ = SSL_CTX_set_session_id_context(ctx, &sessionID, UInt32(sessionID.count))
         _ = mtls_SSL_CTX_set1_groups_list(ctx, "X25519:P-256:P-384")
