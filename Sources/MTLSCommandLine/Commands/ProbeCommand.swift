@@ -14,7 +14,7 @@ enum ProbeCommand {
             post-handshake auth, as IIS does per path), the CA names it accepts, what was sent, the HTTP \
             status with its meaning (IIS 403.7, 403.16, 401.x …), and a verdict with ranked causes and fixes.
             """,
-        arguments: [ArgumentSpec(name: "URL", help: "https://host[:port]/path")],
+        arguments: [ArgumentSpec(name: "URL", help: "https://host[:port]/path (not with --targets)", optional: true)],
         options: TLSOptions.specs + [
             OptionSpec(names: ["-X", "--method"], valueName: "METHOD", help: "The HTTP method (default GET, or POST with --data)."),
             OptionSpec(names: ["-H", "--header"], valueName: "HEADER", repeatable: true, help: "An extra header, \"Name: value\" (repeatable)."),
@@ -26,7 +26,10 @@ enum ProbeCommand {
             OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
             OptionSpec(names: ["--force"], help: "Overwrite --output/--save-chain files."),
             OptionSpec(names: ["-v", "--verbose"], help: "Trace TLS handshake messages and HTTP headers (secrets redacted)."),
-            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+            OptionSpec(names: ["--json"], help: "Print one JSON object (with --targets: one JSON object per line)."),
+            OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
+            OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once (default 16)."),
+            OptionSpec(names: ["--shard"], valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",
@@ -40,18 +43,41 @@ enum ProbeCommand {
     }
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        guard let urlText = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<URL>'", command: "probe") }
-        let url: HTTPSURL
-        do throws(HTTPSError) { url = try HTTPSURL(urlText) } catch { throw CommandFailure(ExitCode.usage, error.message, hint: "See 'mtls probe --help' for more information.") }
-        guard url.scheme == "https" else { throw CommandFailure.usage("only https:// URLs can be probed", command: "probe") }
+        if let targets = arguments.value("targets") {
+            return try FleetProbe.run(targetsFile: targets, arguments: arguments, console: console)
+        }
+        guard let urlText = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<URL>' (or --targets FILE)", command: "probe") }
+        let url = try parseURL(urlText)
         let time = try Inputs.time(arguments.value("at"))
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
-        let client: HTTPSClient
-        do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration) } catch { throw TLSOptions.failure(error) }
-        if let target = TLSOptions.connectTo(arguments) { client.connectTo[url.host] = target }
-        let verbose = arguments.flag("verbose")
+        let request = try makeRequest(url, arguments: arguments, console: console)
         let sink = TraceSink()
-        if verbose { client.trace = { line in sink.append(line) } }
+        let analysis = try probe(request, configuration: configuration, arguments: arguments, trace: arguments.flag("verbose") ? sink : nil)
+        if let path = arguments.value("save-chain"), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
+            try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: arguments.flag("force"))
+        }
+        if let path = arguments.value("output"), let last = analysis.hops.last {
+            try OutputFile.write(last.response.body, to: path, force: arguments.flag("force"))
+        }
+        if arguments.flag("json") {
+            console.out(analysis.json().serialized())
+        } else {
+            analysis.printHuman(console: console, verbose: arguments.flag("verbose"), trace: sink.lines)
+        }
+        return analysis.exitCode
+    }
+
+    static func parseURL(_ text: String) throws(CommandFailure) -> HTTPSURL {
+        var candidate = text
+        if !candidate.contains("://") { candidate = "https://" + candidate }
+        let url: HTTPSURL
+        do throws(HTTPSError) { url = try HTTPSURL(candidate) } catch { throw CommandFailure(ExitCode.usage, error.message, hint: "See 'mtls probe --help' for more information.") }
+        guard url.scheme == "https" else { throw CommandFailure.usage("only https:// URLs can be probed", command: "probe") }
+        return url
+    }
+
+    /// The first request, from -X, -H and --data.
+    static func makeRequest(_ url: HTTPSURL, arguments: ParsedArguments, console: Console) throws(CommandFailure) -> HTTPRequest {
         var headers = HTTPHeaders()
         for header in arguments.values("header") {
             guard let colon = header.firstIndex(of: ":") else { throw CommandFailure.usage("-H '\(header)' must be \"Name: value\"", command: "probe") }
@@ -63,8 +89,18 @@ enum ProbeCommand {
             if !headers.contains("Content-Type") { headers.add("Content-Type", "application/x-www-form-urlencoded") }
         }
         let method = arguments.value("method") ?? (body == nil ? "GET" : "POST")
+        return HTTPRequest(method: method, url: url, headers: headers, body: body, expectsContinue: body != nil, firstOriginOnlyHeaders: Set(arguments.values("header").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
+    }
+
+    /// Runs one probe: the request, redirects when asked, and the analysis. Never prints.
+    static func probe(_ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, trace: TraceSink?) throws(CommandFailure) -> ProbeAnalysis {
+        let client: HTTPSClient
+        do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration) } catch { throw TLSOptions.failure(error) }
+        defer { client.closeIdleConnections() }
+        if let target = TLSOptions.connectTo(arguments) { client.connectTo[first.url.host] = target }
+        if let trace { client.trace = { line in trace.append(line) } }
         let maxRedirects = try Inputs.integer(arguments.value("max-redirects"), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
-        var request = HTTPRequest(method: method, url: url, headers: headers, body: body, expectsContinue: body != nil)
+        var request = first
         var hops: [Hop] = []
         var failure: HTTPSError? = nil
         while true {
@@ -73,7 +109,7 @@ enum ProbeCommand {
                 hops.append(Hop(request: request, response: response))
                 guard arguments.flag("follow"), [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["Location"] else { break }
                 if hops.count > maxRedirects {
-                    failure = HTTPSError(.redirect, host: url.hostHeader, "more than \(maxRedirects) redirects", hint: "a redirect loop? raise --max-redirects if the chain is long")
+                    failure = HTTPSError(.redirect, host: first.url.hostHeader, "more than \(maxRedirects) redirects", hint: "a redirect loop? raise --max-redirects if the chain is long")
                     break
                 }
                 let next = try response.url.resolving(location)
@@ -96,21 +132,7 @@ enum ProbeCommand {
                 break
             }
         }
-        client.closeIdleConnections()
-        let report = hops.last?.response.tls ?? failure?.report
-        if let path = arguments.value("save-chain"), let chain = report?.peerChainAsSent, !chain.isEmpty {
-            try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: arguments.flag("force"))
-        }
-        if let path = arguments.value("output"), let last = hops.last {
-            try OutputFile.write(last.response.body, to: path, force: arguments.flag("force"))
-        }
-        let analysis = ProbeAnalysis(url: url, hops: hops, failure: failure, report: report, configuration: configuration)
-        if arguments.flag("json") {
-            console.out(analysis.json().serialized())
-        } else {
-            analysis.printHuman(console: console, verbose: verbose, trace: sink.lines)
-        }
-        return analysis.exitCode
+        return ProbeAnalysis(url: first.url, hops: hops, failure: failure, report: hops.last?.response.tls ?? failure?.report, configuration: configuration)
     }
 }
 

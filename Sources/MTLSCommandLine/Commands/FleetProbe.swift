@@ -1,0 +1,153 @@
+import Foundation
+import MTLSHTTP
+import MTLSTrust
+
+/// `mtls probe --targets FILE`: many endpoints at once, JSON Lines out, shardable.
+enum FleetProbe {
+    static func run(targetsFile: String, arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
+        if !arguments.positionals.isEmpty { throw CommandFailure.usage("give either URL or --targets FILE, not both", command: "probe") }
+        let concurrency = try Inputs.integer(arguments.value("concurrency"), option: "--concurrency", command: "probe", range: 1...1024) ?? 16
+        var shard = (index: 1, count: 1)
+        if let text = arguments.value("shard") {
+            let parts = text.split(separator: "/").compactMap { Int($0) }
+            guard parts.count == 2, parts[1] >= 1, (1...parts[1]).contains(parts[0]) else {
+                throw CommandFailure.usage("--shard '\(text)' must be I/N with 1 ≤ I ≤ N", command: "probe")
+            }
+            shard = (parts[0], parts[1])
+        }
+        let bytes = try Inputs.read(targetsFile, console: console)
+        var lines: [String] = []
+        for raw in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if !line.isEmpty { lines.append(line) }
+        }
+        // Shards by position so that every machine gets the same split of the same file.
+        let mine = lines.enumerated().filter { $0.offset % shard.count == shard.index - 1 }.map(\.element)
+        var requests: [(String, Result<HTTPRequest, CommandFailure>)] = []
+        for line in mine {
+            do throws(CommandFailure) {
+                let url = try ProbeCommand.parseURL(line)
+                requests.append((line, .success(try ProbeCommand.makeRequest(url, arguments: arguments, console: console))))
+            } catch {
+                requests.append((line, .failure(error)))
+            }
+        }
+        let prepared = requests
+        let time = try Inputs.time(arguments.value("at"))
+        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        let results = ResultSlots(count: requests.count)
+        let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag("json"))
+        let json = arguments.flag("json")
+        let next = Counter()
+        let workers = min(concurrency, max(1, requests.count))
+        let group = DispatchGroup()
+        for _ in 0..<workers {
+            group.enter()
+            let thread = Thread {
+                defer { group.leave() }
+                while let index = next.take(below: prepared.count) {
+                    let (line, request) = prepared[index]
+                    let outcome: (JSON, String, Int32)
+                    switch request {
+                    case .failure(let failure):
+                        outcome = (.object([("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])), ("exitCode", .int(Int(failure.exitCode)))]), "\(line)  error: \(failure.message)", failure.exitCode)
+                    case .success(let request):
+                        do throws(CommandFailure) {
+                            let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, trace: nil)
+                            var object = analysis.json()
+                            if case .object(let pairs) = object { object = .object([("target", .string(line))] + pairs) }
+                            outcome = (object, summary(line, analysis), analysis.exitCode)
+                        } catch {
+                            outcome = (.object([("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])), ("exitCode", .int(Int(error.exitCode)))]), "\(line)  error: \(error.message)", error.exitCode)
+                        }
+                    }
+                    results.set(index, outcome)
+                    // JSON Lines stream out as each probe finishes.
+                    if json { console.out(outcome.0.serialized()) }
+                    progress.step()
+                }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        group.wait()
+        progress.finish()
+        let all = results.values
+        if !json {
+            for value in all { console.out(value.1) }
+            let ok = all.filter { $0.2 == ExitCode.success }.count
+            console.out("\(ok) of \(all.count) endpoints OK" + (shard.count > 1 ? " (shard \(shard.index)/\(shard.count) of \(lines.count) targets)" : ""))
+        }
+        if all.contains(where: { $0.2 == ExitCode.network }) && !all.contains(where: { $0.2 == ExitCode.success }) { return ExitCode.network }
+        return all.allSatisfy { $0.2 == ExitCode.success } ? ExitCode.success : ExitCode.no
+    }
+
+    static func summary(_ target: String, _ analysis: ProbeAnalysis) -> String {
+        let report = analysis.report
+        let tls = report?.version ?? "no TLS"
+        let request = report?.certificateRequests.first.map { "cert asked (\($0.phase.rawValue))" } ?? "no cert asked"
+        let trust = report?.trust.map { $0.isTrusted ? "trusted" : "UNTRUSTED" } ?? "-"
+        let status = analysis.final.map { "\($0.status)" + (StatusMeaning.substatus($0).map { ".\($0)" } ?? "") } ?? "-"
+        let verdict = analysis.exitCode == ExitCode.success ? "OK" : (analysis.causes.first?.text ?? analysis.failure?.message ?? "failed")
+        return "\(target)  \(status)  \(tls)  \(trust)  \(request)  \(verdict)"
+    }
+}
+
+/// Hands out indexes to worker threads.
+final class Counter: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var next = 0
+    func take(below limit: Int) -> Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard next < limit else { return nil }
+        next += 1
+        return next - 1
+    }
+}
+
+/// Results in input order.
+final class ResultSlots: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private var slots: [(JSON, String, Int32)?]
+    init(count: Int) { slots = Array(repeating: nil, count: count) }
+    func set(_ index: Int, _ value: (JSON, String, Int32)) {
+        lock.lock()
+        slots[index] = value
+        lock.unlock()
+    }
+    var values: [(JSON, String, Int32)] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots.compactMap { $0 }
+    }
+}
+
+/// A progress bar on stderr, only on a terminal.
+final class Progress: @unchecked Sendable {
+    // @unchecked Sendable: guarded by `lock`.
+    private let lock = NSLock()
+    private let total: Int
+    private let enabled: Bool
+    private var done = 0
+    init(total: Int, enabled: Bool) {
+        self.total = total
+        self.enabled = enabled
+    }
+    func step() {
+        lock.lock()
+        done += 1
+        let current = done
+        lock.unlock()
+        guard enabled, total > 0 else { return }
+        let width = 30
+        let filled = current * width / total
+        let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
+        FileHandle.standardError.write(Data("\r[\(bar)] \(current)/\(total)".utf8))
+    }
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+    }
+}
