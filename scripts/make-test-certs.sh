@@ -244,14 +244,14 @@ K="$OUT/keys"
 genkey rsa2048 "$K/rsa-pkcs8.pem"
 ossl rsa  -in "$K/rsa-pkcs8.pem" -traditional -out "$K/rsa-pkcs1.pem" 2>/dev/null
 ossl rsa  -in "$K/rsa-pkcs8.pem" -traditional -outform DER -out "$K/rsa-pkcs1.der" 2>/dev/null
-ossl pkey -in "$K/rsa-pkcs8.pem" -outform DER -out "$K/rsa-pkcs8.der"
+ossl pkcs8 -topk8 -nocrypt -in "$K/rsa-pkcs8.pem" -outform DER -out "$K/rsa-pkcs8.der"
 ossl pkcs8 -topk8 -in "$K/rsa-pkcs8.pem" -v2 aes-256-cbc -v2prf hmacWithSHA256 -passout pass:secret -out "$K/rsa-pkcs8-encrypted.pem"
 ossl rsa  -in "$K/rsa-pkcs8.pem" -aes128 -traditional -passout pass:secret -out "$K/rsa-traditional-encrypted.pem" 2>/dev/null
 ossl pkey -in "$K/rsa-pkcs8.pem" -pubout -out "$K/rsa-public.pem"
 
 genkey ec256 "$K/ec-p256-pkcs8.pem"
 ossl ec   -in "$K/ec-p256-pkcs8.pem" -out "$K/ec-p256-sec1.pem" 2>/dev/null
-ossl pkey -in "$K/ec-p256-pkcs8.pem" -outform DER -out "$K/ec-p256.der"
+ossl pkcs8 -topk8 -nocrypt -in "$K/ec-p256-pkcs8.pem" -outform DER -out "$K/ec-p256.der"
 ossl pkey -in "$K/ec-p256-pkcs8.pem" -pubout -out "$K/ec-p256-public.pem"
 
 genkey ec384 "$WORK/ec384.pem"

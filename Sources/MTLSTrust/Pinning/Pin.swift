@@ -42,11 +42,20 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             spec = String(spec.dropFirst("pin-sha256=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"';"))
         } else if spec.lowercased().hasPrefix("cert-sha256") {
             kind = .certificate
-            spec = String(spec.dropFirst("cert-sha256".count))
-            spec = String(spec.drop(while: { $0 == "/" || $0 == ":" }))
+            var rest = Substring(spec.dropFirst("cert-sha256".count))
+            if rest.hasPrefix(":") || rest.hasPrefix("/") { rest = rest.dropFirst() }
+            spec = String(rest)
         } else if spec.lowercased().hasPrefix("sha256") {
-            spec = String(spec.dropFirst("sha256".count))
-            spec = String(spec.drop(while: { $0 == "/" || $0 == ":" }))
+            // `sha256/B64` (OkHttp) or `sha256//B64` (curl); base64 itself may begin with '/'.
+            var rest = Substring(spec.dropFirst("sha256".count))
+            if rest.hasPrefix(":") {
+                rest = rest.dropFirst()
+            } else if rest.hasPrefix("//") && rest.count == 46 {
+                rest = rest.dropFirst(2)
+            } else if rest.hasPrefix("/") {
+                rest = rest.dropFirst()
+            }
+            spec = String(rest)
         }
         let hex = spec.replacingOccurrences(of: ":", with: "")
         if hex.count == 64, hex.allSatisfy(\.isHexDigit) {
