@@ -27,7 +27,7 @@ let package = Package(
         .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),
         .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust"]),
-        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust"]),
+        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -21,14 +21,16 @@
 #   /whoami      200 text/plain report (verify=, subject=, issuer=, protocol=, method=, body_bytes=,
 #                remote_user=, cookie=) — the same CGI serves every dynamic path below
 #   /secure      SSLVerifyClient require, depth 3: TLS 1.2 -> renegotiation, TLS 1.3 -> post-handshake
-#                auth. 200 + report + header X-Client-Subject/X-Client-Verify; accepts POST
-#                (SSLRenegBufferSize 1 MiB, so a body <= 1 MiB survives the TLS 1.2 renegotiation)
+#                auth. 200 + report + header X-Client-Subject/X-Client-Verify; accepts POST.
+#                A request body that arrives before the re-auth is buffered (SSLRenegBufferSize
+#                1 MiB, both TLS 1.2 reneg and TLS 1.3 PHA); bigger -> HTTP 413 (AH02018). With
+#                "Expect: 100-continue" nothing is buffered, so any size works.
 #                Without a cert the *TLS layer* refuses: TLS 1.2 -> fatal handshake_failure alert during
 #                the renegotiation, TLS 1.3 -> certificate_required alert (curl exit 56, no HTTP status).
 #                TLS 1.3 client that did not offer post_handshake_auth -> HTTP 403 (AH10158).
 #   /secure-403  like /secure but SSLVerifyClient optional + Require expr SSL_CLIENT_VERIFY=='SUCCESS':
 #                no cert -> HTTP 403 (IIS-style) instead of an alert
-#   /optional    SSLVerifyClient optional (no cert -> 200 verify=NONE; a bad cert still fails)
+#   /optional    SSLVerifyClient optional (no cert -> 200 verify=NONE; a bad cert -> TLS alert)
 #   /basic       Basic auth, realm "mtls", user mtls / password mtls (401 otherwise)
 #   /digest      Digest auth (MD5), realm "mtls", user mtls / password mtls
 #   /redirect    302 -> /          /redirect-secure  302 -> /secure
@@ -40,6 +42,9 @@
 #   while verification still uses intermediate + root (client-alice is accepted).
 # CRL vhost (CRL_PORT): same paths, plus /secure-crl (require); SSLCARevocationFile crls.pem with
 #   SSLCARevocationCheck chain (both the intermediate and the root CRL must be present and valid).
+#   Note: the fixtures have no revoked *client* cert (server-revoked fails the clientAuth purpose
+#   check first: "unsupported certificate" alert), so only the accept path is provable here.
+# Everything is HTTP/1.1 (mod_http2 is not loaded: reneg/PHA are impossible under HTTP/2).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 

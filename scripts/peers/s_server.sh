@@ -16,11 +16,24 @@
 # --verify-after: no cert in the initial handshake; it is asked for later by renegotiation:
 #   with -www, a request line starting "GET /renegcert" makes s_server call SSL_renegotiate with
 #   SSL_VERIFY_PEER|SSL_VERIFY_CLIENT_ONCE (cert requested, not required) and then answer the
-#   page; "GET /reneg" renegotiates without asking for a cert. This is TLS 1.2 only: s_server's
-#   -www mode has no TLS 1.3 post-handshake-auth trigger (on TLS 1.3 SSL_renegotiate fails, the
-#   connection is dropped) — use apache.sh /secure for PHA. Add -verify_return_error to make a
-#   bad cert fatal. (Interactive s_server without -www: typing "R" renegotiates requesting a
-#   cert, "r" renegotiates, "c" requests a cert via TLS 1.3 PHA — not usable from scripts.)
+#   page; "GET /reneg" renegotiates without asking for a cert. -no_resumption_on_reneg is added
+#   (otherwise the client resumes the session and no CertificateRequest is sent). This is TLS 1.2
+#   only and --verify-after therefore pins -tls1_2: s_server's -www mode has no TLS 1.3
+#   post-handshake-auth trigger (on TLS 1.3 "GET /renegcert" HANGS: s_server waits forever for a
+#   ClientHello, blocking the whole single-threaded server) — use apache.sh /secure for PHA.
+#   Add -verify_return_error to make a bad cert fatal.
+#   CAVEAT: s_server answers as soon as it has read the request LINE, and after triggering the
+#   renegotiation it reads one more line before printing the page. A client that sends the whole
+#   request at once (curl, any HTTP library) gets the page *before* the renegotiation ran
+#   ("no client certificate available"). It works when the client sends "GET /renegcert ...\r\n",
+#   waits (the renegotiation happens while it reads), then sends "\r\n" — e.g.
+#     (printf 'GET /renegcert HTTP/1.0\r\n'; sleep 1; printf '\r\n'; sleep 1) |
+#       openssl s_client -connect 127.0.0.1:$PORT -cert client-alice.pem -key client-alice.key
+#   For realistic per-path renegotiation / PHA use apache.sh (/secure).
+#   (Interactive s_server, i.e. without -www and with a terminal on its stdin: the *operator* types
+#   "R" = renegotiate requesting a cert, "r" = renegotiate, "c" = TLS 1.3 post-handshake
+#   CertificateRequest (client must offer PHA), "k"/"K" = KeyUpdate. This script runs s_server
+#   with stdin=/dev/null, so that mode is not reachable through it.)
 # Extra args are appended last, so they override the defaults (e.g. `-rev`, `-verify 3`,
 # `-cert ../server-rsa2048.pem`, `-naccept 1`). Stop kills the process by PID.
 set -euo pipefail
@@ -64,6 +77,10 @@ do_start() {
 
   local args=(-www -cert "$d/certs/server.pem" -key "$d/certs/server.key"
     -cert_chain "$d/certs/intermediate-ca.pem" -CAfile "$d/certs/client-ca.pem")
+  if [[ $MODE == after ]]; then
+    [[ "$TLS" != 1.3 ]] || die "--verify-after needs TLS 1.2 (s_server -www cannot do TLS 1.3 PHA)"
+    TLS=1.2
+  fi
   case $TLS in
     "") ;;
     1.2) args+=(-tls1_2) ;;
@@ -72,7 +89,9 @@ do_start() {
   esac
   case $MODE in
     require) args+=(-Verify 3 -verify_return_error) ;;
-    after|none) ;;
+    # a resumed (abbreviated) renegotiation would carry no CertificateRequest
+    after) args+=(-no_resumption_on_reneg) ;;
+    none) ;;
   esac
 
   local attempt port pid

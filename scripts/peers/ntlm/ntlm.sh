@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# An NTLM-protected HTTPS endpoint (IIS Windows authentication stand-in) on pyspnego.
+#
+#   ntlm.sh start  [--dir DIR]
+#   ntlm.sh stop   --dir DIR [--keep]
+#   ntlm.sh status --dir DIR
+#
+# start prints only KEY=value lines on stdout (eval-able):
+#   PORT=<https://127.0.0.1:PORT/ntlm and /negotiate>  NTLM_DOMAIN=MTLS  NTLM_USER=alice
+#   NTLM_PASSWORD=<password>  DIR=<instance dir>  PID=<server pid>
+# pyspnego comes from /usr/bin/python3 when it has it, else from a virtualenv made on first use in
+# scripts/peers/ntlm/.venv (python3 -m venv --system-site-packages; pip install pyspnego).
+# The acceptor reads DIR/ntlm-users ("DOMAIN:user:password") through NTLM_USER_FILE.
+# TLS: TestCerts/server-chain.pem + server.key (CN=localhost, SAN 127.0.0.1).
+# Exit status 3 means a dependency is missing (the message says which).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+NTLM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+NTLM_DOMAIN=MTLS
+NTLM_USER=alice
+NTLM_PASSWORD='N7lm+Pässword'
+
+usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
+
+cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
+DIR= KEEP=
+while (($#)); do
+  case $1 in
+    --dir) DIR=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) usage ;;
+    *) die "unknown argument: $1" ;;
+  esac
+done
+
+read_env() {
+  [[ -f "$1/instance.env" ]] || return 1
+  local k v
+  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
+}
+
+python_with_spnego() { # prints the interpreter that can import spnego, installing it if needed
+  [[ -x /usr/bin/python3 ]] || missing "/usr/bin/python3 (apt-get install python3)"
+  if /usr/bin/python3 -c 'import spnego' 2>/dev/null; then echo /usr/bin/python3; return; fi
+  local venv=$NTLM_DIR/.venv
+  if [[ -x "$venv/bin/python" ]] && "$venv/bin/python" -c 'import spnego' 2>/dev/null; then echo "$venv/bin/python"; return; fi
+  (
+    exec 9>"$NTLM_DIR/.venv.lock"
+    flock 9
+    if ! [[ -x "$venv/bin/python" ]]; then
+      /usr/bin/python3 -m venv --system-site-packages "$venv" >&2 || missing "python3-venv (apt-get install python3-venv)"
+    fi
+    "$venv/bin/python" -c 'import spnego' 2>/dev/null \
+      || "$venv/bin/python" -m pip install --quiet --disable-pip-version-check pyspnego >&2 \
+      || missing "pyspnego (pip install pyspnego failed)"
+  ) || exit $?
+  "$venv/bin/python" -c 'import spnego' 2>/dev/null || missing "pyspnego"
+  echo "$venv/bin/python"
+}
+
+do_start() {
+  need_certs server-chain.pem server.key
+  local python; python=$(python_with_spnego)
+  make_instance_dir ntlm "$DIR"
+  local d=$INST_DIR
+  if read_env "$d" && pid_alive "${ENV_PID:-}" "ntlm_server.py"; then
+    die "an instance is already running in $d; stop it first"
+  fi
+  cp "$CERTS/server-chain.pem" "$d/tls.pem"
+  cp "$CERTS/server.key" "$d/tls.key"
+  chmod 600 "$d/tls.key"
+  printf '%s:%s:%s\n' "$NTLM_DOMAIN" "$NTLM_USER" "$NTLM_PASSWORD" >"$d/ntlm-users"
+  chmod 600 "$d/ntlm-users"
+  local attempt port pid
+  for attempt in 1 2 3 4 5; do
+    port=$(free_base 1)
+    : >"$d/ntlm.log"
+    NTLM_USER_FILE="$d/ntlm-users" setsid "$python" "$NTLM_DIR/ntlm_server.py" --port "$port" --dir "$d" \
+      </dev/null >>"$d/ntlm.log" 2>&1 &
+    pid=$!
+    if wait_ready 20 "$pid" "ntlm_server.py" "$port" && pid_alive "$pid" "ntlm_server.py"; then
+      {
+        echo "PORT=$port"
+        echo "NTLM_DOMAIN=$NTLM_DOMAIN"
+        echo "NTLM_USER=$NTLM_USER"
+        echo "NTLM_PASSWORD=$NTLM_PASSWORD"
+        echo "DIR=$d"
+        echo "PID=$pid"
+      } | tee "$d/instance.env"
+      return 0
+    fi
+    stop_pid "$pid" "ntlm_server.py" 5
+    grep -q 'Address already in use' "$d/ntlm.log" 2>/dev/null && { note "port $port busy, retrying"; continue; }
+    break
+  done
+  note "the NTLM server failed to start; see $d/ntlm.log"
+  tail -n 20 "$d/ntlm.log" >&2 || true
+  exit 1
+}
+
+do_stop() {
+  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
+  [[ -d "$DIR" ]] || return 0
+  local d; d=$(cd "$DIR" && pwd)
+  if read_env "$d"; then [[ -n "${ENV_PID:-}" ]] && stop_pid "$ENV_PID" "ntlm_server.py" 10; fi
+  rm -f "$d/instance.env"
+  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
+}
+
+do_status() {
+  [[ -n "$DIR" ]] || die "status needs --dir DIR"
+  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "ntlm_server.py"; then
+    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
+  fi
+  echo "RUNNING=0"; return 1
+}
+
+case $cmd in
+  start) do_start ;;
+  stop) do_stop ;;
+  status) do_status ;;
+  *) usage ;;
+esac
