@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "MTLSTrust", targets: ["MTLSTrust"]),
         .library(name: "MTLSHTTP", targets: ["MTLSHTTP"]),
         .executable(name: "mtls", targets: ["mtls"]),
+        .plugin(name: "PinSetPlugin", targets: ["PinSetPlugin"]),
     ],
     targets: [
         .systemLibrary(
@@ -25,6 +26,9 @@ let package = Package(
         .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
         .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
+        // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
+        .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
+        .executableTarget(name: "PinnedApp", path: "Examples/PinnedApp", plugins: ["PinSetPlugin"]),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),
         .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust"]),
         .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP"]),

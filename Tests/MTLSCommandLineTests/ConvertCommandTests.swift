@@ -57,15 +57,22 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertEqual(pemBodies(result.stdout).count, 3)
     }
 
-    func testDERToStandardOutputIsCapturedByTheInjectedConsole() throws {
-        // `FileHandleWriter.writeStdout` writes binary output straight to the process's stdout,
-        // bypassing the injected Console, so in-process callers (and these tests) never see it.
-        // The built binary does write it; see testDERToStandardOutputOfTheBuiltBinaryMatchesOpenSSL.
-        throw XCTSkip("""
-            BUG: `mtls convert X --to der` without --out writes DER with FileHandle.standardOutput, bypassing the injected \
-            Console (Console has no binary sink), so in-process runs lose the output. Needs a bytes sink on Console \
-            (Sources/MTLSCommandLine/Support/Console.swift) used by ConvertCommand's FileHandleWriter.
-            """)
+    func testDERToStandardOutputGoesThroughTheInjectedConsole() throws {
+        // Catch anything written to the process's real fd 1 while the command runs in-process.
+        let expected = try Fixtures.bytes("server.der")
+        var result: CLIResult?
+        let leaked = try capturingFileDescriptor1 { result = mtls(["convert", Fixtures.path("server.pem"), "--to", "der"]) }
+        let run = try XCTUnwrap(result)
+        XCTAssertExit(run, 0)
+        if run.stdout.isEmpty, leaked == expected {
+            throw XCTSkip("""
+                BUG: `mtls convert X --to der` without --out writes the DER with FileHandle.standardOutput, bypassing the \
+                injected Console (which has only String sinks), so in-process callers lose the output; Console needs a \
+                bytes sink (Sources/MTLSCommandLine/Support/Console.swift) for ConvertCommand's FileHandleWriter to use.
+                """)
+        }
+        XCTAssertTrue(leaked.isEmpty, "\(leaked.count) bytes bypassed the injected console")
+        XCTAssertFalse(run.stdout.isEmpty, "the DER reached the console")
     }
 
     func testDERToStandardOutputOfTheBuiltBinaryMatchesOpenSSL() throws {

@@ -1,104 +1,225 @@
 import Foundation
 import MTLSTrust
 
-/// `mtls pin SOURCE...`: SPKI pins of certificate files (live hosts come with the HTTPS transport).
+/// `mtls pin SOURCE...`: pin sets for every platform's format, and drift checks against them.
 enum PinCommand {
+    static let formatHelp = "spki (default), cert, json, curl, hpkp, trustkit, trustkit-objc, trustkit-plist, android, android-trustkit, okhttp, okhttp-java, ats, swift or der."
+
     static let spec = CommandSpec(
         name: "pin",
-        abstract: "Print SPKI SHA-256 pins (sha256/BASE64) of certificates, keys and CSRs.",
-        discussion: "SOURCE is a certificate file (PEM, DER, bundle or PKCS#12), a public key or a CSR (for a backup pin).",
-        arguments: [ArgumentSpec(name: "SOURCE", help: "Certificate, public key or CSR files.", variadic: true)],
+        abstract: "Make pin sets (sha256/BASE64) for TrustKit, OkHttp, Android, ATS, curl and more, and check them for drift.",
+        discussion: """
+            SOURCE is a certificate file (PEM, DER, bundle or PKCS#12), https://host[:port] (the live chain, \
+            validated with the TLS client options), or a backup key: a public key or CSR of a key not yet in use, \
+            so the backup pin exists before its certificate does. Pins are SHA-256 digests of SubjectPublicKeyInfo. \
+            Rules per target: fewer than two pins is an error for enforcing TrustKit and a warning elsewhere; \
+            a warning when the only pins are of a leaf that expires within 90 days; curl checks the leaf only. \
+            --check reads a pin set in any of these formats, prints the presented pins the way OkHttp does, \
+            a rotation calendar, and exits 1 on drift.
+            """,
+        arguments: [ArgumentSpec(name: "SOURCE", help: "Certificate files, https://host[:port], public keys or CSRs.", variadic: true)],
         options: [
-            OptionSpec(names: ["--format"], valueName: "FORMAT", help: "spki (default), cert, json or curl."),
-            OptionSpec(names: ["--level"], valueName: "LEVEL", help: "leaf, intermediate, root or all (default)."),
-            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of PKCS#12 sources."),
-            OptionSpec(names: ["--check"], valueName: "PINFILE", help: "Compare the sources against a pin set; exit 1 on drift."),
-            OptionSpec(names: ["--out"], valueName: "FILE", help: "Write the pins to FILE."),
-            OptionSpec(names: ["--force"], help: "Overwrite FILE if it exists."),
-        ],
-        examples: ["mtls pin server-chain.pem", "mtls pin leaf.pem backup.csr --format curl", "mtls pin chain.pem --check pins.txt"])
-
-    struct Entry {
-        var label: String
-        var level: String
-        var pin: Pin
-        var certificate: Certificate?
-    }
+            OptionSpec(names: ["--format"], valueName: "FORMAT", help: formatHelp),
+            OptionSpec(names: ["--level"], valueName: "LEVEL", help: "leaf, intermediate, root or all (default); backup keys are always kept."),
+            OptionSpec(
+                names: ["--host"], valueName: "NAME", repeatable: true, help: "Host the pins apply to (repeatable; *.NAME and **.NAME patterns; default: the https:// source's)."),
+            OptionSpec(names: ["--include-subdomains"], help: "Also pin every name below --host (OkHttp 4+: **.NAME)."),
+            OptionSpec(names: ["--expires"], valueName: "YYYY-MM-DD", help: "Last day the pins are enforced (TrustKit, Android, HPKP max-age, json, swift)."),
+            OptionSpec(names: ["--report-only"], help: "TrustKit: enforcePinning = false; HPKP: Public-Key-Pins-Report-Only."),
+            OptionSpec(names: ["--report-uri"], valueName: "URL", repeatable: true, help: "TrustKit and HPKP report URI (repeatable)."),
+            OptionSpec(names: ["--name"], valueName: "NAME", help: "Type, class or variable name in code outputs."),
+            OptionSpec(names: ["--okhttp-version"], valueName: "3|4", help: "OkHttp major version for --format okhttp/okhttp-java (default 4: 4.x and 5.x)."),
+            OptionSpec(names: ["--check"], valueName: "PINFILE", help: "Compare the sources against a pin set in any format (a .cer directory too); exit 1 on drift."),
+            OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate expiry and the calendar at TIME (RFC 3339, YYYY-MM-DD or Unix seconds)."),
+            OptionSpec(names: ["--out"], valueName: "FILE", help: "Write to FILE atomically (a directory for --format der)."),
+            OptionSpec(names: ["--force"], help: "Overwrite existing output."),
+            OptionSpec(names: ["--offline"], help: "Refuse https:// sources (for builds: no network)."),
+            OptionSpec(names: ["--json"], help: "Print one JSON object: the --check result, or the pin set (--format json)."),
+        ]
+            + TLSOptions.specs.map { option in
+                var copy = option
+                if option.key == "password" { copy.help = "Password of PKCS#12 sources and of --p12 (pass:, env:, file:, fd:, stdin)." }
+                return copy
+            },
+        examples: [
+            "mtls pin server-chain.pem backup.csr",
+            "mtls pin https://api.example.com backup.csr --format okhttp --include-subdomains",
+            "mtls pin chain.pem backup.pub --format trustkit --host api.example.com --expires 2027-01-01",
+            "mtls pin chain.pem backup.csr --format android --host api.example.com --out res/xml/network_security_config.xml",
+            "mtls pin https://api.example.com --check app/src/main/res/xml/network_security_config.xml",
+        ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        let format = arguments.value("format") ?? "spki"
-        guard ["spki", "cert", "json", "curl"].contains(format) else {
-            throw CommandFailure.usage("--format '\(format)' is not available yet: use spki, cert, json or curl", command: "pin")
+        let formatName = arguments.value("format") ?? "spki"
+        guard var format = PinFormat(name: formatName) else {
+            throw CommandFailure.usage("--format '\(formatName)' is not a pin format: use \(PinFormat.names)", command: "pin")
+        }
+        // --json promises one JSON object on stdout: the check result, or else the JSON pin set.
+        if arguments.flag("json"), arguments.value("check") == nil {
+            guard arguments.value("format") == nil || format == .json else {
+                throw CommandFailure.usage("--json prints the pin set as JSON; it cannot be combined with --format \(format.rawValue)", command: "pin")
+            }
+            format = .json
         }
         let level = arguments.value("level") ?? "all"
         guard ["leaf", "intermediate", "root", "all"].contains(level) else {
             throw CommandFailure.usage("--level '\(level)' must be leaf, intermediate, root or all", command: "pin")
         }
+        guard !arguments.positionals.isEmpty else {
+            throw CommandFailure.usage("Missing expected argument '<SOURCE> ...'", command: "pin")
+        }
+        var now = Date()
+        if let text = arguments.value("at") {
+            guard let date = Timestamp.parse(text) else {
+                throw CommandFailure.usage("--at '\(text)' is not a time: use RFC 3339 (2030-01-01T00:00:00Z), YYYY-MM-DD or Unix seconds", command: "pin")
+            }
+            now = date
+        }
+        var options = try outputOptions(arguments, format: format, now: now)
+        if arguments.flag("offline"), let live = arguments.positionals.first(where: { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") }) {
+            throw CommandFailure.usage("--offline: \(live) would need the network; pin certificate files instead", command: "pin")
+        }
+
+        // Sources.
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
-        var entries: [Entry] = []
+        var loaded: [LoadedPinSource] = []
         for source in arguments.positionals {
-            if source.hasPrefix("https://") {
-                throw CommandFailure(ExitCode.usage, "pins of live hosts (\(source)) need the HTTPS transport, which is not built yet", hint: "save the chain with `openssl s_client -showcerts` and pin the file")
-            }
-            let bytes = try Inputs.read(source, console: console)
-            if PEM.looksLikePEM(bytes), let blocks = try? PEM.parse(bytes), !blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") }) {
-                let countBefore = entries.count
-                for block in blocks {
-                    if block.label == "PUBLIC KEY", let key = try? PublicKey(spkiDER: block.derBytes) {
-                        entries.append(Entry(label: "backup key (\(source))", level: "backup", pin: .publicKey(of: key)))
-                    } else if block.label.contains("CERTIFICATE REQUEST"), let request = try? CertificateSigningRequest(derBytes: block.derBytes) {
-                        entries.append(Entry(label: "backup CSR \(request.subject) (\(source))", level: "backup", pin: .publicKey(of: request.publicKey)))
-                    }
-                }
-                if entries.count == countBefore { throw CommandFailure(ExitCode.badInput, "\(source) holds no certificate, public key or CSR") }
-                continue
-            }
-            let certificates = try Inputs.certificates(source, password: password, console: console)
-            for (index, certificate) in certificates.enumerated() {
-                let role = certificate.isSelfSigned ? "root" : (index == 0 ? "leaf" : "intermediate")
-                if level != "all" && level != role { continue }
-                let pin: Pin = format == "cert" ? .certificate(certificate) : .publicKey(of: certificate)
-                entries.append(Entry(label: certificate.subject, level: role, pin: pin, certificate: certificate))
+            if source.lowercased().hasPrefix("https://") || source.lowercased().hasPrefix("http://") {
+                loaded.append(try PinSources.live(source, arguments: arguments, evaluationTime: arguments.value("at") == nil ? nil : now, console: console))
+            } else {
+                loaded.append(try PinSources.file(source, password: password, console: console))
             }
         }
+
         if let pinFile = arguments.value("check") {
-            let bytes = try Inputs.read(pinFile, console: console)
-            let set: PinSet
-            do throws(MTLSTrustError) { set = try PinSet.parse(bytes, source: pinFile) } catch { throw CommandFailure(error) }
-            let presented = entries.map(\.pin)
-            let matched = presented.filter { set.pins.contains($0) }
-            console.out("Presented pins:")
-            for entry in entries { console.out("  \(entry.pin)  \(entry.label) [\(entry.level)]\(set.pins.contains(entry.pin) ? "  ✓ pinned" : "")") }
-            console.out("Pin set (\(pinFile)):")
-            for pin in set.pins { console.out("  \(pin)\(presented.contains(pin) ? "  ✓ present" : "  - not presented")") }
-            if matched.isEmpty {
-                console.out("Verdict: " + console.paint("DRIFT", .red) + ": none of the pins matches; clients that enforce this set will refuse the connection")
-                return ExitCode.no
-            }
-            console.out("Verdict: " + console.paint("OK", .green) + ": \(matched.count) pin\(matched.count == 1 ? "" : "s") match")
-            return ExitCode.success
+            return try check(pinFile: pinFile, loaded: loaded, arguments: arguments, now: now, console: console)
         }
-        let text: String
-        switch format {
-        case "json":
-            text = JSON.object([("pins", .array(entries.map { entry in
-                .object([("pin", .string(entry.pin.description)), ("subject", .string(entry.label)), ("level", .string(entry.level)), ("notAfter", JSON.optional(entry.certificate.map { Timestamp.rfc3339($0.notAfter) }))])
-            }))]).serialized(pretty: true) + "\n"
-        case "curl":
-            let leafPins = entries.filter { $0.level == "leaf" || $0.level == "backup" }.map { "sha256//\($0.pin.base64)" }
-            if entries.contains(where: { $0.level != "leaf" && $0.level != "backup" }) {
-                console.err("warning: curl --pinnedpubkey checks the leaf only; CA pins were left out")
-            }
-            text = leafPins.joined(separator: ";") + "\n"
-        default:
-            text = entries.map { "\($0.pin)  # \($0.label) [\($0.level)]" }.joined(separator: "\n") + "\n"
+
+        // Pins at the chosen level; backup keys always.
+        if options.hosts.isEmpty, let host = loaded.compactMap(\.host).first, format.needsHost || format == .hpkp || format == .swift || format == .json {
+            options.hosts = [PinHost(name: host.lowercased(), includesSubdomains: arguments.flag("include-subdomains"))]
         }
-        if let out = arguments.value("out") {
-            try OutputFile.write(Array(text.utf8), to: out, force: arguments.flag("force"))
-            console.err("wrote \(out)")
-        } else {
-            console.write(text)
+        var entries = loaded.flatMap(\.entries)
+        if level != "all" {
+            let kept = entries.filter { $0.role.rawValue == level || $0.role == .backup }
+            if kept.allSatisfy({ $0.role == .backup }) {
+                let names = loaded.filter { !$0.chain.isEmpty }.map(\.source).joined(separator: ", ")
+                let hint = level == "root" ? "servers seldom send their root: give the root's own file, or use --level intermediate" : nil
+                throw CommandFailure(ExitCode.badInput, "\(names.isEmpty ? "the sources" : names) hold\(loaded.count == 1 ? "s" : "") no \(level) certificate", hint: hint)
+            }
+            entries = kept
+        }
+        let outcome = try PinRules.apply(entries, format: format, options: options, now: now)
+        for warning in outcome.warnings { console.err("warning: \(warning)") }
+        for note in outcome.notes { console.err("note: \(note)") }
+
+        switch PinWriter.write(outcome.entries, format: format, options: outcome.options) {
+        case .text(let text):
+            if let out = arguments.value("out") {
+                try OutputFile.write(Array(text.utf8), to: out, force: arguments.flag("force"))
+                console.err("wrote \(out) (\(format.platform))")
+            } else {
+                console.write(text)
+            }
+        case .files(let files):
+            guard let directory = arguments.value("out") else {
+                throw CommandFailure.usage("--format der writes .cer files: give the directory with --out DIR", command: "pin")
+            }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+                guard isDirectory.boolValue else { throw CommandFailure(ExitCode.badInput, "\(directory) is a file; --format der writes into a directory") }
+            } else {
+                do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
+                    throw CommandFailure(ExitCode.badInput, "cannot create the directory \(directory): \(error.localizedDescription)")
+                }
+            }
+            let paths = files.map { (path: (directory as NSString).appendingPathComponent($0.name), bytes: $0.bytes, mode: mode_t(0o644)) }
+            try OutputFile.writeAll(paths, force: arguments.flag("force"))
+            for path in paths { console.out(path.path) }
         }
         return ExitCode.success
+    }
+
+    /// `--host`, `--expires`, `--name` … checked and gathered.
+    static func outputOptions(_ arguments: ParsedArguments, format: PinFormat, now: Date) throws(CommandFailure) -> PinOutputOptions {
+        var options = PinOutputOptions()
+        options.now = now
+        let includeSubdomains = arguments.flag("include-subdomains")
+        for text in arguments.values("host") {
+            guard let host = PinHost.parse(text, includeSubdomains: includeSubdomains) else {
+                throw CommandFailure.usage(
+                    "--host '\(text)' is not a host name: give a DNS name such as api.example.com (or *.example.com), without scheme, port or path", command: "pin")
+            }
+            options.hosts.append(host)
+        }
+        if let text = arguments.value("expires") {
+            guard let day = PinDates.day(text) else {
+                throw CommandFailure.usage("--expires '\(text)' is not a date: use YYYY-MM-DD (the last day the pins are enforced)", command: "pin")
+            }
+            options.expires = day
+        }
+        options.enforce = !arguments.flag("report-only")
+        options.reportURIs = arguments.values("report-uri")
+        for uri in options.reportURIs where !(uri.hasPrefix("https://") || uri.hasPrefix("http://")) || uri.contains("\"") || uri.contains(" ") {
+            throw CommandFailure.usage("--report-uri '\(uri)' must be an http(s) URL", command: "pin")
+        }
+        if let name = arguments.value("name") {
+            let valid = name.first.map { $0.isLetter || $0 == "_" } == true && name.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
+            guard valid else { throw CommandFailure.usage("--name '\(name)' must be an identifier (letters, digits and _, not starting with a digit)", command: "pin") }
+            options.name = name
+        }
+        if let text = arguments.value("okhttp-version") {
+            guard let version = Int(text.split(separator: ".").first ?? ""), (3...5).contains(version) else {
+                throw CommandFailure.usage("--okhttp-version '\(text)' must be 3 or 4 (4 also covers 5)", command: "pin")
+            }
+            options.okhttpVersion = version
+        }
+        options.commandLine = commandLine(arguments, format: format)
+        return options
+    }
+
+    /// The command that regenerates an output, for header comments: sources by file name, so the
+    /// text does not depend on where the build ran.
+    static func commandLine(_ arguments: ParsedArguments, format: PinFormat) -> String {
+        var parts = ["mtls", "pin"]
+        parts += arguments.positionals.map { $0.contains("://") ? $0 : ($0 as NSString).lastPathComponent }
+        parts += ["--format", format.rawValue]
+        if let level = arguments.value("level"), level != "all" { parts += ["--level", level] }
+        for host in arguments.values("host") { parts += ["--host", host] }
+        if arguments.flag("include-subdomains") { parts.append("--include-subdomains") }
+        if let expires = arguments.value("expires") { parts += ["--expires", expires] }
+        if arguments.flag("report-only") { parts.append("--report-only") }
+        for uri in arguments.values("report-uri") { parts += ["--report-uri", uri] }
+        if let name = arguments.value("name") { parts += ["--name", name] }
+        if let version = arguments.value("okhttp-version") { parts += ["--okhttp-version", version] }
+        return parts.joined(separator: " ")
+    }
+
+    /// `--check PINFILE`.
+    static func check(pinFile: String, loaded: [LoadedPinSource], arguments: ParsedArguments, now: Date, console: Console) throws(CommandFailure) -> Int32 {
+        let document = try PinFileReader.read(pinFile, console: console)
+        var targets: [PinCheck.Target] = []
+        var fileChain: [Certificate] = []
+        var fileSources: [String] = []
+        for source in loaded {
+            if source.host != nil {
+                targets.append(PinCheck.Target(source: source.source, chain: source.chain, host: source.host, chainDescription: source.chainDescription ?? "chain"))
+            } else if source.chain.isEmpty {
+                console.err("warning: \(source.source) is a key, not a certificate chain: --check compares chains, so it is ignored")
+            } else {
+                fileChain += source.chain
+                fileSources.append(source.source)
+            }
+        }
+        if !fileChain.isEmpty {
+            targets.insert(PinCheck.Target(source: fileSources.joined(separator: " + "), chain: fileChain, host: nil, chainDescription: "certificates from file"), at: 0)
+        }
+        guard !targets.isEmpty else { throw CommandFailure(ExitCode.badInput, "nothing to check: the sources hold no certificate chain") }
+        var host: String?
+        if let text = arguments.values("host").first {
+            guard let parsed = PinHost.parse(text, includeSubdomains: false) else { throw CommandFailure.usage("--host '\(text)' is not a host name", command: "pin") }
+            host = parsed.name
+        }
+        return try PinCheck.run(document: document, pinFile: pinFile, targets: targets, host: host, now: now, console: console, json: arguments.flag("json"))
     }
 }

@@ -172,6 +172,38 @@ final class TemporaryDirectory {
     func contents() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: path).sorted() }
 }
 
+/// Runs `body` with the process's file descriptor 1 pointed at a pipe and returns what was
+/// written to it: output that bypassed the injected Console. (Small outputs only: the pipe is read
+/// after `body` returns.)
+func capturingFileDescriptor1(_ body: () throws -> Void) throws -> [UInt8] {
+    fflush(nil)
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { throw HarnessError.process("pipe() failed: \(errno)") }
+    let saved = dup(1)
+    dup2(fds[1], 1)
+    close(fds[1])
+    defer { close(fds[0]) }
+    do {
+        try body()
+    } catch {
+        fflush(nil)
+        dup2(saved, 1)
+        close(saved)
+        throw error
+    }
+    fflush(nil)
+    dup2(saved, 1)
+    close(saved)
+    var captured: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = buffer.withUnsafeMutableBytes { read(fds[0], $0.baseAddress, $0.count) }
+        if count <= 0 { break }
+        captured += buffer[0..<count]
+    }
+    return captured
+}
+
 // MARK: - Files
 
 /// The permission bits of a file (e.g. `0o600`).
@@ -243,7 +275,7 @@ enum OpenSSL {
     }()
 
     /// Runs `openssl ARGS` (in `TestCerts/`, so fixture names can be given relative).
-    static func run(_ arguments: [String], stdin: [UInt8] = [], file: StaticString = #filePath, line: UInt = #line) throws -> ProcessResult {
+    static func run(_ arguments: [String], stdin: [UInt8] = []) throws -> ProcessResult {
         guard let executable else { throw XCTSkip("the openssl CLI is not installed; it is the judge of this test") }
         return try runProcess(executable, arguments, stdin: stdin)
     }

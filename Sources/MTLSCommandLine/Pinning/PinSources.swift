@@ -1,0 +1,130 @@
+import Foundation
+import MTLSHTTP
+import MTLSTrust
+
+/// One source of `mtls pin`, loaded.
+struct LoadedPinSource {
+    /// The file name or URL as given.
+    var source: String
+    /// The pins it gives, one per certificate (chain order) or one for a backup key.
+    var entries: [PinEntry]
+    /// The certificate chain (leaf first) for `--check`; empty for a backup key.
+    var chain: [Certificate]
+    /// The host of an `https://` source.
+    var host: String?
+    /// For a live host: "validated chain" or "chain as sent (not trusted)".
+    var chainDescription: String?
+}
+
+/// Loads certificate files, backup keys and live chains.
+enum PinSources {
+    /// Leaf, intermediate or root, from a certificate's own facts and its place in its file.
+    static func role(of certificate: Certificate, index: Int) -> PinRole {
+        let isCA = certificate.basicConstraints?.isCA ?? false
+        if certificate.isSelfSigned, isCA || index > 0 { return .root }
+        return isCA ? .intermediate : .leaf
+    }
+
+    static func entries(for chain: [Certificate], source: String) -> [PinEntry] {
+        chain.enumerated().map { index, certificate in
+            PinEntry(pin: .publicKey(of: certificate), role: role(of: certificate, index: index), label: certificate.subject, source: source, certificate: certificate)
+        }
+    }
+
+    /// Loads a file: certificates (PEM, DER, PKCS#12), or a backup key (PEM/DER public key, CSR, or
+    /// a private key, whose public half is pinned).
+    static func file(_ path: String, password: String?, console: Console) throws(CommandFailure) -> LoadedPinSource {
+        let bytes = try Inputs.read(path, console: console)
+        let name = path == "-" ? "standard input" : path
+        // Labels name the file only, so generated outputs do not depend on where they were made.
+        let short = path == "-" ? "standard input" : (path as NSString).lastPathComponent
+        if PEM.looksLikePEM(bytes), let blocks = try? PEM.parse(bytes),
+            !blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") })
+        {
+            var entries: [PinEntry] = []
+            for block in blocks {
+                if block.label == "PUBLIC KEY" || block.label == "RSA PUBLIC KEY", let key = try? PublicKey(spkiDER: block.derBytes) {
+                    entries.append(PinEntry(pin: .publicKey(of: key), role: .backup, label: "backup key (\(short))", source: path))
+                } else if block.label.contains("CERTIFICATE REQUEST"), let request = try? CertificateSigningRequest(derBytes: block.derBytes) {
+                    entries.append(PinEntry(pin: .publicKey(of: request.publicKey), role: .backup, label: "backup CSR \(request.subject) (\(short))", source: path))
+                } else if block.label.hasSuffix("PRIVATE KEY") {
+                    let key: PrivateKey
+                    do throws(MTLSTrustError) { key = try PrivateKey(bytes: Array(block.text.utf8), password: password) } catch {
+                        throw CommandFailure(ExitCode.badInput, error.attributed(to: name).message, hint: Inputs.hint(for: error, path: name))
+                    }
+                    console.err("warning: \(name) is a private key; only its public half is pinned. A public key or CSR is enough, and the private key can stay where it is kept")
+                    entries.append(PinEntry(pin: .publicKey(of: key.publicKey), role: .backup, label: "backup key (\(short))", source: path))
+                }
+            }
+            if entries.isEmpty {
+                throw CommandFailure(ExitCode.badInput, "\(name) holds no certificate, public key or CSR to pin")
+            }
+            return LoadedPinSource(source: path, entries: entries, chain: [])
+        }
+        if !PEM.looksLikePEM(bytes) {
+            switch DER.shape(of: bytes) {
+            case .publicKey:
+                if let key = try? PublicKey(spkiDER: bytes) {
+                    return LoadedPinSource(source: path, entries: [PinEntry(pin: .publicKey(of: key), role: .backup, label: "backup key (\(short))", source: path)], chain: [])
+                }
+            case .privateKey:
+                if let key = try? PrivateKey(bytes: bytes, password: password) {
+                    console.err("warning: \(name) is a private key; only its public half is pinned")
+                    return LoadedPinSource(
+                        source: path, entries: [PinEntry(pin: .publicKey(of: key.publicKey), role: .backup, label: "backup key (\(short))", source: path)], chain: [])
+                }
+            case .unknown:
+                if bytes.first == 0x30, let request = try? CertificateSigningRequest(derBytes: bytes) {
+                    return LoadedPinSource(
+                        source: path, entries: [PinEntry(pin: .publicKey(of: request.publicKey), role: .backup, label: "backup CSR \(request.subject) (\(short))", source: path)],
+                        chain: [])
+                }
+            default: break
+            }
+        }
+        let certificates: [Certificate]
+        do throws(MTLSTrustError) {
+            certificates = try CertificateLoader.certificates(from: bytes, password: password, source: name).certificates
+        } catch {
+            throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: name))
+        }
+        return LoadedPinSource(source: path, entries: entries(for: certificates, source: path), chain: certificates)
+    }
+
+    /// Connects to `https://host[:port]` with the TLS client options and takes the chain: the
+    /// validated chain (up to the anchor, as TrustKit, OkHttp and Android see it) when trusted, else
+    /// the chain as sent (only with `--insecure`).
+    static func live(_ text: String, arguments: ParsedArguments, evaluationTime: Date?, console: Console) throws(CommandFailure) -> LoadedPinSource {
+        let url: HTTPSURL
+        do throws(HTTPSError) { url = try HTTPSURL(text) } catch { throw CommandFailure.usage(error.message, command: "pin") }
+        guard url.scheme == "https" else { throw CommandFailure.usage("\(text): only https:// sources can be pinned", command: "pin") }
+        let configuration = try TLSOptions.configuration(arguments, command: "pin", console: console, evaluationTime: evaluationTime)
+        let connection: TLSConnection
+        do throws(HTTPSError) {
+            let client = try TLSClient(configuration: configuration)
+            connection = try client.connect(host: url.host, port: url.port, connectTo: TLSOptions.connectTo(arguments))
+        } catch {
+            var failure = TLSOptions.failure(error)
+            if error.phase == .serverCertificate {
+                failure.hint = "trust its CA with --anchors FILE, or, on a network you trust, pin it anyway with --insecure"
+            }
+            throw failure
+        }
+        defer { connection.close() }
+        let report = connection.report
+        let chain: [Certificate]
+        let description: String
+        if let trust = report.trust, trust.isTrusted {
+            chain = trust.chain
+            description = "validated chain"
+        } else {
+            chain = report.peerChainAsSent
+            description = "chain as sent, NOT trusted"
+            console.err(
+                "warning: \(url.host):\(url.port) is not trusted (\(report.overriddenProblems.first ?? "untrusted chain")); pinning the chain as sent because of --insecure: check these pins on a network you trust"
+            )
+        }
+        guard !chain.isEmpty else { throw CommandFailure(ExitCode.network, "\(url.host):\(url.port) sent no certificate") }
+        return LoadedPinSource(source: text, entries: entries(for: chain, source: text), chain: chain, host: url.host, chainDescription: description)
+    }
+}

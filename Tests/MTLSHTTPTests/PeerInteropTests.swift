@@ -1,0 +1,171 @@
+import Foundation
+import XCTest
+
+@testable import MTLSHTTP
+import MTLSTrust
+
+/// A real peer started by `scripts/peers/*.sh` (Apache httpd with mod_ssl, nginx), stopped by PID.
+final class Peer {
+    let values: [String: String]
+    private let script: String
+
+    init(_ script: String, _ arguments: [String] = []) throws {
+        let path = HTTPFixtures.root.appendingPathComponent("scripts/peers/\(script)").path
+        let binary = script == "apache.sh" ? "/usr/sbin/apache2" : "/usr/sbin/nginx"
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw XCTSkip("\(binary) is not installed: run scripts/install-deps.sh")
+        }
+        self.script = path
+        let result = Subprocess.run("/bin/bash", [path, "start"] + arguments)
+        var values: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+            if parts.count == 2 { values[parts[0]] = parts[1] }
+        }
+        guard result.status == 0, values["PORT"] != nil else {
+            throw NSError(domain: "Peer", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "\(script) start failed: \(values)"])
+        }
+        self.values = values
+    }
+
+    func port(_ key: String = "PORT") -> Int { Int(values[key] ?? "") ?? 0 }
+
+    func stop() {
+        guard let directory = values["DIR"] else { return }
+        _ = Subprocess.run("/bin/bash", [script, "stop", "--dir", directory])
+    }
+}
+
+/// The client against Apache (per-location `SSLVerifyClient require`: renegotiation on TLS 1.2,
+/// post-handshake auth on TLS 1.3 — the IIS per-path behaviour) and nginx (certificate in the
+/// handshake), with curl as the independent judge of each outcome.
+final class PeerInteropTests: XCTestCase {
+    nonisolated(unsafe) static var apache13: Peer?
+    nonisolated(unsafe) static var apache12: Peer?
+    nonisolated(unsafe) static var nginx: Peer?
+    nonisolated(unsafe) static var startError: Error?
+
+    override class func setUp() {
+        super.setUp()
+        do {
+            apache13 = try Peer("apache.sh")
+            apache12 = try Peer("apache.sh", ["--tls-max", "1.2"])
+            nginx = try Peer("nginx.sh")
+        } catch {
+            startError = error
+        }
+    }
+
+    override class func tearDown() {
+        apache13?.stop()
+        apache12?.stop()
+        nginx?.stop()
+        super.tearDown()
+    }
+
+    private func peer(_ peer: Peer?) throws -> Peer {
+        if let error = PeerInteropTests.startError { throw error }
+        return try XCTUnwrap(peer)
+    }
+
+    private func client(_ identity: (String, String)? = nil) throws -> HTTPSClient {
+        var identities: [ClientIdentity] = []
+        if let identity { identities.append(try ClientIdentity.files(certificatePath: HTTPFixtures.path(identity.0), keyPath: HTTPFixtures.path(identity.1))) }
+        return try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: identities, timeouts: Timeouts.uniform(15)))
+    }
+
+    private let alice = ("client-alice.pem", "client-alice.key")
+
+    private func get(_ client: HTTPSClient, _ port: Int, _ path: String, method: String = "GET", body: [UInt8]? = nil, expectsContinue: Bool = false) throws -> HTTPResponse {
+        defer { client.closeIdleConnections() }
+        return try client.send(HTTPRequest(method: method, url: try HTTPSURL("https://localhost:\(port)\(path)"), body: body, expectsContinue: expectsContinue))
+    }
+
+    /// curl's view of the same request: (exit code, HTTP status or 0).
+    private func curl(_ port: Int, _ path: String, _ extra: [String] = []) throws -> (Int32, Int) {
+        let result = Subprocess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", "root-ca.pem", "https://localhost:\(port)\(path)"] + extra, directory: HTTPFixtures.testCerts.path)
+        return (result.status, Int(result.stdout) ?? 0)
+    }
+
+    func testApachePerLocationCertificateIsRequestedAfterTheRequestOnBothVersions() throws {
+        for (peer, phase, version) in [(try peer(Self.apache12), CertificateRequestPhase.renegotiation, "TLSv1.2"), (try peer(Self.apache13), .postHandshake, "TLSv1.3")] {
+            let response = try get(try client(alice), peer.port(), "/secure")
+            XCTAssertEqual(response.status, 200, version)
+            XCTAssertEqual(response.tls.version, version)
+            XCTAssertEqual(response.tls.certificateRequests.map(\.phase), [phase], version)
+            XCTAssertEqual(response.headers["X-Client-Subject"]?.contains("CN=client-alice"), true, "\(response.headers)")
+            XCTAssertEqual(try curl(peer.port(), "/secure", ["--cert", "client-alice.pem", "--key", "client-alice.key"]).1, 200, "curl agrees")
+        }
+    }
+
+    func testApacheRefusesAMissingCertificateWithAnAlertWeNameAndCurlAlsoFails() throws {
+        for (peer, alert) in [(try peer(Self.apache12), "handshake failure"), (try peer(Self.apache13), "certificate required")] {
+            XCTAssertThrowsError(try get(try client(), peer.port(), "/secure")) { error in
+                let failure = error as? HTTPSError
+                XCTAssertEqual(failure?.alert, alert, "\(error)")
+                XCTAssertEqual(failure?.report?.certificateRequests.first?.hadNoIdentity, true, "\(error)")
+            }
+            XCTAssertEqual(try curl(peer.port(), "/secure").0, 56, "curl fails the same way (exit 56)")
+            XCTAssertEqual(try get(try client(), peer.port(), "/secure-403").status, 403)
+        }
+    }
+
+    func testApacheRefusesAnExpiredClientCertificateWithCertificateExpired() throws {
+        let peer = try peer(Self.apache13)
+        XCTAssertThrowsError(try get(try client(("client-alice-expired.pem", "client-alice-expired.key")), peer.port(), "/secure")) { error in
+            XCTAssertEqual((error as? HTTPSError)?.alert, "certificate expired", "\(error)")
+        }
+    }
+
+    func testApacheSelectedCANamesAreReportedAndTheIdentityIsStillSent() throws {
+        let peer = try peer(Self.apache13)
+        let response = try get(try client(alice), peer.port("CADN_PORT"), "/cadn")
+        XCTAssertEqual(response.status, 200)
+        let request = try XCTUnwrap(response.tls.certificateRequests.first)
+        XCTAssertEqual(request.acceptedCANames, ["CN=mtls Other Root CA,O=mtls test,C=US"])
+        XCTAssertFalse(request.identityFits, "alice is not issued under the only CA named")
+        XCTAssertEqual(request.sentCertificate?.commonName, "client-alice")
+    }
+
+    func testApacheBuffersABodyDuringRenegotiationOnlyWithinItsLimitUnlessExpectContinue() throws {
+        let peer = try peer(Self.apache12)
+        let big = [UInt8](repeating: 0x41, count: 2 << 20)
+        XCTAssertEqual(try get(try client(alice), peer.port(), "/secure", method: "POST", body: big, expectsContinue: false).status, 413)
+        let accepted = try get(try client(alice), peer.port(), "/secure", method: "POST", body: big, expectsContinue: true)
+        XCTAssertEqual(accepted.status, 200)
+        XCTAssertTrue(String(decoding: accepted.body, as: UTF8.self).contains("body_bytes=\(big.count)"), String(decoding: accepted.body, as: UTF8.self))
+    }
+
+    func testApacheCRLCheckedLocationAcceptsAGoodCertificate() throws {
+        let peer = try peer(Self.apache13)
+        XCTAssertEqual(try get(try client(alice), peer.port("CRL_PORT"), "/secure-crl").status, 200)
+    }
+
+    func testNginxAsksInTheHandshakeAndAnswers400WithoutACertificate() throws {
+        let peer = try peer(Self.nginx)
+        let response = try get(try client(alice), peer.port(), "/")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.certificateRequests.map(\.phase), [.handshake])
+        XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("verify=SUCCESS"))
+        XCTAssertEqual(response.tls.certificateRequests.first?.acceptedCANames.count, 2)
+        let refused = try get(try client(), peer.port(), "/")
+        XCTAssertEqual(refused.status, 400)
+        XCTAssertEqual(try curl(peer.port(), "/").1, 400, "curl agrees")
+    }
+
+    func testNginxOptionalNoCASendsNoCANames() throws {
+        let peer = try peer(Self.nginx)
+        let response = try get(try client(alice), peer.port("OPTIONAL_NO_CA_PORT"), "/")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.certificateRequests.first?.acceptedCANames, [])
+        let optional = try get(try client(), peer.port("OPTIONAL_PORT"), "/")
+        XCTAssertTrue(String(decoding: optional.body, as: UTF8.self).contains("verify=NONE"))
+    }
+
+    func testApacheShiftJISPageBytesArriveIntact() throws {
+        let peer = try peer(Self.apache13)
+        let response = try get(try client(), peer.port(), "/sjis")
+        XCTAssertEqual(response.headers["Content-Type"], "text/html; charset=Shift_JIS")
+        XCTAssertNotNil(response.body.firstRange(of: Array("日本語".data(using: .shiftJIS) ?? Data())))
+    }
+}
