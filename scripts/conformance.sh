@@ -11,6 +11,6 @@ if [[ ! -f "$LIMBO" ]]; then echo "conformance: $LIMBO not found (the shared/ ch
 if [[ "${1:-}" == "--baseline" ]]; then shift; python3 "$LIMBO" --validator openssl --jobs "$JOBS" "$@"; exit 0; fi
 BUILD=(swift build -c release --product mtls)
 if [[ -n "${SCRATCH:-}" ]]; then BUILD+=(--scratch-path "$SCRATCH"); fi
-"${BUILD[@]}" >/dev/null
+if ! log=$("${BUILD[@]}" 2>&1); then echo "$log" >&2; echo "conformance: the build failed" >&2; exit 2; fi
 BIN=$("${BUILD[@]}" --show-bin-path)/mtls
 python3 "$LIMBO" --validator mtls --mtls-bin "$BIN" --jobs "$JOBS" "$@"

@@ -11,7 +11,7 @@ PACKAGES=(
   libnss3-tools faketime valgrind
   python3 python3-pysaml2
   libxml2-utils xmlsec1 libxml2-dev zlib1g-dev
-  openjdk-17-jdk-headless libokhttp-java
+  openjdk-17-jdk-headless libokhttp-java publicsuffix
 )
 
 installed() {

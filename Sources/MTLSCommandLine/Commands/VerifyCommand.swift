@@ -46,7 +46,7 @@ enum VerifyCommand {
             throw CommandFailure.usage("--host and --no-hostname-check contradict each other", command: "verify")
         }
         let time = try Inputs.time(arguments.value("at"))
-        let depth = try Inputs.integer(arguments.value("max-depth"), option: "--max-depth", command: "verify", range: 0...100)
+        let depth = try Inputs.integer(arguments.value("max-depth"), option: "--max-depth", command: "verify", range: 0...10_000)
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
 
         var anchors: [Certificate] = []

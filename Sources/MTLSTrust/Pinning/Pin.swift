@@ -11,10 +11,12 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         case certificate = "cert"
     }
 
+    /// What the digest covers.
     public var kind: Kind
     /// The 32-byte digest.
     public var digest: [UInt8]
 
+    /// Creates a pin from a digest.
     public init(kind: Kind, digest: [UInt8]) {
         self.kind = kind
         self.digest = digest
@@ -70,7 +72,8 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
             return
         }
         guard let data = Data(base64Encoded: spec), data.count == 32 else {
-            throw MTLSTrustError(.invalidArgument, "'\(text)' is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
+            throw MTLSTrustError(
+                .invalidArgument, "'\(text)' is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
         }
         self.init(kind: kind, digest: [UInt8](data))
     }
@@ -94,11 +97,14 @@ public struct PinSet: Sendable, Equatable {
         case leafOnly = "leaf"
     }
 
+    /// The pins; a chain matches when one of them does.
     public var pins: [Pin]
     /// After this date the pin set is no longer enforced (TrustKit `kTSKExpirationDate`).
     public var expiration: Date?
+    /// Which certificates of the chain may match.
     public var scope: Scope
 
+    /// Creates a pin set.
     public init(pins: [Pin], expiration: Date? = nil, scope: Scope = .anyCertificateInChain) {
         self.pins = pins
         self.expiration = expiration
@@ -113,8 +119,28 @@ public struct PinSet: Sendable, Equatable {
         public var presented: [Pin]
         /// True when the set is expired at the evaluation time and so not enforced.
         public var expired: Bool
+        /// The whole-certificate pins of the chain, in chain order.
+        public var presentedCertificatePins: [Pin] = []
+        /// The pins of the set, for reports.
+        public var expected: [Pin] = []
         /// True when at least one pin matched, or the set has expired.
         public var isSatisfied: Bool { expired || !matched.isEmpty }
+
+        /// The presented pins of the kinds the set holds: SPKI pins, certificate pins, or both.
+        public var presentedComparable: [Pin] {
+            let kinds = Set(expected.map(\.kind))
+            var result: [Pin] = []
+            if kinds.isEmpty || kinds.contains(.publicKey) { result += presented }
+            if kinds.contains(.certificate) { result += presentedCertificatePins }
+            return result
+        }
+
+        /// One line for a mismatch: `expected one of …; presented …` (empty when satisfied).
+        public var mismatchDescription: String {
+            guard !isSatisfied else { return "" }
+            return
+                "no pin matched: expected one of \(expected.map(\.description).joined(separator: ", ")); presented \(presentedComparable.map(\.description).joined(separator: ", "))"
+        }
     }
 
     /// Checks a chain (leaf first).
@@ -126,7 +152,9 @@ public struct PinSet: Sendable, Equatable {
         }
         let presented = chain.map { Pin.publicKey(of: $0) }
         let expired = expiration.map { time > $0 } ?? false
-        return Match(matched: matched, presented: presented, expired: expired)
+        return Match(
+            matched: matched, presented: presented, expired: expired,
+            presentedCertificatePins: chain.map { Pin.certificate($0) }, expected: pins)
     }
 
     /// Reads a pin file: one pin a line (`#` comments, blank lines ignored; an `expires YYYY-MM-DD`

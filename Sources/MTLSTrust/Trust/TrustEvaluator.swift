@@ -32,13 +32,15 @@ final class X509StackReference: @unchecked Sendable {
 }
 
 /// Evaluates certificate chains against a ``TrustPolicy``: OpenSSL builds and checks each path,
-/// every failure is collected, and when the first path fails the other issuers are tried.
+/// the Swift policies (`Trust/Policies/`) judge the path OpenSSL built, every failure is collected,
+/// and when the first path fails the other issuers are tried, each with exactly the same checks.
 ///
 /// Build one evaluator and reuse it for many leaves: anchors, intermediates and CRLs are prepared once.
 public struct TrustEvaluator: Sendable {
     /// The policy.
     public let policy: TrustPolicy
     private let anchors: [Certificate]
+    private let anchorSet: Set<Certificate>
     private let store: X509StoreReference
     private let intermediateStack: X509StackReference
 
@@ -50,6 +52,7 @@ public struct TrustEvaluator: Sendable {
         var anchors = policy.anchors
         if policy.includesSystemRoots { anchors += try CertificateLoader.systemRoots() }
         self.anchors = anchors
+        self.anchorSet = Set(anchors)
         guard let store = X509StoreReference(anchors: anchors, crls: policy.crls),
             let stack = X509StackReference(policy.intermediates)
         else { throw MTLSTrustError(.internalFailure, "out of memory preparing the trust store") }
@@ -67,31 +70,44 @@ public struct TrustEvaluator: Sendable {
         } else {
             pool = policy.intermediates + extraIntermediates
             guard let stack = X509StackReference(pool) else {
-                return TrustEvaluation(chain: [leaf], findings: [VerifyErrorCatalog.finding(code: X509_V_ERR_OUT_OF_MEM, depth: 0, certificate: leaf, chain: [leaf], policy: policy)], pathsTried: 0)
+                return TrustEvaluation(
+                    chain: [leaf], findings: [VerifyErrorCatalog.finding(code: X509_V_ERR_OUT_OF_MEM, depth: 0, certificate: leaf, chain: [leaf], policy: policy)], pathsTried: 0)
             }
             untrusted = stack
         }
-        let first = attempt(leaf: leaf, untrusted: untrusted, store: store)
+        // Self-issued intermediates do not count against --max-depth (RFC 5280 6.1.4 (l)), but
+        // OpenSSL counts them: give OpenSSL that much room and let ChainDepthPolicy apply the limit.
+        let selfIssued = pool.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
+        let first = attempt(leaf: leaf, untrusted: untrusted, store: store, selfIssued: selfIssued)
         if first.findings.isEmpty || !policy.triesAlternativePaths {
             return TrustEvaluation(chain: first.chain, findings: first.findings, pathsTried: 1)
         }
         // OpenSSL 3.0 builds one path and does not backtrack. Enumerate the others and check each
-        // fully with OpenSSL; any one that passes is a valid certification path.
+        // fully: OpenSSL with the same flags, purpose, host, time, CRLs and depth, then the same
+        // Swift policies on the chain that OpenSSL built in that attempt. Any one that passes is a
+        // valid certification path.
         var best = first
         var tried = 1
-        for path in candidatePaths(leaf: leaf, pool: pool) {
+        for path in candidatePaths(leaf: leaf, pool: pool, selfIssued: selfIssued) {
             guard let anchor = path.last else { continue }
+            if path == first.chain { continue }
             let middle = Array(path.dropFirst().dropLast())
-            if path.count - 1 == first.chain.count - 1, path == first.chain { continue }
+            // Only this path's anchor is trusted and only its intermediates are offered, so the
+            // chain OpenSSL builds is this path (or a shorter one through the same anchor, which
+            // is then what the policies judge).
             guard let pathStore = X509StoreReference(anchors: [anchor], crls: policy.crls),
                 let pathStack = X509StackReference(middle)
             else { break }
-            let outcome = attempt(leaf: leaf, untrusted: pathStack, store: pathStore)
+            let outcome = attempt(leaf: leaf, untrusted: pathStack, store: pathStore, selfIssued: selfIssued)
             tried += 1
-            if outcome.findings.isEmpty {
+            if outcome.findings.isEmpty, outcome.chain.last.map({ anchorSet.contains($0) }) == true {
                 return TrustEvaluation(chain: outcome.chain, findings: [], pathsTried: tried)
             }
-            if outcome.findings.count < best.findings.count && outcome.chain.count >= best.chain.count { best = outcome }
+            // Report the most telling failure: a path that reaches an anchor before one that does
+            // not, then the one with the fewest findings.
+            let reaches = outcome.chain.last.map { anchorSet.contains($0) } ?? false
+            let bestReaches = best.chain.last.map { anchorSet.contains($0) } ?? false
+            if (reaches && !bestReaches) || (reaches == bestReaches && outcome.findings.count < best.findings.count) { best = outcome }
         }
         return TrustEvaluation(chain: best.chain, findings: best.findings, pathsTried: tried)
     }
@@ -111,7 +127,7 @@ public struct TrustEvaluator: Sendable {
         }
     }
 
-    private func attempt(leaf: Certificate, untrusted: X509StackReference, store: X509StoreReference) -> Attempt {
+    private func attempt(leaf: Certificate, untrusted: X509StackReference, store: X509StoreReference, selfIssued: Int) -> Attempt {
         OpenSSLErrorQueue.clear()
         guard let context = X509_STORE_CTX_new() else {
             return Attempt(chain: [leaf], findings: [VerifyErrorCatalog.finding(code: X509_V_ERR_OUT_OF_MEM, depth: 0, certificate: leaf, chain: [leaf], policy: policy)])
@@ -123,7 +139,7 @@ public struct TrustEvaluator: Sendable {
         let collector = Collector()
         var hostError: Int32? = nil
         if let param = X509_STORE_CTX_get0_param(context) {
-            configure(param, hostError: &hostError)
+            configure(param, selfIssued: selfIssued, hostError: &hostError)
         }
         X509_STORE_CTX_set_ex_data(context, 0, Unmanaged.passUnretained(collector).toOpaque())
         X509_STORE_CTX_set_verify_cb(context, trustVerifyCallback)
@@ -135,10 +151,13 @@ public struct TrustEvaluator: Sendable {
             }
         }
         if chain.isEmpty { chain = [leaf] }
+        let anchored = chain.last.map { anchorSet.contains($0) } ?? false
+        let time = time_t((policy.evaluationTime ?? Date()).timeIntervalSince1970.rounded(.down))
         var findings: [TrustFinding] = []
         var seen = Set<String>()
         for error in collector.errors {
             let depth = Int(error.depth)
+            if waived(code: error.code, depth: depth, certificate: error.certificate, chainCount: chain.count, anchored: anchored, time: time) { continue }
             let certificate: Certificate? =
                 error.certificate.map { Certificate(borrowing: $0) } ?? (depth < chain.count ? chain[depth] : nil)
             let key = "\(depth)/\(error.code)"
@@ -149,33 +168,69 @@ public struct TrustEvaluator: Sendable {
         if let hostError, seen.insert("0/\(hostError)").inserted {
             findings.append(VerifyErrorCatalog.finding(code: hostError, depth: 0, certificate: leaf, chain: chain, policy: policy))
         }
-        if result != 1 && findings.isEmpty {
+        if result != 1 && collector.errors.isEmpty && findings.isEmpty {
             let code = X509_STORE_CTX_get_error(context)
-            findings.append(VerifyErrorCatalog.finding(code: code == X509_V_OK ? X509_V_ERR_UNSPECIFIED : code, depth: Int(X509_STORE_CTX_get_error_depth(context)), certificate: leaf, chain: chain, policy: policy))
+            findings.append(
+                VerifyErrorCatalog.finding(
+                    code: code == X509_V_OK ? X509_V_ERR_UNSPECIFIED : code, depth: Int(X509_STORE_CTX_get_error_depth(context)), certificate: leaf, chain: chain, policy: policy))
         }
         ERR_clear_error()
+        // The Swift policies judge the chain OpenSSL built in this attempt.
+        let chainContext = ChainContext(chain: chain, policy: policy, anchors: anchorSet)
+        for check in policy.chainPolicies {
+            for finding in check.check(chainContext) where seen.insert("\(finding.depth)/\(finding.code)").inserted {
+                findings.append(finding)
+            }
+        }
+        OpenSSLErrorQueue.clear()
         return Attempt(chain: chain, findings: findings)
     }
 
-    private func configure(_ param: OpaquePointer, hostError: inout Int32?) {
+    /// OpenSSL errors that the standards do not make errors.
+    ///
+    /// - `X509_V_ERR_CERT_HAS_EXPIRED` at exactly `notAfter`: RFC 5280 4.1.2.5 makes the validity
+    ///   period inclusive, OpenSSL's comparison does not.
+    /// - `X509_V_ERR_CA_CERT_MISSING_KEY_USAGE` (an X509_STRICT check) on the trust anchor: the
+    ///   anchor is an input of path validation (RFC 5280 6.1.1 (d)), and RFC 5280 6.3.3 (f) checks
+    ///   a CRL issuer's keyUsage only when present.
+    private func waived(code: Int32, depth: Int, certificate: OpaquePointer?, chainCount: Int, anchored: Bool, time: time_t) -> Bool {
+        switch code {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+            guard let certificate, let notAfter = X509_get0_notAfter(certificate) else { return false }
+            return ASN1_TIME_cmp_time_t(notAfter, time) == 0
+        case X509_V_ERR_CA_CERT_MISSING_KEY_USAGE:
+            return anchored && depth == chainCount - 1 && chainCount > 1
+        default:
+            return false
+        }
+    }
+
+    private func configure(_ param: OpaquePointer, selfIssued: Int, hostError: inout Int32?) {
         var flags = UInt(X509_V_FLAG_X509_STRICT)
         if policy.allowsPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
         if !policy.crls.isEmpty { flags |= UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL) }
         X509_VERIFY_PARAM_set_flags(param, flags)
         let time = policy.evaluationTime ?? Date()
         X509_VERIFY_PARAM_set_time(param, time_t(time.timeIntervalSince1970.rounded(.down)))
-        if let depth = policy.maximumDepth { X509_VERIFY_PARAM_set_depth(param, Int32(depth)) }
+        if let depth = policy.maximumDepth { X509_VERIFY_PARAM_set_depth(param, Int32(clamping: depth + selfIssued)) }
+        // Web PKI: security level 2 (112 bits) refuses RSA < 2048, P-192 and SHA-1/MD5 signatures
+        // anywhere in the chain (the anchor's own self-signature excepted).
+        if policy.enforcesWebPKI { X509_VERIFY_PARAM_set_auth_level(param, 2) }
         switch policy.purpose {
         case .server: _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_SERVER)
         case .client: _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_CLIENT)
         case .any: break
         }
+        // SAN only, never the subject CN (as browsers, rustls and pyca), for the host check and for
+        // name constraints (SubjectCommonNameConstraintsPolicy handles leaves without any SAN);
+        // no partial wildcards (`f*.example.com`).
+        X509_VERIFY_PARAM_set_hostflags(param, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
         guard let host = policy.hostname, !host.isEmpty else { return }
         if let ip = IPAddress.parse(host) {
+            // Compared as an address, octet by octet, with the SAN iPAddress entries only.
             _ = ip.withUnsafeBufferPointer { X509_VERIFY_PARAM_set1_ip(param, $0.baseAddress, $0.count) }
         } else {
-            // SAN only, never the subject CN (as browsers, rustls and pyca); no partial wildcards.
-            X509_VERIFY_PARAM_set_hostflags(param, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+            // Compared with the SAN dNSName entries, ignoring ASCII case only.
             let name = host.hasSuffix(".") ? String(host.dropLast()) : host
             if name.utf8.contains(0) || !name.allSatisfy({ $0.isASCII }) {
                 hostError = X509_V_ERR_HOSTNAME_MISMATCH
@@ -188,8 +243,8 @@ public struct TrustEvaluator: Sendable {
     // MARK: Alternative paths
 
     /// Paths from `leaf` to an anchor through `pool`, shortest first, bounded in number and work.
-    private func candidatePaths(leaf: Certificate, pool: [Certificate]) -> [[Certificate]] {
-        let maxLength = min((policy.maximumDepth ?? 8) + 2, 10)
+    private func candidatePaths(leaf: Certificate, pool: [Certificate], selfIssued: Int) -> [[Certificate]] {
+        let maxLength = min((policy.maximumDepth.map { $0 + selfIssued } ?? 8) + 2, 10)
         var results: [[Certificate]] = []
         var steps = 0
         func issued(_ issuer: Certificate, _ subject: Certificate) -> Bool {
@@ -202,7 +257,7 @@ public struct TrustEvaluator: Sendable {
                 results.append(path + [anchor])
             }
             guard path.count < maxLength else { return }
-            for candidate in pool where !path.contains(candidate) && !anchors.contains(candidate) && issued(candidate, top) {
+            for candidate in pool where !path.contains(candidate) && !anchorSet.contains(candidate) && issued(candidate, top) {
                 walk(path + [candidate])
             }
         }

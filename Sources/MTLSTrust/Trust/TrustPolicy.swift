@@ -13,6 +13,19 @@ public struct TrustPolicy: Sendable {
         case any
     }
 
+    /// Which certificate profile the chain must follow beyond what OpenSSL checks.
+    public enum Profile: String, Sendable, CaseIterable {
+        /// ``webPKI`` for purpose server, ``rfc5280`` otherwise (the default).
+        case automatic
+        /// RFC 5280 only: the rules OpenSSL leaves unchecked (name-constraint form, serial numbers,
+        /// dNSName syntax, wildcards against excluded names, CRL numbers).
+        case rfc5280
+        /// RFC 5280 and the CA/Browser Forum Baseline Requirements: allowed keys and signatures
+        /// (OpenSSL security level 2), extended key usage on leaf and root, `cA:FALSE` leaves,
+        /// authority key identifiers, subject CN consistency, no wildcard on a public suffix.
+        case webPKI
+    }
+
     /// The anchors: only these are trusted unless ``includesSystemRoots`` is set.
     public var anchors: [Certificate]
     /// Also trust the system roots (as `SecTrustSetAnchorCertificatesOnly(false)`).
@@ -31,17 +44,20 @@ public struct TrustPolicy: Sendable {
     /// CRLs to check revocation against; when non-empty, every certificate of the chain must be
     /// covered by one.
     public var crls: [CertificateRevocationList]
-    /// The longest chain accepted, as OpenSSL's verify depth (intermediates between leaf and anchor).
+    /// The longest chain accepted: the number of intermediates between leaf and anchor, not counting
+    /// self-issued ones (RFC 5280 6.1.4 (l)).
     public var maximumDepth: Int?
     /// When the first chain OpenSSL builds fails, try the other issuers found (OpenSSL 3.0 does not).
     public var triesAlternativePaths: Bool
+    /// The profile checked on top of OpenSSL (default ``Profile/automatic``: Web PKI for servers).
+    public var profile: Profile
 
     /// Creates a policy. By default: no anchors (so nothing is trusted), server purpose, now.
     public init(
         anchors: [Certificate] = [], includesSystemRoots: Bool = false, intermediates: [Certificate] = [],
         evaluationTime: Date? = nil, purpose: Purpose = .server, hostname: String? = nil,
         allowsPartialChain: Bool = false, crls: [CertificateRevocationList] = [], maximumDepth: Int? = nil,
-        triesAlternativePaths: Bool = true
+        triesAlternativePaths: Bool = true, profile: Profile = .automatic
     ) {
         self.anchors = anchors
         self.includesSystemRoots = includesSystemRoots
@@ -53,6 +69,7 @@ public struct TrustPolicy: Sendable {
         self.crls = crls
         self.maximumDepth = maximumDepth
         self.triesAlternativePaths = triesAlternativePaths
+        self.profile = profile
     }
 }
 
@@ -62,14 +79,32 @@ public struct TrustFinding: Sendable, Equatable, CustomStringConvertible {
     public var depth: Int
     /// The certificate's subject (RFC 4514), or empty when the fault is not tied to one.
     public var subject: String
-    /// OpenSSL's `X509_V_ERR_*` code.
+    /// OpenSSL's `X509_V_ERR_*` code, or a ``TrustRule`` (1000 and up) for the rules mtls adds.
     public var code: Int32
-    /// The `X509_V_ERR_*` name.
+    /// The `X509_V_ERR_*` name, or the rule's `MTLS_*` name.
     public var name: String
     /// The rule that failed, in plain words.
     public var reason: String
     /// What to do about it.
     public var hint: String
+
+    /// Creates a finding.
+    ///
+    /// - Parameters:
+    ///   - depth: Position in the chain, 0 for the leaf.
+    ///   - subject: The subject (RFC 4514) of the certificate at fault, or empty.
+    ///   - code: An `X509_V_ERR_*` code, or a ``TrustRule`` raw value (1000 and up).
+    ///   - name: The code's name.
+    ///   - reason: The rule that failed, as a sentence naming the certificate.
+    ///   - hint: What to do about it.
+    public init(depth: Int, subject: String, code: Int32, name: String, reason: String, hint: String) {
+        self.depth = depth
+        self.subject = subject
+        self.code = code
+        self.name = name
+        self.reason = reason
+        self.hint = hint
+    }
 
     public var description: String { "depth \(depth) \(subject): \(reason) (\(name))" }
 }

@@ -3,10 +3,12 @@ import Foundation
 
 /// Plain reasons, hints and severities for OpenSSL's `X509_V_ERR_*` codes.
 enum VerifyErrorCatalog {
-    static func name(_ code: Int32) -> String { VerifyErrorNames.byCode[code] ?? "X509_V_ERR_\(code)" }
+    static func name(_ code: Int32) -> String { TrustRule(rawValue: code)?.name ?? VerifyErrorNames.byCode[code] ?? "X509_V_ERR_\(code)" }
 
     /// Failures that no user should override (`kSecTrustResultFatalTrustFailure`).
     static func isFatal(_ code: Int32) -> Bool {
+        // Every mtls rule is about a misissued certificate or CRL: never to be overridden.
+        if TrustRule(rawValue: code) != nil { return true }
         let fatal: Set<Int32> = [
             X509_V_ERR_CERT_REVOKED, X509_V_ERR_CERT_SIGNATURE_FAILURE, X509_V_ERR_CRL_SIGNATURE_FAILURE,
             X509_V_ERR_UNABLE_TO_DECRYPT_CERT_SIGNATURE, X509_V_ERR_UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY,
@@ -60,42 +62,57 @@ enum VerifyErrorCatalog {
         let issuerName = certificate.map { Certificate.shortName($0.issuer) } ?? "its issuer"
         switch code {
         case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-            return ("\(label) is self-signed and not among the anchors",
-                "pass it with --anchors (or pin it) if you expect this server to use a self-signed certificate")
+            return (
+                "\(label) is self-signed and not among the anchors",
+                "pass it with --anchors (or pin it) if you expect this server to use a self-signed certificate"
+            )
         case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-            return ("the chain ends at the root \(label), which is not among the anchors",
-                "pass that root with --anchors, or add --system-roots if it is a public CA")
+            return (
+                "the chain ends at the root \(label), which is not among the anchors",
+                "pass that root with --anchors, or add --system-roots if it is a public CA"
+            )
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-            let anchorsHint = policy.anchors.isEmpty && !policy.includesSystemRoots
+            let anchorsHint =
+                policy.anchors.isEmpty && !policy.includesSystemRoots
                 ? "no anchors were given: pass the CA that issued it with --anchors"
                 : "pass the intermediate \(issuerName) with --intermediates, or its root with --anchors"
             return ("the issuer of \(label) (\(issuerName)) was not found among the intermediates and anchors", anchorsHint)
         case X509_V_ERR_CERT_HAS_EXPIRED:
             let notAfter = certificate?.notAfter ?? time
             let days = Int(time.timeIntervalSince(notAfter) / 86400)
-            return ("\(label) expired on \(format(notAfter)) (\(days) days before the evaluation time \(format(time)))",
-                depth == 0 ? "renew the certificate on the server" : "the CA certificate must be replaced by a current one")
+            return (
+                "\(label) expired on \(format(notAfter)) (\(days) days before the evaluation time \(format(time)))",
+                depth == 0 ? "renew the certificate on the server" : "the CA certificate must be replaced by a current one"
+            )
         case X509_V_ERR_CERT_NOT_YET_VALID:
             let notBefore = certificate?.notBefore ?? time
-            return ("\(label) is not valid before \(format(notBefore)); the evaluation time is \(format(time))",
-                "check the clock of this machine, or evaluate at another time with --at")
+            return (
+                "\(label) is not valid before \(format(notBefore)); the evaluation time is \(format(time))",
+                "check the clock of this machine, or evaluate at another time with --at"
+            )
         case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
             let host = policy.hostname ?? "?"
             guard let leaf = chain.first ?? certificate else { return ("the name \(host) does not match", "") }
             let cnOnly = leaf.subjectAlternativeNames.isEmpty && leaf.commonName != nil
             if cnOnly {
-                return ("\(label) has no subjectAltName; its subject CN (\(leaf.commonName ?? "")) is not used for name checks",
-                    "reissue the certificate with a subjectAltName for \(host), or skip the check with --no-hostname-check")
+                return (
+                    "\(label) has no subjectAltName; its subject CN (\(leaf.commonName ?? "")) is not used for name checks",
+                    "reissue the certificate with a subjectAltName for \(host), or skip the check with --no-hostname-check"
+                )
             }
-            return ("\(label) is valid for \(nameList(leaf)), not for \(host)",
-                "connect with a name the certificate carries, or reissue it with a subjectAltName for \(host)")
+            return (
+                "\(label) is valid for \(nameList(leaf)), not for \(host)",
+                "connect with a name the certificate carries, or reissue it with a subjectAltName for \(host)"
+            )
         case X509_V_ERR_EMAIL_MISMATCH:
             return ("\(label) does not carry the expected e-mail address", "")
         case X509_V_ERR_INVALID_PURPOSE:
             let eku = certificate?.extendedKeyUsage.map { $0.joined(separator: ", ") } ?? "none"
             let wanted = policy.purpose == .client ? "clientAuth" : "serverAuth"
-            return ("\(label) is not allowed for \(policy.purpose.rawValue) authentication (extended key usage: \(eku))",
-                "a \(policy.purpose.rawValue) certificate needs \(wanted) in its extended key usage, and so does every CA above it that has one; reissue it, or check with --purpose any")
+            return (
+                "\(label) is not allowed for \(policy.purpose.rawValue) authentication (extended key usage: \(eku))",
+                "a \(policy.purpose.rawValue) certificate needs \(wanted) in its extended key usage, and so does every CA above it that has one; reissue it, or check with --purpose any"
+            )
         case X509_V_ERR_CERT_REVOKED:
             return ("\(label) has been revoked by \(issuerName)", "the certificate must be replaced; do not trust it")
         case X509_V_ERR_UNABLE_TO_GET_CRL:
@@ -107,25 +124,37 @@ enum VerifyErrorCatalog {
         case X509_V_ERR_CRL_SIGNATURE_FAILURE:
             return ("the CRL of \(issuerName) has a signature that does not verify", "the CRL is damaged or not from that issuer")
         case X509_V_ERR_INVALID_CA:
-            return ("\(label) is used as a CA but is not one (basicConstraints CA:TRUE and keyCertSign are required)",
-                "the chain is wrong: a leaf certificate cannot issue other certificates")
+            return (
+                "\(label) is used as a CA but is not one (basicConstraints CA:TRUE and keyCertSign are required)",
+                "the chain is wrong: a leaf certificate cannot issue other certificates"
+            )
         case X509_V_ERR_PATH_LENGTH_EXCEEDED:
             return ("the path length constraint of \(label) is exceeded", "there are more CAs below it than it allows")
         case X509_V_ERR_CERT_CHAIN_TOO_LONG:
             return ("the chain is longer than the maximum depth\(policy.maximumDepth.map { " (\($0))" } ?? "")", "raise --max-depth if this chain is expected")
         case X509_V_ERR_CERT_SIGNATURE_FAILURE:
-            return ("the signature on \(label) does not verify with the key of \(issuerName)",
-                "the certificate was altered, or a different certificate with the same issuer name was given")
+            return (
+                "the signature on \(label) does not verify with the key of \(issuerName)",
+                "the certificate was altered, or a different certificate with the same issuer name was given"
+            )
         case X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL:
-            return ("the key of \(label) (\(certificate?.publicKey.algorithm.description ?? "?")) is too weak", "reissue it with RSA 2048+ or ECDSA P-256+")
+            return (
+                "the key of \(label) (\(certificate?.publicKey.algorithm.description ?? "?")) is too weak (below 112-bit security: RSA under 2048 bits, P-192)",
+                depth == 0 ? "reissue it with RSA 2048+ or ECDSA P-256+" : "the CA must use RSA 2048+ or ECDSA P-256+; a chain through a weak key is refused"
+            )
         case X509_V_ERR_CA_MD_TOO_WEAK:
-            return ("\(label) is signed with a weak digest (\(certificate?.signatureAlgorithm ?? "?"))", "reissue it with SHA-256 or better")
+            return (
+                "\(label) is signed with a weak digest (\(certificate?.signatureAlgorithm ?? "?")); SHA-1 and MD5 signatures are refused",
+                "the issuer must sign it again with SHA-256 or better (a chain through another, SHA-256 signed copy of the CA is tried automatically)"
+            )
         case X509_V_ERR_PERMITTED_VIOLATION, X509_V_ERR_EXCLUDED_VIOLATION:
             return ("a name of \(label) is outside the name constraints of a CA above it", "the CA is not allowed to issue for this name")
         case X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION:
             return ("\(label) has a critical extension this verifier does not understand", "clients must reject it; reissue without that extension")
         case X509_V_ERR_KEYUSAGE_NO_CERTSIGN:
             return ("\(label) issued a certificate but its key usage lacks keyCertSign", "the CA certificate is misconfigured")
+        case let code where TrustRule(rawValue: code) != nil:
+            return ("\(label) breaks the rule \(name(code))", "see the rule's documentation in TrustRule")
         default:
             let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "verification error \(code)"
             return ("\(label): \(text)", "")

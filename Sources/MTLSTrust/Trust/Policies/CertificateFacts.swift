@@ -1,0 +1,229 @@
+import Foundation
+
+/// The parts of a certificate the Swift policies judge, read from its DER with ``DER/element(in:at:limit:)``.
+///
+/// OpenSSL has already parsed and checked the certificate; this reader only gathers what OpenSSL
+/// does not expose plainly (extension criticality, the raw SAN and name-constraint entries, an
+/// authority key identifier without its key identifier, the serial's octets). A structure it cannot
+/// read leaves ``isReadable`` false and the policies that need it stay silent.
+struct CertificateFacts: Sendable {
+    /// One extension: its OID in dotted form, criticality and the content of its OCTET STRING.
+    struct Extension: Sendable {
+        var oid: String
+        var critical: Bool
+        var value: [UInt8]
+    }
+
+    /// One GeneralName (RFC 5280 4.2.1.6) with the raw octets of its value.
+    enum GeneralName: Sendable, Equatable {
+        case otherName
+        case email([UInt8])
+        case dns([UInt8])
+        case directoryName([UInt8])
+        case uri([UInt8])
+        case ip([UInt8])
+        case registeredID
+        case unknown(UInt8)
+
+        /// The dNSName as text (IA5String, so ASCII when well formed).
+        var dnsText: String? {
+            if case .dns(let bytes) = self { return String(decoding: bytes, as: UTF8.self) }
+            return nil
+        }
+        var ipBytes: [UInt8]? {
+            if case .ip(let bytes) = self { return bytes }
+            return nil
+        }
+    }
+
+    /// Name constraints: nil subtrees are absent (not empty).
+    struct NameConstraints: Sendable {
+        var permitted: [GeneralName]?
+        var excluded: [GeneralName]?
+    }
+
+    enum OID {
+        static let subjectAltName = "2.5.29.17"
+        static let basicConstraints = "2.5.29.19"
+        static let nameConstraints = "2.5.29.30"
+        static let policyConstraints = "2.5.29.36"
+        static let authorityKeyIdentifier = "2.5.29.35"
+        static let extendedKeyUsage = "2.5.29.37"
+        static let anyExtendedKeyUsage = "2.5.29.37.0"
+        static let serverAuth = "1.3.6.1.5.5.7.3.1"
+        static let clientAuth = "1.3.6.1.5.5.7.3.2"
+    }
+
+    /// False when the DER could not be walked (OpenSSL accepted it, so the policies stay silent).
+    var isReadable = false
+    /// The content octets of the serial number INTEGER.
+    var serial: [UInt8] = []
+    /// True when the subject is an empty SEQUENCE.
+    var subjectIsEmpty = false
+    var extensions: [Extension] = []
+
+    init(_ certificate: Certificate) { self.init(der: certificate.derBytes) }
+
+    init(der: [UInt8]) {
+        guard let outer = DER.element(in: der, at: 0), outer.tag == 0x30,
+            let tbs = DER.element(in: der, at: outer.contentStart, limit: outer.contentEnd), tbs.tag == 0x30
+        else { return }
+        var cursor = tbs.contentStart
+        func next() -> DER.Element? {
+            guard cursor < tbs.contentEnd, let element = DER.element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
+            cursor = element.end
+            return element
+        }
+        guard var item = next() else { return }
+        if item.tag == 0xA0 {  // [0] EXPLICIT version
+            guard let following = next() else { return }
+            item = following
+        }
+        guard item.tag == 0x02 else { return }
+        serial = Array(der[item.contentStart..<item.contentEnd])
+        // signature, issuer, validity, subject, subjectPublicKeyInfo
+        var fields: [DER.Element] = []
+        for _ in 0..<5 {
+            guard let field = next(), field.tag == 0x30 else { return }
+            fields.append(field)
+        }
+        subjectIsEmpty = fields[3].contentStart == fields[3].contentEnd
+        while let optional = next() {
+            guard optional.tag == 0xA3 else { continue }  // [1] issuerUID, [2] subjectUID are skipped
+            guard let list = DER.element(in: der, at: optional.contentStart, limit: optional.contentEnd), list.tag == 0x30 else { return }
+            var position = list.contentStart
+            while position < list.contentEnd {
+                guard let entry = DER.element(in: der, at: position, limit: list.contentEnd), entry.tag == 0x30,
+                    let oid = DER.element(in: der, at: entry.contentStart, limit: entry.contentEnd), oid.tag == 0x06
+                else { return }
+                position = entry.end
+                var critical = false
+                guard var field = DER.element(in: der, at: oid.end, limit: entry.contentEnd) else { return }
+                if field.tag == 0x01 {
+                    critical = field.contentEnd > field.contentStart && der[field.contentStart] != 0
+                    guard let value = DER.element(in: der, at: field.end, limit: entry.contentEnd) else { return }
+                    field = value
+                }
+                guard field.tag == 0x04 else { return }
+                extensions.append(
+                    Extension(
+                        oid: CertificateFacts.dotted(der[oid.contentStart..<oid.contentEnd]), critical: critical,
+                        value: Array(der[field.contentStart..<field.contentEnd])))
+            }
+        }
+        isReadable = true
+    }
+
+    /// The extension with this OID, if present.
+    func `extension`(_ oid: String) -> Extension? { extensions.first { $0.oid == oid } }
+
+    // MARK: Decoded extensions
+
+    /// The subjectAltName entries, or nil when the extension is absent or unreadable.
+    var subjectAlternativeNames: [GeneralName]? {
+        guard let value = `extension`(OID.subjectAltName)?.value,
+            let sequence = DER.element(in: value, at: 0), sequence.tag == 0x30
+        else { return nil }
+        return CertificateFacts.generalNames(value, from: sequence.contentStart, to: sequence.contentEnd)
+    }
+
+    /// The name constraints, or nil when absent or unreadable.
+    var nameConstraints: NameConstraints? {
+        guard let value = `extension`(OID.nameConstraints)?.value,
+            let sequence = DER.element(in: value, at: 0), sequence.tag == 0x30
+        else { return nil }
+        var result = NameConstraints()
+        var position = sequence.contentStart
+        while position < sequence.contentEnd, let part = DER.element(in: value, at: position, limit: sequence.contentEnd) {
+            position = part.end
+            var names: [GeneralName] = []
+            var inner = part.contentStart
+            while inner < part.contentEnd, let subtree = DER.element(in: value, at: inner, limit: part.contentEnd), subtree.tag == 0x30 {
+                inner = subtree.end
+                if let base = DER.element(in: value, at: subtree.contentStart, limit: subtree.contentEnd) {
+                    names.append(CertificateFacts.generalName(value, base))
+                }
+            }
+            if part.tag == 0xA0 { result.permitted = names }
+            if part.tag == 0xA1 { result.excluded = names }
+        }
+        return result
+    }
+
+    /// True when an authorityKeyIdentifier is present and carries a keyIdentifier; nil when absent.
+    var authorityKeyIdentifierHasKeyID: Bool? {
+        guard let value = `extension`(OID.authorityKeyIdentifier)?.value else { return nil }
+        guard let sequence = DER.element(in: value, at: 0), sequence.tag == 0x30 else { return false }
+        guard let first = DER.element(in: value, at: sequence.contentStart, limit: sequence.contentEnd) else { return false }
+        return first.tag == 0x80 && first.contentEnd > first.contentStart
+    }
+
+    /// The extended key usage OIDs, or nil when absent.
+    var extendedKeyUsage: [String]? {
+        guard let value = `extension`(OID.extendedKeyUsage)?.value else { return nil }
+        guard let sequence = DER.element(in: value, at: 0), sequence.tag == 0x30 else { return [] }
+        var result: [String] = []
+        var position = sequence.contentStart
+        while position < sequence.contentEnd, let oid = DER.element(in: value, at: position, limit: sequence.contentEnd) {
+            position = oid.end
+            if oid.tag == 0x06 { result.append(CertificateFacts.dotted(value[oid.contentStart..<oid.contentEnd])) }
+        }
+        return result
+    }
+
+    /// True when basicConstraints says cA TRUE.
+    var isCA: Bool {
+        guard let value = `extension`(OID.basicConstraints)?.value,
+            let sequence = DER.element(in: value, at: 0), sequence.tag == 0x30,
+            let first = DER.element(in: value, at: sequence.contentStart, limit: sequence.contentEnd), first.tag == 0x01
+        else { return false }
+        return first.contentEnd > first.contentStart && value[first.contentStart] != 0
+    }
+
+    // MARK: DER helpers
+
+    static func generalNames(_ bytes: [UInt8], from start: Int, to end: Int) -> [GeneralName] {
+        var names: [GeneralName] = []
+        var position = start
+        while position < end, let element = DER.element(in: bytes, at: position, limit: end) {
+            position = element.end
+            names.append(generalName(bytes, element))
+        }
+        return names
+    }
+
+    static func generalName(_ bytes: [UInt8], _ element: DER.Element) -> GeneralName {
+        let content = Array(bytes[element.contentStart..<element.contentEnd])
+        switch element.tag {
+        case 0xA0: return .otherName
+        case 0x81: return .email(content)
+        case 0x82: return .dns(content)
+        case 0xA4: return .directoryName(content)
+        case 0x86: return .uri(content)
+        case 0x87: return .ip(content)
+        case 0x88: return .registeredID
+        default: return .unknown(element.tag)
+        }
+    }
+
+    /// Dotted text of an OBJECT IDENTIFIER's content octets.
+    static func dotted<C: Collection>(_ content: C) -> String where C.Element == UInt8 {
+        var parts: [String] = []
+        var value: UInt64 = 0
+        var first = true
+        for byte in content {
+            value = (value << 7) | UInt64(byte & 0x7F)
+            if byte & 0x80 != 0 { continue }
+            if first {
+                let head = min(value / 40, 2)
+                parts.append(String(head))
+                parts.append(String(value - head * 40))
+                first = false
+            } else {
+                parts.append(String(value))
+            }
+            value = 0
+        }
+        return parts.joined(separator: ".")
+    }
+}
