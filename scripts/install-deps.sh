@@ -12,6 +12,7 @@ PACKAGES=(
   python3 python3-pysaml2
   libxml2-utils xmlsec1 libxml2-dev zlib1g-dev
   openjdk-17-jdk-headless libokhttp-java publicsuffix
+  python3-venv python3-pip
 )
 
 installed() {

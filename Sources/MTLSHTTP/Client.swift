@@ -171,7 +171,14 @@ public final class HTTPSClient: @unchecked Sendable {
         let head = try HTTPSClient.serializeHead(request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
         trace?(HTTPSClient.redactedHead(head, outgoing: true))
         let waitForContinue = request.expectsContinue && (body?.isEmpty == false)
-        try connection.write(head + (waitForContinue ? [] : (body ?? [])), deadline: deadline)
+        var earlyWriteFailure: HTTPSError? = nil
+        do throws(HTTPSError) {
+            try connection.write(head + (waitForContinue ? [] : (body ?? [])), deadline: deadline)
+        } catch {
+            // The server may have answered early (413, 403) and closed: read what it sent.
+            if error.phase == .timeout || error.phase == .cancelled { throw error }
+            earlyWriteFailure = error
+        }
         var bodySent = !waitForContinue
         var parser = HTTPResponseParser(requestMethod: request.method)
         var buffer = [UInt8](repeating: 0, count: 16384)
@@ -196,7 +203,7 @@ public final class HTTPSClient: @unchecked Sendable {
                     continue
                 }
                 if !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
-                throw error
+                throw earlyWriteFailure ?? error
             }
             let events: [HTTPResponseParser.Event]
             do throws(HTTPResponseParser.ParseError) {
@@ -259,7 +266,7 @@ public final class HTTPSClient: @unchecked Sendable {
         guard let responseHead = parser.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
         tls.refreshSession(connection)
         let connectionHeader = responseHead.headers["Connection"]?.lowercased() ?? ""
-        let reusable = bodySent && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close") && responseHead.status != 101
+        let reusable = bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close") && responseHead.status != 101
         if reusable { checkin(connection, url: request.url) } else { connection.close() }
         return HTTPResponse(url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// HTTP Digest authentication (RFC 7616): MD5, MD5-sess, SHA-256, SHA-256-sess, SHA-512-256(-sess),
 /// qop `auth` and `auth-int`, nonce counting, `userhash`, and RFC 2069 servers without qop.
 ///

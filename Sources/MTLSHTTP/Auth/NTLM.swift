@@ -9,17 +9,29 @@ import Foundation
 public enum NTLM {
     /// Negotiate flags (MS-NLMP §2.2.2.5) used here.
     public struct Flags: OptionSet, Sendable {
+        /// The flag bits.
         public let rawValue: UInt32
+        /// Flags from their bits.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
+        /// NTLMSSP_NEGOTIATE_UNICODE: strings are UTF-16LE.
         public static let unicode = Flags(rawValue: 0x0000_0001)
+        /// NTLM_NEGOTIATE_OEM: OEM strings are acceptable.
         public static let oem = Flags(rawValue: 0x0000_0002)
+        /// NTLMSSP_REQUEST_TARGET: the server names its domain.
         public static let requestTarget = Flags(rawValue: 0x0000_0004)
+        /// NTLMSSP_NEGOTIATE_NTLM.
         public static let ntlm = Flags(rawValue: 0x0000_0200)
+        /// NTLMSSP_NEGOTIATE_ALWAYS_SIGN.
         public static let alwaysSign = Flags(rawValue: 0x0000_8000)
+        /// NTLMSSP_NEGOTIATE_EXTENDED_SESSIONSECURITY.
         public static let extendedSessionSecurity = Flags(rawValue: 0x0008_0000)
+        /// NTLMSSP_NEGOTIATE_TARGET_INFO: the challenge carries AV pairs.
         public static let targetInfo = Flags(rawValue: 0x0080_0000)
+        /// NTLMSSP_NEGOTIATE_VERSION.
         public static let version = Flags(rawValue: 0x0200_0000)
+        /// NTLMSSP_NEGOTIATE_128.
         public static let use128 = Flags(rawValue: 0x2000_0000)
+        /// NTLMSSP_NEGOTIATE_56.
         public static let use56 = Flags(rawValue: 0x8000_0000)
 
         /// What this client asks for: Unicode, NTLM with extended session security, no signing or sealing.
@@ -104,7 +116,9 @@ public enum NTLM {
     ///   - timestamp: The 8-byte FILETIME (little-endian) placed in the blob.
     ///   - clientChallenge: 8 random bytes.
     /// - Returns: nil when MD4 is unavailable.
-    public static func v2Response(user: String, password: String, domain: String, serverChallenge: [UInt8], clientChallenge: [UInt8], timestamp: [UInt8], targetInfo: [UInt8]) -> V2Response? {
+    public static func v2Response(user: String, password: String, domain: String, serverChallenge: [UInt8], clientChallenge: [UInt8], timestamp: [UInt8], targetInfo: [UInt8])
+        -> V2Response?
+    {
         guard let ntHash = ntHash(password: password) else { return nil }
         let responseKey = AuthHash.hmacMD5(key: ntHash, utf16LE(user.uppercased() + domain))
         // temp = RespType HiRespType Z(6) Time ClientChallenge Z(4) ServerName Z(4)
@@ -121,12 +135,20 @@ public enum NTLM {
     ///   - clientChallenge: Fixed for tests; nil draws 8 random bytes.
     ///   - timestamp: Fixed for tests; nil uses the server's MsvAvTimestamp, or now.
     /// - Throws: ``HTTPSError`` (`.auth`) when MD4 is unavailable.
-    public static func authenticateMessage(challenge: Challenge, credentials: Credentials, workstation: String = "", clientChallenge: [UInt8]? = nil, timestamp: [UInt8]? = nil, host: String = "") throws(HTTPSError) -> [UInt8] {
+    public static func authenticateMessage(
+        challenge: Challenge, credentials: Credentials, workstation: String = "", clientChallenge: [UInt8]? = nil, timestamp: [UInt8]? = nil, host: String = ""
+    ) throws(HTTPSError) -> [UInt8] {
         let (user, domain) = credentials.ntlmUserAndDomain
         let serverTimestamp = challenge.avPair(7)
         let time = timestamp ?? serverTimestamp ?? fileTime(Date())
-        guard let response = v2Response(user: user, password: credentials.password, domain: domain, serverChallenge: challenge.serverChallenge, clientChallenge: clientChallenge ?? AuthHash.random(8), timestamp: time, targetInfo: challenge.targetInfo) else {
-            throw HTTPSError(.auth, host: host, "NTLM needs MD4, and OpenSSL's legacy provider (ossl-modules/legacy.so) could not be loaded", hint: "install the OpenSSL legacy provider module, or use Basic or Digest")
+        guard
+            let response = v2Response(
+                user: user, password: credentials.password, domain: domain, serverChallenge: challenge.serverChallenge, clientChallenge: clientChallenge ?? AuthHash.random(8),
+                timestamp: time, targetInfo: challenge.targetInfo)
+        else {
+            throw HTTPSError(
+                .auth, host: host, "NTLM needs MD4, and OpenSSL's legacy provider (ossl-modules/legacy.so) could not be loaded",
+                hint: "install the OpenSSL legacy provider module, or use Basic or Digest")
         }
         // With a server timestamp, MS-NLMP sends an all-zero LMv2 response.
         let lm = serverTimestamp != nil ? [UInt8](repeating: 0, count: 24) : response.lmResponse

@@ -14,7 +14,9 @@ public struct Cookie: Sendable, Equatable, CustomStringConvertible {
         case strict = "Strict"
     }
 
+    /// The name.
     public var name: String
+    /// The value, as the server sent it (quotes included).
     public var value: String
     /// The domain, lower-cased, without a leading dot.
     public var domain: String
@@ -26,6 +28,7 @@ public struct Cookie: Sendable, Equatable, CustomStringConvertible {
     public var secure: Bool
     /// `HttpOnly`: not for scripts (kept, and written as `#HttpOnly_` in the Netscape file).
     public var httpOnly: Bool
+    /// The `SameSite` attribute.
     public var sameSite: SameSite
     /// When it expires; nil for a session cookie.
     public var expires: Date?
@@ -33,7 +36,10 @@ public struct Cookie: Sendable, Equatable, CustomStringConvertible {
     public var creation: Date
 
     /// Creates a cookie.
-    public init(name: String, value: String, domain: String, path: String = "/", hostOnly: Bool = true, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .unspecified, expires: Date? = nil, creation: Date = Date()) {
+    public init(
+        name: String, value: String, domain: String, path: String = "/", hostOnly: Bool = true, secure: Bool = false, httpOnly: Bool = false, sameSite: SameSite = .unspecified,
+        expires: Date? = nil, creation: Date = Date()
+    ) {
         self.name = name
         self.value = value
         self.domain = domain.lowercased()
@@ -79,7 +85,8 @@ enum CookieRules {
     static func isIPAddress(_ host: String) -> Bool {
         if host.contains(":") { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber) && (Int(part) ?? 999) <= 255 }
+        return parts.count == 4
+            && parts.allSatisfy { part in !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber) && (Int(part) ?? 999) <= 255 }
     }
 
     /// §5.1.4: the directory of the request path.

@@ -25,6 +25,7 @@ public final class CookieJar: @unchecked Sendable {
         /// Ignored, with the rule that refused it.
         case rejected(name: String, reason: String)
 
+        /// `stored name=…`, `deleted name`, `rejected name: reason`.
         public var description: String {
             switch self {
             case .stored(let cookie): "stored \(cookie)"
@@ -151,7 +152,8 @@ public final class CookieJar: @unchecked Sendable {
                 guard CookieRules.domainMatch(host: host, domain: domainAttribute) else {
                     return .rejected(name: name, reason: "Domain=\(domainAttribute) does not cover the host \(host)")
                 }
-                hostOnly = false
+                // An IP address matches only itself, so such a cookie is host-only (as curl keeps it).
+                hostOnly = CookieRules.isIPAddress(domainAttribute)
                 domain = domainAttribute
             }
         }
@@ -270,7 +272,10 @@ public final class CookieJar: @unchecked Sendable {
             if domain.hasPrefix(".") { domain.removeFirst() }
             let expires: Date? = seconds == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(seconds))
             if let expires, expires <= now { continue }
-            insert(Cookie(name: fields[5], value: fields[6], domain: domain, path: fields[2].isEmpty ? "/" : fields[2], hostOnly: !includeSubdomains, secure: fields[3].uppercased() == "TRUE", httpOnly: httpOnly, expires: expires, creation: now))
+            insert(
+                Cookie(
+                    name: fields[5], value: fields[6], domain: domain, path: fields[2].isEmpty ? "/" : fields[2], hostOnly: !includeSubdomains,
+                    secure: fields[3].uppercased() == "TRUE", httpOnly: httpOnly, expires: expires, creation: now))
             count += 1
         }
         return count

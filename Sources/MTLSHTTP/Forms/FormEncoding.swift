@@ -158,7 +158,7 @@ public struct MultipartFormData: Sendable {
 }
 
 extension Array where Element == UInt8 {
-    func contains(subsequence: [UInt8]) -> Bool {
+    fileprivate func contains(subsequence: [UInt8]) -> Bool {
         guard !subsequence.isEmpty, subsequence.count <= count else { return false }
         for start in 0...(count - subsequence.count) where self[start] == subsequence[0] {
             if self[start..<(start + subsequence.count)].elementsEqual(subsequence) { return true }

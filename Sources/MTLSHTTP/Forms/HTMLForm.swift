@@ -112,7 +112,9 @@ public struct HTMLForm: Sendable {
             let acceptCharset = element.attribute("accept-charset")?
                 .split(whereSeparator: { $0 == " " || $0 == "," })
                 .lazy.compactMap { TextCharset(label: String($0)) }.first
-            return HTMLForm(action: action, method: method, enctype: enctype, identifier: element.attribute("id") ?? element.attribute("name"), fields: entries(of: element), charset: acceptCharset ?? charset)
+            return HTMLForm(
+                action: action, method: method, enctype: enctype, identifier: element.attribute("id") ?? element.attribute("name"), fields: entries(of: element),
+                charset: acceptCharset ?? charset)
         }
     }
 

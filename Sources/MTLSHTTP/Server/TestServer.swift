@@ -219,7 +219,7 @@ public final class TestServer: @unchecked Sendable {
             lock.lock()
             openConnections.removeValue(forKey: ObjectIdentifier(connection))
             lock.unlock()
-            connection.close()
+            connection.lingeringClose()
         }
         var pending: [UInt8] = []
         while isRunning {

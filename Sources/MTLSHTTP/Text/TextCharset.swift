@@ -1,9 +1,9 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A character encoding for response bodies and form submissions, by its WHATWG name, decoded
@@ -49,7 +49,8 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         case "shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "ms932", "csshiftjis", "windows-31j", "cp932", "x-ms-cp932": self = .shiftJIS
         case "euc-jp", "x-euc-jp", "cseucpkdfmtjapanese", "eucjp", "euc-jp-ms": self = .eucJP
         case "iso-2022-jp", "csiso2022jp": self = .iso2022JP
-        case "windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "us-ascii", "ascii", "ansi_x3.4-1968", "cp819", "ibm819", "iso-ir-100", "csisolatin1", "iso88591":
+        case "windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "us-ascii", "ascii", "ansi_x3.4-1968", "cp819", "ibm819", "iso-ir-100",
+            "csisolatin1", "iso88591":
             self = .windows1252
         case "utf-16le", "utf-16", "unicode", "ucs-2", "csunicode", "unicodefeff", "iso-10646-ucs-2": self = .utf16LE
         case "utf-16be", "unicodefffe": self = .utf16BE
@@ -80,7 +81,8 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             units.reserveCapacity(bytes.count / 2)
             var index = 0
             while index + 1 < bytes.count {
-                let a = UInt16(bytes[index]), b = UInt16(bytes[index + 1])
+                let a = UInt16(bytes[index])
+                let b = UInt16(bytes[index + 1])
                 units.append(little ? a | b << 8 : a << 8 | b)
                 index += 2
             }

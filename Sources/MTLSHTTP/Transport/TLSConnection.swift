@@ -258,6 +258,25 @@ public final class TLSConnection: @unchecked Sendable {
         socket.close()
     }
 
+    /// Server side: sends close_notify, stops writing, and drains what the client still sends for a
+    /// moment before closing, so that an early answer (413, 403) is not lost to a TCP reset.
+    public func lingeringClose(seconds: Double = 1.0, maximumBytes: Int = 4 << 20) {
+        guard !closed else { return }
+        closed = true
+        _ = SSL_shutdown(ssl)
+        ERR_clear_error()
+        _ = Glibc.shutdown(socket.fd, Int32(SHUT_WR))
+        let deadline = Deadline.after(seconds)
+        var drained = 0
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while drained < maximumBytes, socket.wait(forRead: true, forWrite: false, until: deadline) {
+            let n = recv(socket.fd, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            drained += n
+        }
+        socket.close()
+    }
+
     /// True when the socket has data waiting, or the peer closed (for keep-alive reuse checks).
     var isReadableNow: Bool {
         if SSL_pending(ssl) > 0 { return true }

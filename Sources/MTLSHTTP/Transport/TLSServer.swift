@@ -72,6 +72,7 @@ public final class TLSServerContext: @unchecked Sendable {
         SSL_CTX_set_cert_verify_callback(ctx, serverVerifyTrampoline, nil)
         SSL_CTX_set_info_callback(ctx, tlsInfoCallback)
         SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
+        SSL_CTX_set_alpn_select_cb(ctx, serverALPNTrampoline, nil)
         _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_SERVER))
         // A renegotiation for a client certificate must be a full handshake, or no CertificateRequest is sent.
         SSL_CTX_set_options(ctx, mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION())
@@ -206,4 +207,26 @@ private func serverVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: Unsaf
     state.clientTrust = state.clientEvaluator?.evaluate(leaf, extraIntermediates: sent.filter { $0 != leaf })
     state.report.peerChainAsSent = sent.isEmpty ? [leaf] : sent
     return 1
+}
+
+/// ALPN: the server speaks HTTP/1.1 only (renegotiation and post-handshake auth do not exist in HTTP/2).
+private func serverALPNTrampoline(
+    _ ssl: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<UInt8>?>?, _ outLength: UnsafeMutablePointer<UInt8>?,
+    _ input: UnsafePointer<UInt8>?, _ inputLength: UInt32, _ arg: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let input, let out, let outLength else { return SSL_TLSEXT_ERR_NOACK }
+    var index = 0
+    let total = Int(inputLength)
+    while index < total {
+        let length = Int(input[index])
+        let start = index + 1
+        guard start + length <= total else { break }
+        if length == 8, String(decoding: UnsafeBufferPointer(start: input + start, count: length), as: UTF8.self) == "http/1.1" {
+            out.pointee = input + start
+            outLength.pointee = UInt8(length)
+            return SSL_TLSEXT_ERR_OK
+        }
+        index = start + length
+    }
+    return SSL_TLSEXT_ERR_NOACK
 }

@@ -26,11 +26,12 @@
 #   /r301 /r302 /r303 /r307 /r308    that status -> /echo
 #   /to-other         302 -> https://localhost:OTHER_PORT/echo      (another origin)
 #   /to-sp            302 -> https://127.0.0.1:SP_PORT/echo         (another origin)
+#   /to-other-basic   302 -> https://localhost:OTHER_PORT/basic-stay (a challenge at another origin)
 #   /to-http          302 -> http://127.0.0.1:SP_PORT/echo          (a TLS downgrade)
 #   /loop             302 -> /loop
 #   /set-cookies      sets host-only, Domain=127.0.0.1, Path=/echo, Max-Age, expired, Secure,
 #                     HttpOnly, SameSite and refused (Domain=com, Domain=example.org) cookies
-#   /basic-stay       Basic (realm "mtls saml", user mtls / password "pässword+1"): 302 -> /echo
+#   /basic-stay       Basic (realm "mtls saml", user mtls / password "pässword+1"), then the echo
 #   /digest-short     Digest MD5 (realm "mtls short", user mtls / password mtls), nonce lifetime
 #                     2 s, so a remembered nonce comes back stale=true
 set -euo pipefail
@@ -263,6 +264,7 @@ RedirectMatch 307 "^/r307\$" "/echo"
 RedirectMatch 308 "^/r308\$" "/echo"
 RedirectMatch 302 "^/to-other\$" "https://localhost:$other/echo"
 RedirectMatch 302 "^/to-sp\$" "https://127.0.0.1:$sp/echo"
+RedirectMatch 302 "^/to-other-basic\$" "https://localhost:$other/basic-stay"
 RedirectMatch 302 "^/to-http\$" "http://127.0.0.1:$sp/echo"
 RedirectMatch 302 "^/loop\$" "/loop"
 <LocationMatch "^/basic-stay/?\$">
