@@ -94,6 +94,36 @@ final class ProbeCommandTests: XCTestCase {
         XCTAssertEqual(mtls(["probe", "https://localhost/", "--tls-max", "1.7"]).exitCode, 2)
     }
 
+    func testBasicAndDigestChallengesAreAnsweredOnceAndAWrongPasswordIsAClearRefusal() throws {
+        let server = try startServer()
+        defer { server.stop() }
+        for path in ["/basic", "/digest"] {
+            let ok = probe(server, path, ["--user", "mtls", "--user-password", "pass:mtls", "--json"])
+            XCTAssertEqual(ok.exitCode, 0, ok.description)
+            let kinds = (try ok.json()["http"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }
+            XCTAssertEqual(kinds, ["initial", "authentication"], path)
+            let wrong = probe(server, path, ["--user", "mtls", "--user-password", "pass:nope"])
+            XCTAssertEqual(wrong.exitCode, 1, wrong.description)
+            XCTAssertTrue(wrong.stdout.contains("401"), wrong.stdout)
+            XCTAssertFalse(wrong.stdout.contains("nope"), "the password is never printed")
+        }
+    }
+
+    func testRedirectsAndCookiesAreFollowedAndSavedInCurlsFormat() throws {
+        let server = try startServer()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory(self)
+        let jar = directory.file("cookies.txt")
+        let result = probe(server, "/cookie", ["--cookie-jar", jar])
+        XCTAssertEqual(result.exitCode, 0, result.description)
+        XCTAssertTrue(result.stdout.contains("mtls-session=[redacted] stored"), result.stdout)
+        let saved = try String(contentsOfFile: jar, encoding: .utf8)
+        XCTAssertTrue(saved.contains("#HttpOnly_localhost") && saved.contains("mtls-session"), saved)
+        let redirected = probe(server, "/redirect", ["--follow", "--json"])
+        let hops = try redirected.json()["http"] as? [[String: Any]]
+        XCTAssertEqual(hops?.compactMap { $0["status"] as? Int }, [302, 200])
+    }
+
     func testJSONOutputMatchesTheCommittedSchema() throws {
         let server = try startServer(maximumVersion: .tls1_2)
         defer { server.stop() }

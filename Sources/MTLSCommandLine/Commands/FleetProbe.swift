@@ -33,6 +33,7 @@ enum FleetProbe {
             }
         }
         let prepared = requests
+        let credentials = try ProbeCommand.credentials(arguments, console: console)
         let time = try Inputs.time(arguments.value("at"))
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         let results = ResultSlots(count: requests.count)
@@ -53,7 +54,7 @@ enum FleetProbe {
                         outcome = (.object([("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])), ("exitCode", .int(Int(failure.exitCode)))]), "\(line)  error: \(failure.message)", failure.exitCode)
                     case .success(let request):
                         do throws(CommandFailure) {
-                            let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, trace: nil)
+                            let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
                             var object = analysis.json()
                             if case .object(let pairs) = object { object = .object([("target", .string(line))] + pairs) }
                             outcome = (object, summary(line, analysis), analysis.exitCode)

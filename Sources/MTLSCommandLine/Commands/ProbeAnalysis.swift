@@ -5,7 +5,11 @@ import MTLSTrust
 /// Turns what a probe observed into sections, ranked causes and an exit code.
 struct ProbeAnalysis {
     var url: HTTPSURL
-    var hops: [ProbeCommand.Hop]
+    var firstRequest: HTTPRequest
+    /// The last response (after redirects, challenges and forms).
+    var final: HTTPResponse?
+    /// Every request of the flow (the first, each redirect, each challenge answer, each form post).
+    var loginHops: [LoginHop]
     var failure: HTTPSError?
     var report: TLSSessionReport?
     var configuration: TLSClientConfiguration
@@ -14,8 +18,6 @@ struct ProbeAnalysis {
         var text: String
         var fix: String
     }
-
-    var final: HTTPResponse? { hops.last?.response }
 
     var requests: [CertificateRequestRecord] { report?.certificateRequests ?? [] }
 
@@ -69,7 +71,12 @@ struct ProbeAnalysis {
                 causes.append(Cause(text: "the path requires SSL", fix: "use https://"))
             case (401, _):
                 let schemes = final.headers.values("WWW-Authenticate").map { $0.split(separator: " ").first.map(String.init) ?? $0 }
-                causes.append(Cause(text: "the server wants credentials (\(schemes.isEmpty ? "no scheme offered" : schemes.joined(separator: ", ")))", fix: "pass --user NAME --user-password SPEC" + (schemes.contains(where: { $0.lowercased() == "negotiate" || $0.lowercased() == "ntlm" }) ? " (Windows auth: NTLM)" : "")))
+                let answered = loginHops.contains { $0.sentAuthorization != nil }
+                if answered {
+                    causes.append(Cause(text: "the server refused the credentials (\(substatus == 1 ? "IIS 401.1: logon failed" : "401 after our answer"))", fix: "check the user name and password; for Windows auth give DOMAIN\\user"))
+                } else {
+                    causes.append(Cause(text: "the server wants credentials (\(schemes.isEmpty ? "no scheme offered" : schemes.joined(separator: ", ")))", fix: "pass --user NAME --user-password SPEC" + (schemes.contains(where: { $0.lowercased() == "negotiate" || $0.lowercased() == "ntlm" }) ? " (Windows auth: NTLM)" : "")))
+                }
             case (400, _) where String(decoding: final.body.prefix(4096), as: UTF8.self).contains("certificate"):
                 causes.append(Cause(text: "the server rejected the request because of the client certificate (nginx: \"No required SSL certificate was sent\" or it did not verify)", fix: "pass an identity the server trusts with --p12 or --cert/--key"))
             default: break
@@ -169,23 +176,29 @@ struct ProbeAnalysis {
                 row("sent", request.hadNoIdentity ? "nothing (no identity given: --p12 or --cert/--key)" : "nothing")
             }
         }
-        if !hops.isEmpty {
+        if !loginHops.isEmpty {
             console.out()
             section("HTTP")
-            for (index, hop) in hops.enumerated() {
-                let response = hop.response
-                let meaning = StatusMeaning.explain(status: response.status, substatus: StatusMeaning.substatus(response), response: response)
-                row(index == 0 ? "request" : "redirect \(index)", "\(hop.request.method) \(hop.request.url)")
-                row("status", "\(response.status) \(response.head.reason) — \(meaning)")
-                for challenge in response.headers.values("WWW-Authenticate") { row("auth offered", challenge) }
-                if let location = response.headers["Location"] { row("location", location) }
-                for cookie in response.headers.values("Set-Cookie") {
-                    let name = cookie.split(separator: "=", maxSplits: 1).first.map(String.init) ?? cookie
-                    let attributes = cookie.split(separator: ";").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) }
-                    row("cookie set", "\(name)=[redacted]" + (attributes.isEmpty ? "" : "; " + attributes.joined(separator: "; ")))
+            for (index, hop) in loginHops.enumerated() {
+                let label: String
+                switch hop.kind {
+                case .initial: label = "request"
+                case .redirect: label = "redirect"
+                case .authentication(let scheme): label = "\(scheme.displayName) answer"
+                case .formPost(let binding): label = "\(binding == .wsFederation ? "WS-Fed" : "SAML") form post"
                 }
-                row("body", "\(response.body.count) bytes" + (response.headers["Content-Type"].map { " (\($0))" } ?? ""))
+                let isFinal = index == loginHops.count - 1 && final != nil
+                let substatus = isFinal ? final.flatMap { StatusMeaning.substatus($0) } : nil
+                row(label, "\(hop.method) \(hop.url)")
+                row("status", "\(hop.status) — \(StatusMeaning.explain(status: hop.status, substatus: substatus, response: isFinal ? final : nil))")
+                for challenge in hop.challenges { row("auth offered", challenge.description) }
+                if let scheme = hop.sentAuthorization { row("credentials", "answered with \(scheme.displayName) (secret not shown)") }
+                if let location = hop.location { row("location", location) }
+                if !hop.cookiesSent.isEmpty { row("cookies sent", hop.cookiesSent.joined(separator: ", ")) }
+                for decision in hop.cookieDecisions { row("cookie", ProbeAnalysis.describe(decision)) }
+                if !hop.droppedHeaders.isEmpty { row("dropped", "\(hop.droppedHeaders.joined(separator: ", ")) (not sent to another origin)") }
             }
+            if let final { row("body", "\(final.body.count) bytes" + (final.headers["Content-Type"].map { " (\($0))" } ?? "")) }
         }
         if verbose {
             console.out()
@@ -240,15 +253,24 @@ struct ProbeAnalysis {
             ])))
             pairs.append(("overriddenProblems", .strings(report.overriddenProblems)))
         }
-        pairs.append(("http", .array(hops.map { hop in
-            let response = hop.response
+        pairs.append(("http", .array(loginHops.enumerated().map { index, hop in
+            let isFinal = index == loginHops.count - 1
+            let response = isFinal ? final : nil
+            let substatus = response.flatMap { StatusMeaning.substatus($0) }
+            let kind: String
+            switch hop.kind {
+            case .initial: kind = "initial"
+            case .redirect: kind = "redirect"
+            case .authentication: kind = "authentication"
+            case .formPost: kind = "form-post"
+            }
             return .object([
-                ("method", .string(hop.request.method)), ("url", .string(hop.request.url.description)), ("status", .int(response.status)),
-                ("substatus", StatusMeaning.substatus(response).map { .int($0) } ?? .null),
-                ("meaning", .string(StatusMeaning.explain(status: response.status, substatus: StatusMeaning.substatus(response), response: response))),
-                ("authSchemes", .strings(response.headers.values("WWW-Authenticate"))), ("location", JSON.optional(response.headers["Location"])),
-                ("cookies", .strings(response.headers.values("Set-Cookie").map { $0.split(separator: "=", maxSplits: 1).first.map(String.init) ?? "" })),
-                ("bodyBytes", .int(response.body.count)),
+                ("kind", .string(kind)), ("method", .string(hop.method)), ("url", .string(hop.url.description)), ("status", .int(hop.status)),
+                ("substatus", substatus.map { .int($0) } ?? .null),
+                ("meaning", .string(StatusMeaning.explain(status: hop.status, substatus: substatus, response: response))),
+                ("authSchemes", .strings(hop.challenges.map(\.description))), ("location", JSON.optional(hop.location)),
+                ("cookies", .strings(hop.cookieDecisions.compactMap { if case .stored(let cookie) = $0 { cookie.name } else { nil } })),
+                ("bodyBytes", .int(response?.body.count ?? 0)),
             ])
         })))
         if let failure {
@@ -260,6 +282,21 @@ struct ProbeAnalysis {
         ])))
         pairs.append(("exitCode", .int(Int(exitCode))))
         return .object(pairs)
+    }
+}
+
+extension ProbeAnalysis {
+    /// A cookie decision without the cookie's value.
+    static func describe(_ decision: CookieJar.Decision) -> String {
+        switch decision {
+        case .stored(let cookie):
+            var attributes = ["domain=\(cookie.domain)", "path=\(cookie.path)"]
+            if cookie.secure { attributes.append("Secure") }
+            if cookie.httpOnly { attributes.append("HttpOnly") }
+            return "\(cookie.name)=[redacted] stored (\(attributes.joined(separator: "; ")))"
+        case .deleted(let name): return "\(name) deleted"
+        case .rejected(let name, let reason): return "\(name) rejected: \(reason)"
+        }
     }
 }
 

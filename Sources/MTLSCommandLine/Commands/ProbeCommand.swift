@@ -19,7 +19,13 @@ enum ProbeCommand {
             OptionSpec(names: ["-X", "--method"], valueName: "METHOD", help: "The HTTP method (default GET, or POST with --data)."),
             OptionSpec(names: ["-H", "--header"], valueName: "HEADER", repeatable: true, help: "An extra header, \"Name: value\" (repeatable)."),
             OptionSpec(names: ["--data"], valueName: "TEXT|@FILE", help: "A request body (sent with Expect: 100-continue)."),
-            OptionSpec(names: ["--follow"], help: "Follow redirects."),
+            OptionSpec(names: ["--user"], valueName: "NAME", help: "User for Basic, Digest or NTLM challenges (DOMAIN\\\\user for NTLM)."),
+            OptionSpec(names: ["--user-password"], valueName: "SPEC", help: "The user's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
+            OptionSpec(names: ["--auth"], valueName: "SCHEME", help: "basic, digest, ntlm or any (default any: the strongest offered)."),
+            OptionSpec(names: ["--auth-origin"], valueName: "ORIGIN", repeatable: true, help: "Another origin (https://idp.example:8443) allowed to receive the credentials."),
+            OptionSpec(names: ["--saml"], help: "Submit SAML/WS-Federation POST-binding forms automatically, as a browser would."),
+            OptionSpec(names: ["--cookie-jar"], valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
+            OptionSpec(names: ["--follow", "-L"], help: "Follow redirects."),
             OptionSpec(names: ["--max-redirects"], valueName: "N", help: "The most redirects followed (default 10)."),
             OptionSpec(names: ["--output"], valueName: "FILE", help: "Write the final body to FILE."),
             OptionSpec(names: ["--save-chain"], valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
@@ -37,11 +43,6 @@ enum ProbeCommand {
             "mtls probe https://self-signed.local/ --insecure --save-chain server-chain.pem",
         ])
 
-    struct Hop {
-        var request: HTTPRequest
-        var response: HTTPResponse
-    }
-
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         if let targets = arguments.value("targets") {
             return try FleetProbe.run(targetsFile: targets, arguments: arguments, console: console)
@@ -52,12 +53,12 @@ enum ProbeCommand {
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         let request = try makeRequest(url, arguments: arguments, console: console)
         let sink = TraceSink()
-        let analysis = try probe(request, configuration: configuration, arguments: arguments, trace: arguments.flag("verbose") ? sink : nil)
+        let analysis = try probe(request, configuration: configuration, arguments: arguments, credentials: try credentials(arguments, console: console), trace: arguments.flag("verbose") ? sink : nil)
         if let path = arguments.value("save-chain"), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
             try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: arguments.flag("force"))
         }
-        if let path = arguments.value("output"), let last = analysis.hops.last {
-            try OutputFile.write(last.response.body, to: path, force: arguments.flag("force"))
+        if let path = arguments.value("output"), let last = analysis.final {
+            try OutputFile.write(last.body, to: path, force: arguments.flag("force"))
         }
         if arguments.flag("json") {
             console.out(analysis.json().serialized())
@@ -92,47 +93,57 @@ enum ProbeCommand {
         return HTTPRequest(method: method, url: url, headers: headers, body: body, expectsContinue: body != nil, firstOriginOnlyHeaders: Set(arguments.values("header").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
     }
 
-    /// Runs one probe: the request, redirects when asked, and the analysis. Never prints.
-    static func probe(_ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, trace: TraceSink?) throws(CommandFailure) -> ProbeAnalysis {
+    /// `--user` and `--user-password` (`DOMAIN\\user` for NTLM).
+    static func credentials(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Credentials? {
+        guard let user = arguments.value("user") else {
+            if arguments.value("user-password") != nil { throw CommandFailure.usage("--user-password needs --user", command: "probe") }
+            return nil
+        }
+        let password = try SecretSpec.resolve(arguments.value("user-password"), option: "--user-password", prompt: "Password for \(user): ", console: console) ?? ""
+        if let slash = user.firstIndex(of: "\\") {
+            return Credentials(user: String(user[user.index(after: slash)...]), password: password, domain: String(user[..<slash]))
+        }
+        return Credentials(user: user, password: password)
+    }
+
+    /// Runs one probe — the request, redirects, challenges and SAML forms when asked — and the
+    /// analysis. Never prints.
+    static func probe(_ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?) throws(CommandFailure) -> ProbeAnalysis {
         let client: HTTPSClient
         do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration) } catch { throw TLSOptions.failure(error) }
         defer { client.closeIdleConnections() }
         if let target = TLSOptions.connectTo(arguments) { client.connectTo[first.url.host] = target }
         if let trace { client.trace = { line in trace.append(line) } }
         let maxRedirects = try Inputs.integer(arguments.value("max-redirects"), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
-        var request = first
-        var hops: [Hop] = []
-        var failure: HTTPSError? = nil
-        while true {
-            do throws(HTTPSError) {
-                let response = try client.send(request)
-                hops.append(Hop(request: request, response: response))
-                guard arguments.flag("follow"), [301, 302, 303, 307, 308].contains(response.status), let location = response.headers["Location"] else { break }
-                if hops.count > maxRedirects {
-                    failure = HTTPSError(.redirect, host: first.url.hostHeader, "more than \(maxRedirects) redirects", hint: "a redirect loop? raise --max-redirects if the chain is long")
-                    break
-                }
-                let next = try response.url.resolving(location)
-                var nextRequest = request
-                nextRequest.url = next
-                if response.status == 303 || ((response.status == 301 || response.status == 302) && request.method.uppercased() == "POST") {
-                    nextRequest.method = "GET"
-                    nextRequest.body = nil
-                    nextRequest.expectsContinue = false
-                    nextRequest.headers.remove("Content-Type")
-                }
-                if next.origin != request.url.origin {
-                    nextRequest.headers.remove("Authorization")
-                    nextRequest.headers.remove("Cookie")
-                    for name in request.firstOriginOnlyHeaders { nextRequest.headers.remove(name) }
-                }
-                request = nextRequest
-            } catch {
-                failure = error
-                break
-            }
+        let jar = CookieJar()
+        let jarPath = arguments.value("cookie-jar")
+        if let jarPath, FileManager.default.fileExists(atPath: jarPath) {
+            do throws(HTTPSError) { _ = try jar.load(fromPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message, hint: error.hint) }
         }
-        return ProbeAnalysis(url: first.url, hops: hops, failure: failure, report: hops.last?.response.tls ?? failure?.report, configuration: configuration)
+        var origins = Set<String>()
+        for text in arguments.values("auth-origin") {
+            do throws(HTTPSError) { origins.insert(try HTTPSURL(text).origin) } catch { throw CommandFailure.usage("--auth-origin '\(text)' is not an origin like https://idp.example:8443", command: "probe") }
+        }
+        let session = LoginSession(client: client, cookies: jar, credentials: credentials, authOrigins: origins)
+        session.followsRedirects = arguments.flag("follow") || arguments.flag("saml")
+        session.maximumRedirects = maxRedirects
+        session.submitsPostBindingForms = arguments.flag("saml")
+        if let scheme = arguments.value("auth")?.lowercased(), scheme != "any" {
+            guard let chosen = AuthScheme(rawValue: scheme) else { throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm or any", command: "probe") }
+            session.allowedSchemes = [chosen]
+        }
+        if let trace { session.trace = { line in trace.append("* " + line) } }
+        var final: HTTPResponse? = nil
+        var failure: HTTPSError? = nil
+        do throws(HTTPSError) {
+            final = try session.send(first).response
+        } catch {
+            failure = error
+        }
+        if let jarPath {
+            do throws(HTTPSError) { try jar.save(toPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message) }
+        }
+        return ProbeAnalysis(url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
     }
 }
 
