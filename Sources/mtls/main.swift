@@ -1,9 +1,9 @@
 import MTLSCommandLine
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 exit(MTLSCommand.run(arguments: Array(CommandLine.arguments.dropFirst())))

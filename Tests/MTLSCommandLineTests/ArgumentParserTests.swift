@@ -10,7 +10,7 @@ final class ArgumentParserTests: XCTestCase {
         name: "verify",
         abstract: "Evaluate a certificate chain.",
         arguments: [
-            ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true),
+            ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)
         ],
         options: [
             OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Trust only these anchors (repeatable)."),
@@ -248,7 +248,7 @@ final class ArgumentParserTests: XCTestCase {
             abstract: "Evaluate a certificate chain.",
             discussion: "Builds a chain from the leaf to a trust anchor and checks it.",
             arguments: [
-                ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true),
+                ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)
             ],
             options: [
                 OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Trust only these anchors (repeatable)."),
@@ -305,10 +305,12 @@ final class ArgumentParserTests: XCTestCase {
 
     func testALabelOneShortOfTheColumnStaysOnTheSameLine() {
         // "  " + 23 characters = 25 columns, one space before the help column.
-        let spec = CommandSpec(name: "x", abstract: "", options: [
-            OptionSpec(names: ["--abcdefghijklmnopqrstu"], help: "Fits."),
-            OptionSpec(names: ["--abcdefghijklmnopqrstuv"], help: "Wraps."),
-        ])
+        let spec = CommandSpec(
+            name: "x", abstract: "",
+            options: [
+                OptionSpec(names: ["--abcdefghijklmnopqrstu"], help: "Fits."),
+                OptionSpec(names: ["--abcdefghijklmnopqrstuv"], help: "Wraps."),
+            ])
         let help = ArgumentParser.helpText(for: spec, commandPath: ["x"])
         XCTAssertTrue(help.contains("\n  --abcdefghijklmnopqrstu Fits.\n"), help)
         XCTAssertTrue(help.contains("\n  --abcdefghijklmnopqrstuv\n                          Wraps.\n"), help)
@@ -317,14 +319,17 @@ final class ArgumentParserTests: XCTestCase {
     // MARK: - Usage
 
     func testUsageListsOptionalOptionsInBrackets() {
-        let spec = CommandSpec(name: "inspect", abstract: "", arguments: [
-            ArgumentSpec(name: "CERT", help: ""),
-            ArgumentSpec(name: "MORE", help: "", optional: true, variadic: true),
-        ], options: [
-            OptionSpec(names: ["-v", "--verbose"], repeatable: true, help: ""),
-            OptionSpec(names: ["-q"], help: ""),
-            OptionSpec(names: ["--secret"], help: "", hidden: true),
-        ])
+        let spec = CommandSpec(
+            name: "inspect", abstract: "",
+            arguments: [
+                ArgumentSpec(name: "CERT", help: ""),
+                ArgumentSpec(name: "MORE", help: "", optional: true, variadic: true),
+            ],
+            options: [
+                OptionSpec(names: ["-v", "--verbose"], repeatable: true, help: ""),
+                OptionSpec(names: ["-q"], help: ""),
+                OptionSpec(names: ["--secret"], help: "", hidden: true),
+            ])
         XCTAssertEqual(
             ArgumentParser.usageLine(for: spec, commandPath: ["mtls", "inspect"]),
             "mtls inspect <CERT> [<MORE> ...] [--verbose ...] [-q]")
@@ -340,8 +345,9 @@ final class ArgumentParserTests: XCTestCase {
         var spec = Self.verify
         spec.usage = "mtls verify <CERT> [--anchors <FILE>]"
         XCTAssertEqual(ArgumentParser.usageLine(for: spec, commandPath: ["mtls", "verify"]), spec.usage)
-        XCTAssertTrue(ArgumentParser.helpText(for: spec, commandPath: ["mtls", "verify"])
-            .contains("\nUSAGE: mtls verify <CERT> [--anchors <FILE>]\n"))
+        XCTAssertTrue(
+            ArgumentParser.helpText(for: spec, commandPath: ["mtls", "verify"])
+                .contains("\nUSAGE: mtls verify <CERT> [--anchors <FILE>]\n"))
     }
 
     // MARK: - Error text
@@ -402,8 +408,9 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func testResolveRunsTheSubcommandWithItsOwnArguments() {
-        guard case let .run(path, spec, arguments) = ArgumentParser.resolve(
-            ["verify", "a.pem", "--host", "h"], root: Self.root)
+        guard
+            case let .run(path, spec, arguments) = ArgumentParser.resolve(
+                ["verify", "a.pem", "--host", "h"], root: Self.root)
         else { return XCTFail("expected .run") }
         XCTAssertEqual(path, ["mtls", "verify"])
         XCTAssertEqual(spec.name, "verify")
@@ -431,14 +438,18 @@ final class ArgumentParserTests: XCTestCase {
     func testResolveRendersErrorsForTheCommandThatFailed() {
         guard case let .failure(text) = ArgumentParser.resolve(["verify", "--hots", "x"], root: Self.root)
         else { return XCTFail("expected .failure") }
-        XCTAssertEqual(text, """
+        XCTAssertEqual(
+            text,
+            """
             Error: Unknown option '--hots'. Did you mean '--host'?
             Usage: mtls verify <CERT> ... [<options>]
               See 'mtls verify --help' for more information.
             """)
         guard case let .failure(rootText) = ArgumentParser.resolve(["verfy"], root: Self.root)
         else { return XCTFail("expected .failure") }
-        XCTAssertEqual(rootText, """
+        XCTAssertEqual(
+            rootText,
+            """
             Error: Unknown subcommand 'verfy'. Did you mean 'verify'?
             Usage: mtls <subcommand>
               See 'mtls --help' for more information.

@@ -65,7 +65,8 @@ final class ConvertCommandTests: XCTestCase {
         let run = try XCTUnwrap(result)
         XCTAssertExit(run, 0)
         if run.stdout.isEmpty, leaked == expected {
-            throw XCTSkip("""
+            throw XCTSkip(
+                """
                 BUG: `mtls convert X --to der` without --out writes the DER with FileHandle.standardOutput, bypassing the \
                 injected Console (which has only String sinks), so in-process callers lose the output; Console needs a \
                 bytes sink (Sources/MTLSCommandLine/Support/Console.swift) for ConvertCommand's FileHandleWriter to use.

@@ -103,7 +103,10 @@ final class ExportCommandTests: XCTestCase {
         _ = try OpenSSL.output(["pkey", "-in", key, "-aes256", "-passout", "pass:keypass", "-out", encryptedKey])
         let out = directory.file("alice.p12")
         let result = mtls(
-            ["export", "--cert", Fixtures.path("client-alice-chain.pem"), "--key", encryptedKey, "--key-password", "env:KEYPASS", "--out", out, "--password", "env:P12_PASSWORD", "--json"],
+            [
+                "export", "--cert", Fixtures.path("client-alice-chain.pem"), "--key", encryptedKey, "--key-password", "env:KEYPASS", "--out", out, "--password", "env:P12_PASSWORD",
+                "--json",
+            ],
             environment: password.merging(["KEYPASS": "keypass"]) { $1 })
         XCTAssertExit(result, 0)
         let json = try result.json()

@@ -180,9 +180,11 @@ final class InspectCommandTests: XCTestCase {
         XCTAssertEqual((p12["leaf"] as? [String: Any])?["subject"] as? String, "CN=client-alice,O=mtls test,C=US")
         XCTAssertEqual((p12["leaf"] as? [String: Any])?["friendlyName"] as? String, "alice")
         XCTAssertEqual(p12["privateKey"] as? String, "ECDSA P-256")
-        XCTAssertEqual((p12["chain"] as? [[String: Any]])?.map { $0["subject"] as? String ?? "" }, [
-            "CN=mtls Test Intermediate CA,O=mtls test,C=US", "CN=mtls Test Root CA,O=mtls test,C=US",
-        ])
+        XCTAssertEqual(
+            (p12["chain"] as? [[String: Any]])?.map { $0["subject"] as? String ?? "" },
+            [
+                "CN=mtls Test Intermediate CA,O=mtls test,C=US", "CN=mtls Test Root CA,O=mtls test,C=US",
+            ])
         XCTAssertEqual((p12["mac"] as? [String: Any])?["digest"] as? String, "sha256")
         XCTAssertEqual(int((p12["mac"] as? [String: Any])?["iterations"]), 2048)
         XCTAssertEqual(p12["legacy"] as? Bool, false)

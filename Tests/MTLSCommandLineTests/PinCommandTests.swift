@@ -100,12 +100,14 @@ final class PinCommandTests: XCTestCase {
 
     func testCheckExitsZeroWhenAPinMatches() throws {
         let directory = try TemporaryDirectory(self)
-        let pinFile = try directory.write("pins.txt", text: """
-            # our pins
-            \(try OpenSSL.spkiPin(publicKeyPEM: try OpenSSL.output(["pkey", "-in", Fixtures.path("keys/backup.key"), "-pubout"])))
-            \(try OpenSSL.spkiPin(certificate: Fixtures.path("server.pem")))
+        let pinFile = try directory.write(
+            "pins.txt",
+            text: """
+                # our pins
+                \(try OpenSSL.spkiPin(publicKeyPEM: try OpenSSL.output(["pkey", "-in", Fixtures.path("keys/backup.key"), "-pubout"])))
+                \(try OpenSSL.spkiPin(certificate: Fixtures.path("server.pem")))
 
-            """)
+                """)
         let result = mtls(["pin", Fixtures.path("server-chain.pem"), "--check", pinFile])
         XCTAssertExit(result, 0)
         XCTAssertContains(result.stdout, "OK")

@@ -21,7 +21,9 @@ final class ProbeCommandTests: XCTestCase {
     }
 
     private func probe(_ server: TestServer, _ path: String, _ extra: [String] = []) -> CLIResult {
-        mtls(["probe", "https://localhost:\(server.boundPort)\(path)", "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime] + extra, environment: ["MTLS_QUIET_PASS_WARNING": "1"])
+        mtls(
+            ["probe", "https://localhost:\(server.boundPort)\(path)", "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime] + extra,
+            environment: ["MTLS_QUIET_PASS_WARNING": "1"])
     }
 
     private let alice = ["--p12", Fixtures.path("p12/client-alice-legacy-rc2.p12"), "--password", "pass:mtls"]
@@ -82,7 +84,12 @@ final class ProbeCommandTests: XCTestCase {
         let path = directory.file("chain.pem")
         XCTAssertEqual(probe(server, "/", ["--save-chain", path]).exitCode, 0)
         let saved = try CertificateLoader.certificates(atPath: path)
-        XCTAssertEqual(saved.map(\.subject), [try CertificateLoader.certificates(atPath: Fixtures.path("server.pem"))[0].subject, try CertificateLoader.certificates(atPath: Fixtures.path("intermediate-ca.pem"))[0].subject])
+        XCTAssertEqual(
+            saved.map(\.subject),
+            [
+                try CertificateLoader.certificates(atPath: Fixtures.path("server.pem"))[0].subject,
+                try CertificateLoader.certificates(atPath: Fixtures.path("intermediate-ca.pem"))[0].subject,
+            ])
     }
 
     func testNetworkFailureExitsFourAndUsageErrorsTwo() throws {
@@ -164,7 +171,8 @@ final class ProbeCommandTests: XCTestCase {
 enum JSONSchemaSubset {
     static func validate(_ value: Any, against schema: [String: Any], root: [String: Any], at path: String, problems: inout [String]) {
         var schema = schema
-        if let ref = schema["$ref"] as? String, ref.hasPrefix("#/$defs/"), let defs = root["$defs"] as? [String: Any], let target = defs[String(ref.dropFirst(8))] as? [String: Any] {
+        if let ref = schema["$ref"] as? String, ref.hasPrefix("#/$defs/"), let defs = root["$defs"] as? [String: Any], let target = defs[String(ref.dropFirst(8))] as? [String: Any]
+        {
             schema = target
         }
         if let allowed = schema["enum"] as? [Any] {

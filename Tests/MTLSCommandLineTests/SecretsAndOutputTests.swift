@@ -97,7 +97,8 @@ final class SecretsAndOutputTests: XCTestCase {
 
     func testSecretSpecsWorkForEveryPasswordOption() throws {
         // verify --password for a PKCS#12 input
-        let verify = mtls(["verify", Fixtures.path("p12/server.p12"), "--password", "env:P", "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime], environment: ["P": "mtls"])
+        let verify = mtls(
+            ["verify", Fixtures.path("p12/server.p12"), "--password", "env:P", "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime], environment: ["P": "mtls"])
         XCTAssertExit(verify, 0)
         // inspect and pin
         XCTAssertExit(mtls(["inspect", p12, "--password", "stdin"], stdin: Array("mtls\n".utf8)), 0)

@@ -319,12 +319,14 @@ final class VerifyCommandTests: XCTestCase {
     func testPinsFileIsReadWithCommentsAndAnyPinMayMatch() throws {
         let directory = try TemporaryDirectory(self)
         let intermediatePin = try OpenSSL.spkiPin(certificate: intermediate)
-        let pinsFile = try directory.write("pins.txt", text: """
-            # production pins
-            sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=   # retired
+        let pinsFile = try directory.write(
+            "pins.txt",
+            text: """
+                # production pins
+                sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=   # retired
 
-            \(intermediatePin)  # issuing CA
-            """)
+                \(intermediatePin)  # issuing CA
+                """)
         XCTAssertExit(verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--pins", pinsFile]), 0)
 
         let stale = try directory.write("stale.txt", text: "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
@@ -366,9 +368,11 @@ final class VerifyCommandTests: XCTestCase {
         for key in ["trusted", "summary", "chain", "findings"] { XCTAssertNotNil(json[key], "missing \(key): \(json)") }
         XCTAssertEqual(json["time"] as? String, fixedTimeRFC3339)
         let chain = json["chain"] as? [[String: Any]] ?? []
-        XCTAssertEqual(chain.map { $0["subject"] as? String ?? "" }, [
-            "CN=localhost,O=mtls test,C=US", "CN=mtls Test Intermediate CA,O=mtls test,C=US", "CN=mtls Test Root CA,O=mtls test,C=US",
-        ])
+        XCTAssertEqual(
+            chain.map { $0["subject"] as? String ?? "" },
+            [
+                "CN=localhost,O=mtls test,C=US", "CN=mtls Test Intermediate CA,O=mtls test,C=US", "CN=mtls Test Root CA,O=mtls test,C=US",
+            ])
         XCTAssertEqual(chain.map { int($0["depth"]) ?? -1 }, [0, 1, 2])
         XCTAssertEqual(chain.last?["isAnchor"] as? Bool, true)
         XCTAssertEqual(chain.first?["serial"] as? String, "2006")

@@ -71,7 +71,10 @@ final class PeerInteropTests: XCTestCase {
     private func client(_ identity: (String, String)? = nil) throws -> HTTPSClient {
         var identities: [ClientIdentity] = []
         if let identity { identities.append(try ClientIdentity.files(certificatePath: HTTPFixtures.path(identity.0), keyPath: HTTPFixtures.path(identity.1))) }
-        return try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: identities, timeouts: Timeouts.uniform(15)))
+        return try HTTPSClient(
+            configuration: TLSClientConfiguration(
+                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: identities,
+                timeouts: Timeouts.uniform(15)))
     }
 
     private let alice = ("client-alice.pem", "client-alice.key")
@@ -83,7 +86,9 @@ final class PeerInteropTests: XCTestCase {
 
     /// curl's view of the same request: (exit code, HTTP status or 0).
     private func curl(_ port: Int, _ path: String, _ extra: [String] = []) throws -> (Int32, Int) {
-        let result = Subprocess.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", "root-ca.pem", "https://localhost:\(port)\(path)"] + extra, directory: HTTPFixtures.testCerts.path)
+        let result = Subprocess.run(
+            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", "root-ca.pem", "https://localhost:\(port)\(path)"] + extra,
+            directory: HTTPFixtures.testCerts.path)
         return (result.status, Int(result.stdout) ?? 0)
     }
 

@@ -58,7 +58,8 @@ final class ResponseParserTests: XCTestCase {
 
     func testInformationalResponsesPrecedeTheFinalOne() throws {
         var parser = HTTPResponseParser(requestMethod: "POST")
-        let events = try parser.feed(Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n".utf8)[...])
+        let events = try parser.feed(
+            Array("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n".utf8)[...])
         XCTAssertEqual(events, [.informational(status: 100), .informational(status: 103), .head(status: 201), .end])
     }
 

@@ -32,7 +32,9 @@ final class ServeInteropTests: XCTestCase {
     }
 
     private func curl(_ server: TestServer, _ path: String, _ extra: [String]) throws -> (status: Int32, out: String, err: String) {
-        try run("/usr/bin/curl", ["-sS", "-i", "--cacert", "root-ca.pem", "--resolve", "localhost:\(server.boundPort):127.0.0.1", "https://localhost:\(server.boundPort)\(path)"] + extra)
+        try run(
+            "/usr/bin/curl",
+            ["-sS", "-i", "--cacert", "root-ca.pem", "--resolve", "localhost:\(server.boundPort):127.0.0.1", "https://localhost:\(server.boundPort)\(path)"] + extra)
     }
 
     func testCurlFollowsTLS12RenegotiationAndTLS13PostHandshakeAuth() throws {
@@ -96,7 +98,12 @@ final class ServeInteropTests: XCTestCase {
         let server = try HTTPFixtures.startServer(maximumVersion: .tls1_2)
         defer { server.stop() }
         let request = "GET /secure HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
-        let result = try run("/usr/bin/openssl", ["s_client", "-connect", "127.0.0.1:\(server.boundPort)", "-servername", "localhost", "-CAfile", "root-ca.pem", "-cert", "client-alice.pem", "-key", "client-alice.key", "-cert_chain", "intermediate-ca.pem", "-quiet", "-msg", "-ign_eof"], stdin: request)
+        let result = try run(
+            "/usr/bin/openssl",
+            [
+                "s_client", "-connect", "127.0.0.1:\(server.boundPort)", "-servername", "localhost", "-CAfile", "root-ca.pem", "-cert", "client-alice.pem", "-key",
+                "client-alice.key", "-cert_chain", "intermediate-ca.pem", "-quiet", "-msg", "-ign_eof",
+            ], stdin: request)
         XCTAssertTrue(result.out.contains("HTTP/1.1 200"), result.out + result.err)
         XCTAssertTrue((result.out + result.err).contains("HelloRequest"), "s_client -msg shows the server's HelloRequest")
     }

@@ -13,7 +13,9 @@ final class TransportTests: XCTestCase {
         descriptorsAtStart = HTTPFixtures.openDescriptorCount()
     }
 
-    private func get(_ client: HTTPSClient, _ server: TestServer, _ path: String, method: String = "GET", body: [UInt8]? = nil, expectsContinue: Bool = false) throws -> HTTPResponse {
+    private func get(_ client: HTTPSClient, _ server: TestServer, _ path: String, method: String = "GET", body: [UInt8]? = nil, expectsContinue: Bool = false) throws
+        -> HTTPResponse
+    {
         try client.send(HTTPRequest(method: method, url: try HTTPFixtures.url(server, path), body: body, expectsContinue: expectsContinue))
     }
 
@@ -87,7 +89,8 @@ final class TransportTests: XCTestCase {
         let cases: [(String, String, String)] = [("client-other.pem", "client-other.key", "403.16"), ("client-alice-expired.pem", "client-alice-expired.key", "403.17")]
         for (cert, key, expected) in cases {
             let identity = try ClientIdentity.files(certificatePath: HTTPFixtures.path(cert), keyPath: HTTPFixtures.path(key))
-            let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: [identity])
+            let configuration = TLSClientConfiguration(
+                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: [identity])
             let client = try HTTPSClient(configuration: configuration)
             let response = try get(client, server, "/secure")
             XCTAssertEqual(response.status, 403, cert)
@@ -121,14 +124,17 @@ final class TransportTests: XCTestCase {
     func testUntrustedServerFailsInTheHandshakeWithTheReasonAndInsecureModeRecordsIt() throws {
         let server = try HTTPFixtures.startServer()
         defer { server.stop() }
-        let strict = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime)))
+        let strict = try HTTPSClient(
+            configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime)))
         XCTAssertThrowsError(try get(strict, server, "/")) { error in
             let failure = error as? HTTPSError
             XCTAssertEqual(failure?.phase, .serverCertificate)
             XCTAssertEqual(failure?.trust?.isTrusted, false)
             XCTAssertTrue(failure?.message.contains("not trusted") ?? false, "\(error)")
         }
-        let insecure = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), continuesOnTrustFailure: true))
+        let insecure = try HTTPSClient(
+            configuration: TLSClientConfiguration(
+                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), continuesOnTrustFailure: true))
         let response = try get(insecure, server, "/")
         XCTAssertEqual(response.status, 200)
         XCTAssertFalse(response.tls.overriddenProblems.isEmpty)
@@ -150,7 +156,8 @@ final class TransportTests: XCTestCase {
         let server = try HTTPFixtures.startServer()
         defer { server.stop() }
         let wrong = try Pin(parsing: "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
-        let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [wrong]))
+        let configuration = TLSClientConfiguration(
+            trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [wrong]))
         let client = try HTTPSClient(configuration: configuration)
         XCTAssertThrowsError(try get(client, server, "/")) { error in
             let message = (error as? HTTPSError)?.message ?? ""
@@ -158,7 +165,9 @@ final class TransportTests: XCTestCase {
             XCTAssertTrue(message.contains((try? HTTPFixtures.certificates("server.pem")[0].spkiPin) ?? "?"), message)
         }
         let right = Pin.publicKey(of: try HTTPFixtures.certificates("intermediate-ca.pem")[0])
-        let pinned = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [right])))
+        let pinned = try HTTPSClient(
+            configuration: TLSClientConfiguration(
+                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [right])))
         XCTAssertEqual(try get(pinned, server, "/").status, 200)
         pinned.closeIdleConnections()
     }
@@ -198,7 +207,9 @@ final class TransportTests: XCTestCase {
         // A TCP listener that never answers the TLS handshake.
         let (listener, port) = try TCP.listen(address: "127.0.0.1", port: 0)
         defer { listener.close() }
-        let client = try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem")), timeouts: Timeouts(connect: 30, handshake: 30, idleRead: 30, total: 30)))
+        let client = try HTTPSClient(
+            configuration: TLSClientConfiguration(
+                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem")), timeouts: Timeouts(connect: 30, handshake: 30, idleRead: 30, total: 30)))
         let started = Date()
         let task = Task { try await client.send(HTTPRequest(url: try HTTPSURL("https://127.0.0.1:\(port)/"))) }
         try await Task.sleep(nanoseconds: 300_000_000)

@@ -133,7 +133,9 @@ final class PrivateKeyTests: XCTestCase {
     }
 
     func testEncryptedPKCS8DERIsReadWithItsPassword() throws {
-        let der = try OpenSSLCLI.run(["pkcs8", "-in", T.url(K.rsaPKCS8Encrypted).path, "-passin", "pass:secret", "-topk8", "-v2", "aes-256-cbc", "-passout", "pass:secret", "-outform", "DER"])
+        let der = try OpenSSLCLI.run([
+            "pkcs8", "-in", T.url(K.rsaPKCS8Encrypted).path, "-passin", "pass:secret", "-topk8", "-v2", "aes-256-cbc", "-passout", "pass:secret", "-outform", "DER",
+        ])
         XCTAssertEqual(DER.shape(of: der), .encryptedPrivateKey)
         let key = try PrivateKey(bytes: der, password: "secret")
         XCTAssertEqual(key.sourceFormat, .encryptedPKCS8)

@@ -25,7 +25,8 @@ extension ArgumentParser {
     /// The optimal-string-alignment distance between `a` and `b`: insertions,
     /// deletions, substitutions and transpositions of adjacent characters each cost 1.
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
         var table = Array(repeating: Array(repeating: 0, count: b.count + 1), count: a.count + 1)

@@ -8,7 +8,8 @@ enum DemoCommand {
     static let spec = CommandSpec(
         name: "demo",
         abstract: "A one-command tour: starts a local IIS-like server and shows verify, probe and pin against it.",
-        discussion: "Needs no arguments and no network: it makes test certificates in a temporary directory, starts `mtls serve` on a free loopback port in-process, runs the tour, and cleans up.",
+        discussion:
+            "Needs no arguments and no network: it makes test certificates in a temporary directory, starts `mtls serve` on a free loopback port in-process, runs the tour, and cleans up.",
         options: [OptionSpec(names: ["--keep"], help: "Keep the temporary directory (its path is printed).")],
         examples: ["mtls demo"])
 
@@ -40,7 +41,9 @@ enum DemoCommand {
             let shown = args.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ").replacingOccurrences(of: directory + "/", with: "")
             console.out("  $ mtls \(shown)")
             let captured = TraceSink()
-            let inner = Console(stdout: { captured.append($0) }, stderr: { captured.append($0) }, stdoutIsTerminal: console.stdoutIsTerminal, environment: console.environment.merging(["MTLS_QUIET_PASS_WARNING": "1"]) { $1 })
+            let inner = Console(
+                stdout: { captured.append($0) }, stderr: { captured.append($0) }, stdoutIsTerminal: console.stdoutIsTerminal,
+                environment: console.environment.merging(["MTLS_QUIET_PASS_WARNING": "1"]) { $1 })
             let code = MTLSCommand.run(arguments: args, console: inner)
             var lines = captured.lines.joined().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             if let sections {
@@ -59,13 +62,17 @@ enum DemoCommand {
         }
 
         console.out(console.paint("mtls demo", .bold) + " — a local IIS-like server on \(base) with a fresh test CA in \(directory)")
-        step("1. Is this server certificate trusted?", "Trusting only another certificate, the chain ends at a root we do not know (the reason says what to do); with the private CA as the only anchor, it is trusted.")
+        step(
+            "1. Is this server certificate trusted?",
+            "Trusting only another certificate, the chain ends at a root we do not know (the reason says what to do); with the private CA as the only anchor, it is trusted.")
         run(["verify", pki.serverPath, "--anchors", pki.clientPath, "--host", "localhost"], expect: ExitCode.no, sections: ["Verdict"])
         run(["verify", pki.serverPath, "--anchors", pki.caPath, "--host", "localhost"], expect: ExitCode.success, sections: ["Verdict"])
         step("2. A client-certificate login without a certificate", "/secure asks for the certificate after the request, as IIS does per path; with none, 403.7.")
         run(["probe", base + "/secure", "--anchors", pki.caPath], expect: ExitCode.no, sections: ["Client certificate", "HTTP", "Verdict"])
         step("3. The same login with the .p12 identity", "Now the certificate is sent when asked, and the server answers 200.")
-        run(["probe", base + "/secure", "--anchors", pki.caPath, "--p12", pki.p12Path, "--password", "pass:\(TestPKI.p12Password)"], expect: ExitCode.success, sections: ["Client certificate", "HTTP", "Verdict"])
+        run(
+            ["probe", base + "/secure", "--anchors", pki.caPath, "--p12", pki.p12Path, "--password", "pass:\(TestPKI.p12Password)"], expect: ExitCode.success,
+            sections: ["Client certificate", "HTTP", "Verdict"])
         step("4. A pin set for the app build", "SPKI SHA-256 pins of the server certificate and its CA (a backup pin), as OkHttp/TrustKit/curl use them.")
         run(["pin", pki.serverPath], expect: ExitCode.success)
         console.out()
@@ -73,7 +80,9 @@ enum DemoCommand {
         for line in serverLog.lines { console.out("  " + line) }
         console.out()
         if failures == 0 {
-            console.out(console.paint("Demo complete.", .green) + " Try it yourself: `mtls serve`, then `mtls probe https://localhost:8443/secure --anchors PKI/ca.pem --p12 PKI/client.p12 --password pass:mtls`.")
+            console.out(
+                console.paint("Demo complete.", .green)
+                    + " Try it yourself: `mtls serve`, then `mtls probe https://localhost:8443/secure --anchors PKI/ca.pem --p12 PKI/client.p12 --password pass:mtls`.")
             return ExitCode.success
         }
         console.out(console.paint("Demo finished with \(failures) unexpected result\(failures == 1 ? "" : "s").", .red))

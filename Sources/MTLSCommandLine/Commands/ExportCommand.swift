@@ -45,7 +45,9 @@ enum ExportCommand {
         var all: [Certificate] = []
         for certificate in certificates + extra where !all.contains(certificate) { all.append(certificate) }
         guard let leaf = all.first(where: { key.matches($0) }) else {
-            throw CommandFailure(ExitCode.badInput, "the private key in \(keyPath) does not belong to \(certificates.first?.displayName ?? "the certificate") in \(certPath)", hint: "pass the key that was generated with this certificate")
+            throw CommandFailure(
+                ExitCode.badInput, "the private key in \(keyPath) does not belong to \(certificates.first?.displayName ?? "the certificate") in \(certPath)",
+                hint: "pass the key that was generated with this certificate")
         }
         let chain = all.filter { $0 != leaf }
         let protection: PKCS12Bundle.Protection = arguments.flag("legacy") ? .legacy3DES : .modern
@@ -58,7 +60,11 @@ enum ExportCommand {
         try OutputFile.write(bytes, to: out, mode: 0o600, force: arguments.flag("force"))
         let description = protection == .modern ? "AES-256-CBC/PBKDF2, SHA-256 MAC" : "3DES, SHA-1 MAC (legacy)"
         if arguments.flag("json") {
-            console.out(JSON.object([("file", .string(out)), ("protection", .string(protection == .modern ? "modern" : "legacy")), ("leaf", .string(leaf.subject)), ("chain", .int(chain.count)), ("bytes", .int(bytes.count))]).serialized())
+            console.out(
+                JSON.object([
+                    ("file", .string(out)), ("protection", .string(protection == .modern ? "modern" : "legacy")), ("leaf", .string(leaf.subject)), ("chain", .int(chain.count)),
+                    ("bytes", .int(bytes.count)),
+                ]).serialized())
         } else {
             console.out("wrote \(out) (mode 0600): \(leaf.subject) with \(chain.count) chain certificate\(chain.count == 1 ? "" : "s"), \(description)")
         }

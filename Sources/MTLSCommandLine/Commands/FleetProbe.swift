@@ -51,7 +51,12 @@ enum FleetProbe {
                     let outcome: (JSON, String, Int32)
                     switch request {
                     case .failure(let failure):
-                        outcome = (.object([("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])), ("exitCode", .int(Int(failure.exitCode)))]), "\(line)  error: \(failure.message)", failure.exitCode)
+                        outcome = (
+                            .object([
+                                ("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])),
+                                ("exitCode", .int(Int(failure.exitCode))),
+                            ]), "\(line)  error: \(failure.message)", failure.exitCode
+                        )
                     case .success(let request):
                         do throws(CommandFailure) {
                             let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
@@ -59,7 +64,12 @@ enum FleetProbe {
                             if case .object(let pairs) = object { object = .object([("target", .string(line))] + pairs) }
                             outcome = (object, summary(line, analysis), analysis.exitCode)
                         } catch {
-                            outcome = (.object([("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])), ("exitCode", .int(Int(error.exitCode)))]), "\(line)  error: \(error.message)", error.exitCode)
+                            outcome = (
+                                .object([
+                                    ("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])),
+                                    ("exitCode", .int(Int(error.exitCode))),
+                                ]), "\(line)  error: \(error.message)", error.exitCode
+                            )
                         }
                     }
                     results.set(index, outcome)

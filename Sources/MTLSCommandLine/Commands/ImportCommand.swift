@@ -37,7 +37,9 @@ enum ImportCommand {
         if let directory = arguments.value("out-dir") {
             // Checked before the directory is created, so that a failure leaves nothing behind.
             guard let leaf = bundle.leaf, let key = bundle.privateKey else {
-                throw CommandFailure(ExitCode.badInput, "\(path) holds no identity (no private key with its certificate): nothing to write as key and cert", hint: "use `mtls inspect \(path)` to see what it holds")
+                throw CommandFailure(
+                    ExitCode.badInput, "\(path) holds no identity (no private key with its certificate): nothing to write as key and cert",
+                    hint: "use `mtls inspect \(path)` to see what it holds")
             }
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {

@@ -62,7 +62,9 @@ enum InspectCommand {
             if block.label.hasSuffix("PRIVATE KEY") {
                 return try privateKeyItem(Array(block.text.utf8), encrypted: block.label == "ENCRYPTED PRIVATE KEY" || block.isTraditionallyEncrypted, password: password)
             }
-            return ("PEM block \(block.label)", ["  (not decoded: \(block.derBytes.count) bytes)"], .object([("type", .string(block.label)), ("bytes", .int(block.derBytes.count))]))
+            return (
+                "PEM block \(block.label)", ["  (not decoded: \(block.derBytes.count) bytes)"], .object([("type", .string(block.label)), ("bytes", .int(block.derBytes.count))])
+            )
         }
     }
 
@@ -82,39 +84,66 @@ enum InspectCommand {
     }
 
     private static func certificateItem(_ certificate: Certificate, console: Console) -> (String, [String], JSON) {
-        ("Certificate", CertificateDescription.detailed(certificate, console: console),
-            .object([("type", .string("certificate")), ("certificate", CertificateDescription.json(certificate))]))
+        (
+            "Certificate", CertificateDescription.detailed(certificate, console: console),
+            .object([("type", .string("certificate")), ("certificate", CertificateDescription.json(certificate))])
+        )
     }
 
     private static func crlItem(_ crl: CertificateRevocationList) -> (String, [String], JSON) {
         let next = crl.nextUpdate.map { Timestamp.rfc3339($0) } ?? "(none)"
-        return ("Certificate revocation list", [
-            "  Issuer              \(crl.issuer)", "  Last update         \(Timestamp.rfc3339(crl.lastUpdate))", "  Next update         \(next)",
-        ], .object([("type", .string("crl")), ("issuer", .string(crl.issuer)), ("lastUpdate", .string(Timestamp.rfc3339(crl.lastUpdate))), ("nextUpdate", JSON.optional(crl.nextUpdate.map { Timestamp.rfc3339($0) }))]))
+        return (
+            "Certificate revocation list",
+            [
+                "  Issuer              \(crl.issuer)", "  Last update         \(Timestamp.rfc3339(crl.lastUpdate))", "  Next update         \(next)",
+            ],
+            .object([
+                ("type", .string("crl")), ("issuer", .string(crl.issuer)), ("lastUpdate", .string(Timestamp.rfc3339(crl.lastUpdate))),
+                ("nextUpdate", JSON.optional(crl.nextUpdate.map { Timestamp.rfc3339($0) })),
+            ])
+        )
     }
 
     private static func csrItem(_ request: CertificateSigningRequest) -> (String, [String], JSON) {
-        ("Certificate signing request", [
-            "  Subject             \(request.subject)", "  Key                 \(request.publicKey.algorithm)",
-            "  Signature           \(request.signatureIsValid ? "valid" : "INVALID")", "  SPKI pin            \(request.publicKey.spkiPin)",
-        ], .object([("type", .string("csr")), ("subject", .string(request.subject)), ("key", .string(request.publicKey.algorithm.description)), ("signatureValid", .bool(request.signatureIsValid)), ("spkiSHA256", .string(request.publicKey.spkiPin))]))
+        (
+            "Certificate signing request",
+            [
+                "  Subject             \(request.subject)", "  Key                 \(request.publicKey.algorithm)",
+                "  Signature           \(request.signatureIsValid ? "valid" : "INVALID")", "  SPKI pin            \(request.publicKey.spkiPin)",
+            ],
+            .object([
+                ("type", .string("csr")), ("subject", .string(request.subject)), ("key", .string(request.publicKey.algorithm.description)),
+                ("signatureValid", .bool(request.signatureIsValid)), ("spkiSHA256", .string(request.publicKey.spkiPin)),
+            ])
+        )
     }
 
     private static func publicKeyItem(_ key: PublicKey) -> (String, [String], JSON) {
-        ("Public key", ["  Key                 \(key.algorithm)", "  SPKI pin            \(key.spkiPin)"],
-            .object([("type", .string("public key")), ("key", .string(key.algorithm.description)), ("spkiSHA256", .string(key.spkiPin))]))
+        (
+            "Public key", ["  Key                 \(key.algorithm)", "  SPKI pin            \(key.spkiPin)"],
+            .object([("type", .string("public key")), ("key", .string(key.algorithm.description)), ("spkiSHA256", .string(key.spkiPin))])
+        )
     }
 
     private static func privateKeyItem(_ bytes: [UInt8], encrypted: Bool, password: String?) throws(MTLSTrustError) -> (String, [String], JSON) {
         if encrypted && password == nil {
-            return ("Private key (encrypted)", ["  Encrypted           yes: give --password to see the key type"],
-                .object([("type", .string("private key")), ("encrypted", .bool(true))]))
+            return (
+                "Private key (encrypted)", ["  Encrypted           yes: give --password to see the key type"],
+                .object([("type", .string("private key")), ("encrypted", .bool(true))])
+            )
         }
         let key = try PrivateKey(bytes: bytes, password: password)
-        return ("Private key", [
-            "  Key                 \(key.algorithm)", "  Format              \(key.sourceFormat.rawValue)", "  Encrypted           \(encrypted ? "yes" : "no")",
-            "  SPKI pin            \(key.publicKey.spkiPin)",
-        ], .object([("type", .string("private key")), ("key", .string(key.algorithm.description)), ("format", .string(key.sourceFormat.rawValue)), ("encrypted", .bool(encrypted)), ("spkiSHA256", .string(key.publicKey.spkiPin))]))
+        return (
+            "Private key",
+            [
+                "  Key                 \(key.algorithm)", "  Format              \(key.sourceFormat.rawValue)", "  Encrypted           \(encrypted ? "yes" : "no")",
+                "  SPKI pin            \(key.publicKey.spkiPin)",
+            ],
+            .object([
+                ("type", .string("private key")), ("key", .string(key.algorithm.description)), ("format", .string(key.sourceFormat.rawValue)), ("encrypted", .bool(encrypted)),
+                ("spkiSHA256", .string(key.publicKey.spkiPin)),
+            ])
+        )
     }
 
     static func describePKCS12(_ bytes: [UInt8], password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
@@ -142,10 +171,14 @@ enum InspectCommand {
             }
         }
         if bundle.neededLegacyProvider || inspection.usesLegacyAlgorithms {
-            lines.append("  " + console.paint("Legacy algorithms", .yellow) + "   yes: plain OpenSSL 3 refuses this file (error:0308010C \"unsupported\"); read here with OpenSSL's legacy provider")
+            lines.append(
+                "  " + console.paint("Legacy algorithms", .yellow)
+                    + "   yes: plain OpenSSL 3 refuses this file (error:0308010C \"unsupported\"); read here with OpenSSL's legacy provider")
         }
         let compatibility = inspection.compatibility
-        lines.append("  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : "no (needs -legacy)"); OpenSSL 3 + legacy: yes; older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")")
+        lines.append(
+            "  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : "no (needs -legacy)"); OpenSSL 3 + legacy: yes; older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")"
+        )
         if let leaf = bundle.leaf {
             lines.append("  Identity            \(leaf.certificate.subject)" + (leaf.friendlyName.map { " (\"\($0)\")" } ?? ""))
             lines += CertificateDescription.detailed(leaf.certificate, console: console, indent: "      ")
@@ -159,14 +192,25 @@ enum InspectCommand {
         let json = JSON.object([
             ("type", .string("pkcs12")),
             ("mac", inspection.mac.map { .object([("digest", .string($0.digest)), ("iterations", .int($0.iterations))]) } ?? .null),
-            ("safes", .array(inspection.safes.map { safe in
-                .object([
-                    ("encryption", safe.encryption.map { .string($0.description) } ?? .null),
-                    ("bags", .array(safe.bags.map { bag in
-                        .object([("kind", .string(bag.kind.rawValue)), ("subject", JSON.optional(bag.subject)), ("algorithm", JSON.optional(bag.algorithm?.description)), ("friendlyName", JSON.optional(bag.friendlyName)), ("localKeyID", JSON.optional(bag.localKeyID))])
-                    })),
-                ])
-            })),
+            (
+                "safes",
+                .array(
+                    inspection.safes.map { safe in
+                        .object([
+                            ("encryption", safe.encryption.map { .string($0.description) } ?? .null),
+                            (
+                                "bags",
+                                .array(
+                                    safe.bags.map { bag in
+                                        .object([
+                                            ("kind", .string(bag.kind.rawValue)), ("subject", JSON.optional(bag.subject)), ("algorithm", JSON.optional(bag.algorithm?.description)),
+                                            ("friendlyName", JSON.optional(bag.friendlyName)), ("localKeyID", JSON.optional(bag.localKeyID)),
+                                        ])
+                                    })
+                            ),
+                        ])
+                    })
+            ),
             ("legacy", .bool(bundle.neededLegacyProvider || inspection.usesLegacyAlgorithms)),
             ("readableBy", .object([("openssl3", .bool(compatibility.openSSL3)), ("openssl3Legacy", .bool(true)), ("olderImporters", .bool(compatibility.olderImporters))])),
             ("leaf", bundle.leaf.map { CertificateDescription.json($0.certificate, extra: [("friendlyName", JSON.optional($0.friendlyName))]) } ?? .null),

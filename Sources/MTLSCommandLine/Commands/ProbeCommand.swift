@@ -53,7 +53,8 @@ enum ProbeCommand {
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         let request = try makeRequest(url, arguments: arguments, console: console)
         let sink = TraceSink()
-        let analysis = try probe(request, configuration: configuration, arguments: arguments, credentials: try credentials(arguments, console: console), trace: arguments.flag("verbose") ? sink : nil)
+        let analysis = try probe(
+            request, configuration: configuration, arguments: arguments, credentials: try credentials(arguments, console: console), trace: arguments.flag("verbose") ? sink : nil)
         if let path = arguments.value("save-chain"), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
             try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: arguments.flag("force"))
         }
@@ -90,7 +91,9 @@ enum ProbeCommand {
             if !headers.contains("Content-Type") { headers.add("Content-Type", "application/x-www-form-urlencoded") }
         }
         let method = arguments.value("method") ?? (body == nil ? "GET" : "POST")
-        return HTTPRequest(method: method, url: url, headers: headers, body: body, expectsContinue: body != nil, firstOriginOnlyHeaders: Set(arguments.values("header").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
+        return HTTPRequest(
+            method: method, url: url, headers: headers, body: body, expectsContinue: body != nil,
+            firstOriginOnlyHeaders: Set(arguments.values("header").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
     }
 
     /// `--user` and `--user-password` (`DOMAIN\\user` for NTLM).
@@ -108,7 +111,9 @@ enum ProbeCommand {
 
     /// Runs one probe — the request, redirects, challenges and SAML forms when asked — and the
     /// analysis. Never prints.
-    static func probe(_ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?) throws(CommandFailure) -> ProbeAnalysis {
+    static func probe(_ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?) throws(CommandFailure)
+        -> ProbeAnalysis
+    {
         let client: HTTPSClient
         do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration) } catch { throw TLSOptions.failure(error) }
         defer { client.closeIdleConnections() }
@@ -122,7 +127,9 @@ enum ProbeCommand {
         }
         var origins = Set<String>()
         for text in arguments.values("auth-origin") {
-            do throws(HTTPSError) { origins.insert(try HTTPSURL(text).origin) } catch { throw CommandFailure.usage("--auth-origin '\(text)' is not an origin like https://idp.example:8443", command: "probe") }
+            do throws(HTTPSError) { origins.insert(try HTTPSURL(text).origin) } catch {
+                throw CommandFailure.usage("--auth-origin '\(text)' is not an origin like https://idp.example:8443", command: "probe")
+            }
         }
         let session = LoginSession(client: client, cookies: jar, credentials: credentials, authOrigins: origins)
         session.followsRedirects = arguments.flag("follow") || arguments.flag("saml")
@@ -143,7 +150,8 @@ enum ProbeCommand {
         if let jarPath {
             do throws(HTTPSError) { try jar.save(toPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message) }
         }
-        return ProbeAnalysis(url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
+        return ProbeAnalysis(
+            url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
     }
 }
 

@@ -68,7 +68,9 @@ enum ServeCommand {
         var rules = PathRule.defaults
         if let path = arguments.value("config") {
             let bytes = try Inputs.read(path, console: console)
-            do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch { throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)") }
+            do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch {
+                throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)")
+            }
         }
         let tls = TLSServerConfiguration(
             certificate: certificate, privateKey: key, chain: chain, clientCAs: clientCAs, sendsCANames: !arguments.flag("no-ca-names"),
@@ -88,7 +90,10 @@ enum ServeCommand {
         do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint) }
         let bind = server.configuration.bindAddress
         let host = bind.contains(":") ? "[\(bind)]" : bind
-        console.out("mtls serve listening on https://\(host):\(port)/ — paths: " + server.configuration.rules.map { "\($0.path) (\($0.clientCertificate.rawValue)\($0.authentication == .none ? "" : ", \($0.authentication.rawValue)"))" }.joined(separator: ", "))
+        console.out(
+            "mtls serve listening on https://\(host):\(port)/ — paths: "
+                + server.configuration.rules.map { "\($0.path) (\($0.clientCertificate.rawValue)\($0.authentication == .none ? "" : ", \($0.authentication.rawValue)"))" }.joined(
+                    separator: ", "))
         let done = DispatchSemaphore(value: 0)
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)

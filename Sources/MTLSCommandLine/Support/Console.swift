@@ -69,7 +69,11 @@ public final class Console: @unchecked Sendable {
     }
 
     enum Style: String {
-        case green = "32", red = "31", yellow = "33", bold = "1", dim = "2"
+        case green = "32"
+        case red = "31"
+        case yellow = "33"
+        case bold = "1"
+        case dim = "2"
     }
 }
 

@@ -55,7 +55,8 @@ enum Inputs {
     static func time(_ text: String?) throws(CommandFailure) -> Date? {
         guard let text else { return nil }
         guard let date = Timestamp.parse(text) else {
-            throw CommandFailure(ExitCode.usage, "--at '\(text)' is not a time: use RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds", hint: "See 'mtls verify --help' for more information.")
+            throw CommandFailure(
+                ExitCode.usage, "--at '\(text)' is not a time: use RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds", hint: "See 'mtls verify --help' for more information.")
         }
         return date
     }

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// OpenSSL-style secret specifications: `pass:TEXT`, `env:VAR`, `file:PATH` (first line), `fd:N`,
@@ -29,7 +29,8 @@ enum SecretSpec {
         if spec.hasPrefix("env:") {
             let name = String(spec.dropFirst(4))
             guard let value = console.environment[name] else {
-                throw CommandFailure(ExitCode.usage, "\(option) env:\(name): the environment variable \(name) is not set", hint: "export it, or use another secret form (pass:, file:, fd:, stdin)")
+                throw CommandFailure(
+                    ExitCode.usage, "\(option) env:\(name): the environment variable \(name) is not set", hint: "export it, or use another secret form (pass:, file:, fd:, stdin)")
             }
             return value
         }

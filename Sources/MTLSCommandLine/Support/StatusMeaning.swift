@@ -49,7 +49,11 @@ enum StatusMeaning {
         case 304: return "Not Modified"
         case 307: return "Temporary Redirect (same method)"
         case 308: return "Permanent Redirect (same method)"
-        case 400: return "Bad Request" + (response.map { String(decoding: $0.body.prefix(4096), as: UTF8.self).contains("SSL certificate") ? " (nginx: the required client certificate was not sent or is invalid)" : "" } ?? "")
+        case 400:
+            return "Bad Request"
+                + (response.map {
+                    String(decoding: $0.body.prefix(4096), as: UTF8.self).contains("SSL certificate") ? " (nginx: the required client certificate was not sent or is invalid)" : ""
+                } ?? "")
         case 401: return "Unauthorized: the server wants credentials"
         case 403: return "Forbidden"
         case 404: return "Not Found"

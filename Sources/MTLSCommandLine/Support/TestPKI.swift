@@ -29,13 +29,18 @@ struct TestPKI {
             do throws(MTLSTrustError) {
                 func cert(_ name: String) throws(MTLSTrustError) -> Certificate { try CertificateLoader.certificates(atPath: directory + "/" + name)[0] }
                 func key(_ name: String) throws(MTLSTrustError) -> PrivateKey { try PrivateKey(bytes: try CertificateLoader.readFile(directory + "/" + name)) }
-                return (TestPKI(directory: directory, ca: try cert("ca.pem"), caKey: try key("ca.key"), server: try cert("server.pem"), serverKey: try key("server.key"), client: try cert("client.pem"), clientKey: try key("client.key")), false)
+                return (
+                    TestPKI(
+                        directory: directory, ca: try cert("ca.pem"), caKey: try key("ca.key"), server: try cert("server.pem"), serverKey: try key("server.key"),
+                        client: try cert("client.pem"), clientKey: try key("client.key")), false
+                )
             } catch {
                 throw CommandFailure(ExitCode.badInput, "the PKI in \(directory) cannot be read: \(error.message)", hint: "remove the directory to make a fresh one")
             }
         }
         if !present.isEmpty {
-            throw CommandFailure(ExitCode.badInput, "\(directory) holds only part of a test PKI (\(present.joined(separator: ", ")))", hint: "remove those files or pick another --pki-dir")
+            throw CommandFailure(
+                ExitCode.badInput, "\(directory) holds only part of a test PKI (\(present.joined(separator: ", ")))", hint: "remove those files or pick another --pki-dir")
         }
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -48,11 +53,18 @@ struct TestPKI {
         let start = now.addingTimeInterval(-3600)
         do throws(MTLSTrustError) {
             let caKey = try CertificateIssuer.generateKey()
-            let ca = try CertificateIssuer.issue(.init(role: .rootCA, commonName: "mtls serve test CA", notBefore: start, notAfter: now.addingTimeInterval(5 * 365 * 86400)), key: caKey, issuer: nil, serial: UInt64.random(in: 1...UInt64(Int64.max)))
+            let ca = try CertificateIssuer.issue(
+                .init(role: .rootCA, commonName: "mtls serve test CA", notBefore: start, notAfter: now.addingTimeInterval(5 * 365 * 86400)), key: caKey, issuer: nil,
+                serial: UInt64.random(in: 1...UInt64(Int64.max)))
             let serverKey = try CertificateIssuer.generateKey()
-            let server = try CertificateIssuer.issue(.init(role: .server, commonName: "localhost", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1", "::1"], notBefore: start, notAfter: now.addingTimeInterval(398 * 86400)), key: serverKey, issuer: (ca, caKey), serial: UInt64.random(in: 1...UInt64(Int64.max)))
+            let server = try CertificateIssuer.issue(
+                .init(
+                    role: .server, commonName: "localhost", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1", "::1"], notBefore: start,
+                    notAfter: now.addingTimeInterval(398 * 86400)), key: serverKey, issuer: (ca, caKey), serial: UInt64.random(in: 1...UInt64(Int64.max)))
             let clientKey = try CertificateIssuer.generateKey()
-            let client = try CertificateIssuer.issue(.init(role: .client, commonName: "mtls demo client", notBefore: start, notAfter: now.addingTimeInterval(398 * 86400)), key: clientKey, issuer: (ca, caKey), serial: UInt64.random(in: 1...UInt64(Int64.max)))
+            let client = try CertificateIssuer.issue(
+                .init(role: .client, commonName: "mtls demo client", notBefore: start, notAfter: now.addingTimeInterval(398 * 86400)), key: clientKey, issuer: (ca, caKey),
+                serial: UInt64.random(in: 1...UInt64(Int64.max)))
             let p12 = try PKCS12Bundle.export(certificate: client, privateKey: clientKey, chain: [ca], password: p12Password, friendlyName: "mtls demo client")
             files = [
                 (directory + "/ca.pem", Array(ca.pemString.utf8), 0o644),

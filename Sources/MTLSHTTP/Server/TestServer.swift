@@ -61,10 +61,14 @@ public struct PathRule: Sendable {
                 guard parts.count == 2 else { throw HTTPSError(.configuration, host: "config", "line \(number + 1): '\(word)' is not key=value") }
                 switch parts[0] {
                 case "cert":
-                    guard let value = ClientCertificate(rawValue: parts[1]) else { throw HTTPSError(.configuration, host: "config", "line \(number + 1): cert must be ignore, accept or require") }
+                    guard let value = ClientCertificate(rawValue: parts[1]) else {
+                        throw HTTPSError(.configuration, host: "config", "line \(number + 1): cert must be ignore, accept or require")
+                    }
                     rule.clientCertificate = value
                 case "auth":
-                    guard let value = Authentication(rawValue: parts[1]) else { throw HTTPSError(.configuration, host: "config", "line \(number + 1): auth must be none, basic or digest") }
+                    guard let value = Authentication(rawValue: parts[1]) else {
+                        throw HTTPSError(.configuration, host: "config", "line \(number + 1): auth must be none, basic or digest")
+                    }
                     rule.authentication = value
                 case "handler":
                     switch parts[1] {
@@ -101,7 +105,10 @@ public struct TestServerConfiguration: Sendable {
     /// The idle time before a kept-alive connection is closed.
     public var keepAliveTimeout: Double
 
-    public init(tls: TLSServerConfiguration, bindAddress: String = "127.0.0.1", port: Int = 8443, rules: [PathRule] = PathRule.defaults, httpSysMode: Bool = false, username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Double = 30) {
+    public init(
+        tls: TLSServerConfiguration, bindAddress: String = "127.0.0.1", port: Int = 8443, rules: [PathRule] = PathRule.defaults, httpSysMode: Bool = false,
+        username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Double = 30
+    ) {
         self.tls = tls
         self.bindAddress = bindAddress
         self.port = port
@@ -197,7 +204,9 @@ public final class TestServer: @unchecked Sendable {
         if socket.wait(forRead: true, forWrite: false, until: .after(10)), recv(socket.fd, &first, 1, Int32(MSG_PEEK)) == 1, first != 0x16 {
             if (0x41...0x5A).contains(first) {
                 let body = TestServer.errorPage(status: 403, substatus: 4, title: "Forbidden", text: "The page must be viewed over a secure channel (HTTPS).")
-                let response = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nX-MTLS-Substatus: 403.4\r\nConnection: close\r\n\r\n" + body
+                let response =
+                    "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nX-MTLS-Substatus: 403.4\r\nConnection: close\r\n\r\n"
+                    + body
                 _ = response.withCString { Glibc.send(socket.fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
                 log("\(socket.peerAddress ?? "?") plain HTTP on the TLS port -> 403.4")
             }
@@ -254,7 +263,9 @@ public final class TestServer: @unchecked Sendable {
                 return false
             } catch {
                 let status = error == .bodyTooLarge ? 413 : 400
-                try send(connection, status: status, reason: status == 413 ? "Payload Too Large" : "Bad Request", headers: [("Connection", "close")], body: Array(TestServer.errorPage(status: status, substatus: nil, title: "Bad Request", text: "The request is malformed (\(error)).").utf8))
+                try send(
+                    connection, status: status, reason: status == 413 ? "Payload Too Large" : "Bad Request", headers: [("Connection", "close")],
+                    body: Array(TestServer.errorPage(status: status, substatus: nil, title: "Bad Request", text: "The request is malformed (\(error)).").utf8))
                 throw HTTPSError(.httpParse, host: connection.label, "bad request: \(error)")
             }
         }
@@ -269,22 +280,36 @@ public final class TestServer: @unchecked Sendable {
             complete = try consume(buffer[0..<n])
         }
         guard let head = parser.head else { return false }
-        let rule = configuration.rules.filter { head.path == $0.path || head.path.hasPrefix($0.path == "/" ? "/" : $0.path + "/") || ($0.path != "/" && head.path.hasPrefix($0.path)) }.max { $0.path.count < $1.path.count } ?? PathRule(path: "/")
+        let rule =
+            configuration.rules.filter { head.path == $0.path || head.path.hasPrefix($0.path == "/" ? "/" : $0.path + "/") || ($0.path != "/" && head.path.hasPrefix($0.path)) }.max
+        { $0.path.count < $1.path.count } ?? PathRule(path: "/")
         let expectsContinue = head.headers["Expect"]?.lowercased() == "100-continue"
         var note = ""
         // IIS reads the client certificate after the request: renegotiate / post-handshake auth.
-        if rule.clientCertificate != .ignore && connection.peerCertificate == nil && !configuration.tls.requestsCertificateAtHandshake && !connection.report.certificateRequests.contains(where: { $0.phase != .handshake }) {
+        if rule.clientCertificate != .ignore && connection.peerCertificate == nil && !configuration.tls.requestsCertificateAtHandshake
+            && !connection.report.certificateRequests.contains(where: { $0.phase != .handshake })
+        {
             if connection.version == .tls1_3 && configuration.httpSysMode {
-                let body = TestServer.errorPage(status: 500, substatus: nil, title: "Internal Server Error", text: "The request is not supported. (Exception from HRESULT: 0x80070032)", code: "0x80070032")
+                let body = TestServer.errorPage(
+                    status: 500, substatus: nil, title: "Internal Server Error", text: "The request is not supported. (Exception from HRESULT: 0x80070032)", code: "0x80070032")
                 try send(connection, status: 500, reason: "Internal Server Error", headers: [("Connection", "close")], body: Array(body.utf8))
-                log("\(connection.label) \"\(head.method) \(head.target)\" 500 0x80070032 \(connection.report.version ?? "") (http.sys: TLS 1.3 cannot renegotiate for a per-path certificate)")
+                log(
+                    "\(connection.label) \"\(head.method) \(head.target)\" 500 0x80070032 \(connection.report.version ?? "") (http.sys: TLS 1.3 cannot renegotiate for a per-path certificate)"
+                )
                 return false
             }
             // Without 100-continue, the body arrives before the renegotiation: buffer a little, like IIS.
             if !expectsContinue && !complete {
                 while !complete {
                     if body.count > configuration.renegotiationBufferLimit {
-                        try send(connection, status: 413, reason: "Request Entity Too Large", headers: [("Connection", "close")], body: Array(TestServer.errorPage(status: 413, substatus: nil, title: "Request Entity Too Large", text: "The body arrived before the client certificate was negotiated and is larger than \(configuration.renegotiationBufferLimit) bytes; send Expect: 100-continue.").utf8))
+                        try send(
+                            connection, status: 413, reason: "Request Entity Too Large", headers: [("Connection", "close")],
+                            body: Array(
+                                TestServer.errorPage(
+                                    status: 413, substatus: nil, title: "Request Entity Too Large",
+                                    text:
+                                        "The body arrived before the client certificate was negotiated and is larger than \(configuration.renegotiationBufferLimit) bytes; send Expect: 100-continue."
+                                ).utf8))
                         log("\(connection.label) \"\(head.method) \(head.target)\" 413 (body before renegotiation)")
                         return false
                     }
@@ -318,7 +343,10 @@ public final class TestServer: @unchecked Sendable {
         let peer = connection.peerCertificate
         var extra: [(String, String)] = keepAlive ? [] : [("Connection", "close")]
         let certText = peer.map { "cert=\"\($0.subject)\"" } ?? "cert=none"
-        func finish(_ status: Int, _ substatus: Int?, _ reason: String, _ page: String, headers: [(String, String)] = [], contentType: String = "text/html; charset=utf-8", raw: [UInt8]? = nil) throws(HTTPSError) {
+        func finish(
+            _ status: Int, _ substatus: Int?, _ reason: String, _ page: String, headers: [(String, String)] = [], contentType: String = "text/html; charset=utf-8",
+            raw: [UInt8]? = nil
+        ) throws(HTTPSError) {
             var all = extra + headers
             if let substatus { all.append(("X-MTLS-Substatus", "\(status).\(substatus)")) }
             try send(connection, status: status, reason: reason, headers: all + [("Content-Type", contentType)], body: raw ?? Array(page.utf8))
@@ -327,18 +355,28 @@ public final class TestServer: @unchecked Sendable {
         }
         if rule.clientCertificate != .ignore {
             if peer == nil && rule.clientCertificate == .require {
-                return try finish(403, 7, "Forbidden", TestServer.errorPage(status: 403, substatus: 7, title: "Forbidden", text: "The page you are attempting to access requires your browser to have a Secure Sockets Layer (SSL) client certificate that the Web server recognizes."))
+                return try finish(
+                    403, 7, "Forbidden",
+                    TestServer.errorPage(
+                        status: 403, substatus: 7, title: "Forbidden",
+                        text: "The page you are attempting to access requires your browser to have a Secure Sockets Layer (SSL) client certificate that the Web server recognizes.")
+                )
             }
             if peer != nil, let trust = connection.clientTrust, !trust.isTrusted {
                 let names = Set(trust.findings.map(\.code))
                 if names.contains(X509_V_ERR_CERT_HAS_EXPIRED) || names.contains(X509_V_ERR_CERT_NOT_YET_VALID) {
-                    return try finish(403, 17, "Forbidden", TestServer.errorPage(status: 403, substatus: 17, title: "Forbidden", text: "The client certificate has expired or is not yet valid."))
+                    return try finish(
+                        403, 17, "Forbidden", TestServer.errorPage(status: 403, substatus: 17, title: "Forbidden", text: "The client certificate has expired or is not yet valid."))
                 }
                 if names.contains(X509_V_ERR_CERT_REVOKED) {
-                    return try finish(403, 13, "Forbidden", TestServer.errorPage(status: 403, substatus: 13, title: "Forbidden", text: "The client certificate used for this request has been revoked by the Web server."))
+                    return try finish(
+                        403, 13, "Forbidden",
+                        TestServer.errorPage(
+                            status: 403, substatus: 13, title: "Forbidden", text: "The client certificate used for this request has been revoked by the Web server."))
                 }
                 let reason = trust.findings.first?.reason ?? "untrusted"
-                return try finish(403, 16, "Forbidden", TestServer.errorPage(status: 403, substatus: 16, title: "Forbidden", text: "The client certificate is untrusted or invalid: \(reason)."))
+                return try finish(
+                    403, 16, "Forbidden", TestServer.errorPage(status: 403, substatus: 16, title: "Forbidden", text: "The client certificate is untrusted or invalid: \(reason)."))
             }
         }
         switch rule.authentication {
@@ -346,23 +384,35 @@ public final class TestServer: @unchecked Sendable {
         case .basic:
             let expected = "Basic " + Data("\(configuration.username):\(configuration.password)".utf8).base64EncodedString()
             guard let authorization = head.headers["Authorization"] else {
-                return try finish(401, 2, "Unauthorized", TestServer.errorPage(status: 401, substatus: 2, title: "Unauthorized", text: "Access is denied due to server configuration: no credentials were sent."), headers: [("WWW-Authenticate", "Basic realm=\"\(configuration.realm)\"")])
+                return try finish(
+                    401, 2, "Unauthorized",
+                    TestServer.errorPage(status: 401, substatus: 2, title: "Unauthorized", text: "Access is denied due to server configuration: no credentials were sent."),
+                    headers: [("WWW-Authenticate", "Basic realm=\"\(configuration.realm)\"")])
             }
             guard authorization == expected else {
-                return try finish(401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "Access is denied due to invalid credentials."), headers: [("WWW-Authenticate", "Basic realm=\"\(configuration.realm)\"")])
+                return try finish(
+                    401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "Access is denied due to invalid credentials."),
+                    headers: [("WWW-Authenticate", "Basic realm=\"\(configuration.realm)\"")])
             }
         case .digest:
             let nonce = makeNonce()
             let challenge = "Digest realm=\"\(configuration.realm)\", qop=\"auth\", algorithm=MD5, nonce=\"\(nonce)\", opaque=\"mtls\""
             guard let authorization = head.headers["Authorization"], authorization.lowercased().hasPrefix("digest ") else {
-                return try finish(401, 2, "Unauthorized", TestServer.errorPage(status: 401, substatus: 2, title: "Unauthorized", text: "Access is denied due to server configuration: no credentials were sent."), headers: [("WWW-Authenticate", challenge)])
+                return try finish(
+                    401, 2, "Unauthorized",
+                    TestServer.errorPage(status: 401, substatus: 2, title: "Unauthorized", text: "Access is denied due to server configuration: no credentials were sent."),
+                    headers: [("WWW-Authenticate", challenge)])
             }
             switch verifyDigest(authorization, method: head.method) {
             case .ok: break
             case .stale:
-                return try finish(401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "The nonce is stale."), headers: [("WWW-Authenticate", challenge + ", stale=true")])
+                return try finish(
+                    401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "The nonce is stale."),
+                    headers: [("WWW-Authenticate", challenge + ", stale=true")])
             case .wrong:
-                return try finish(401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "Access is denied due to invalid credentials."), headers: [("WWW-Authenticate", challenge)])
+                return try finish(
+                    401, 1, "Unauthorized", TestServer.errorPage(status: 401, substatus: 1, title: "Unauthorized", text: "Access is denied due to invalid credentials."),
+                    headers: [("WWW-Authenticate", challenge)])
             }
         }
         switch rule.handler {
@@ -371,11 +421,15 @@ public final class TestServer: @unchecked Sendable {
         case .echoCertificate:
             var lines = ["path: \(head.path)", "tls: \(connection.report.version ?? "?")"]
             if let peer {
-                lines += ["subject: \(peer.subject)", "issuer: \(peer.issuer)", "serial: \(peer.serialNumberHex)", "sha256: \(peer.sha256Fingerprint.colonHex)", "notAfter: \(ISO8601DateFormatter().string(from: peer.notAfter))", "trusted: \(connection.clientTrust?.isTrusted ?? false)"]
+                lines += [
+                    "subject: \(peer.subject)", "issuer: \(peer.issuer)", "serial: \(peer.serialNumberHex)", "sha256: \(peer.sha256Fingerprint.colonHex)",
+                    "notAfter: \(ISO8601DateFormatter().string(from: peer.notAfter))", "trusted: \(connection.clientTrust?.isTrusted ?? false)",
+                ]
             } else {
                 lines.append("subject: (no client certificate)")
             }
-            try finish(200, nil, "OK", lines.joined(separator: "\n") + "\n", headers: peer.map { [("X-Client-Subject", $0.subject)] } ?? [], contentType: "text/plain; charset=utf-8")
+            try finish(
+                200, nil, "OK", lines.joined(separator: "\n") + "\n", headers: peer.map { [("X-Client-Subject", $0.subject)] } ?? [], contentType: "text/plain; charset=utf-8")
         case .shiftJIS:
             let text = "<!DOCTYPE html><html><head><meta charset=\"Shift_JIS\"><title>テスト</title></head><body><p>日本語のページです。クライアント証明書のテスト。</p></body></html>\n"
             let bytes = ShiftJIS.encode(text)
@@ -466,7 +520,8 @@ public final class TestServer: @unchecked Sendable {
     // MARK: Pages
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(
+            of: "\"", with: "&quot;")
     }
 
     /// An error page in the manner of IIS's detailed errors ("HTTP Error 403.7 - Forbidden").

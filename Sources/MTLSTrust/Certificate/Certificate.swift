@@ -98,7 +98,8 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
                     certificates.append(try Certificate(derBytes: block.derBytes))
                 }
             } catch {
-                throw MTLSTrustError(.malformedInput, "PEM block \(index + 1) (\(block.label)) does not hold a valid certificate: \(error.message)", openSSLDetail: error.openSSLDetail)
+                throw MTLSTrustError(
+                    .malformedInput, "PEM block \(index + 1) (\(block.label)) does not hold a valid certificate: \(error.message)", openSSLDetail: error.openSSLDetail)
             }
         }
         if certificates.isEmpty {

@@ -75,9 +75,15 @@ public enum CertificateIssuer {
         case .rootCA:
             extensions = [(NID_basic_constraints, "critical,CA:TRUE"), (NID_key_usage, "critical,keyCertSign,cRLSign"), (NID_subject_key_identifier, "hash")]
         case .server:
-            extensions = [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"), (NID_ext_key_usage, "serverAuth"), (NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")]
+            extensions = [
+                (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"), (NID_ext_key_usage, "serverAuth"), (NID_subject_key_identifier, "hash"),
+                (NID_authority_key_identifier, "keyid:always"),
+            ]
         case .client:
-            extensions = [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"), (NID_ext_key_usage, "clientAuth"), (NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")]
+            extensions = [
+                (NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature"), (NID_ext_key_usage, "clientAuth"), (NID_subject_key_identifier, "hash"),
+                (NID_authority_key_identifier, "keyid:always"),
+            ]
         }
         let sans = profile.dnsNames.map { "DNS:\($0)" } + profile.ipAddresses.map { "IP:\($0)" }
         if !sans.isEmpty { extensions.append((NID_subject_alt_name, sans.joined(separator: ","))) }

@@ -43,7 +43,10 @@ enum OpenSSLErrorQueue {
             var extra = ""
             if let data, (flags & ERR_TXT_STRING) != 0 { extra = String(cString: data) }
             entries.append(OpenSSLErrorEntry(code: code, library: library, reason: reason, data: extra))
-            if entries.count > 64 { ERR_clear_error(); break }
+            if entries.count > 64 {
+                ERR_clear_error()
+                break
+            }
         }
         return entries
     }

@@ -31,7 +31,11 @@ public struct PKCS12Inspection: Sendable {
 
     /// One bag inside a safe.
     public struct Bag: Sendable, Equatable {
-        public enum Kind: String, Sendable { case certificate, key, shroudedKey = "shrouded key", crl, secret, nested, other }
+        public enum Kind: String, Sendable {
+            case certificate, key
+            case shroudedKey = "shrouded key"
+            case crl, secret, nested, other
+        }
         public var kind: Kind
         /// For shrouded keys: how the key is encrypted.
         public var algorithm: Algorithm?

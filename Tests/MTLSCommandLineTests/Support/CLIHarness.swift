@@ -4,9 +4,9 @@ import XCTest
 @testable import MTLSCommandLine
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Runs `mtls` in-process, finds fixtures, makes temporary directories and asks the `openssl` CLI

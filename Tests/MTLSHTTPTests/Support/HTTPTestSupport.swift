@@ -21,7 +21,9 @@ enum HTTPFixtures {
     }
 
     /// An in-process IIS-like server on a free port with the TestCerts server identity, trusting the test root.
-    static func startServer(maximumVersion: TLSVersion? = nil, atHandshake: Bool = false, sendsCANames: Bool = true, httpSys: Bool = false, crls: [String] = []) throws -> TestServer {
+    static func startServer(maximumVersion: TLSVersion? = nil, atHandshake: Bool = false, sendsCANames: Bool = true, httpSys: Bool = false, crls: [String] = []) throws
+        -> TestServer
+    {
         let server = try certificates("server.pem")[0]
         let configuration = TLSServerConfiguration(
             certificate: server, privateKey: try key("server.key"), chain: try certificates("intermediate-ca.pem"),
@@ -55,7 +57,8 @@ final class OpenSSLServer {
         port = Int.random(in: 20000...60000)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.currentDirectoryURL = HTTPFixtures.testCerts
-        process.arguments = ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-cert_chain", "intermediate-ca.pem", "-naccept", "20"] + arguments
+        process.arguments =
+            ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-cert_chain", "intermediate-ca.pem", "-naccept", "20"] + arguments
         process.standardOutput = output
         process.standardError = output
         process.standardInput = Pipe()

@@ -400,8 +400,14 @@ struct OpenSSLCertificateFacts: Sendable {
         var inPublicKey = false
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
             let line = String(rawLine)
-            if line == "@@@pin" { section = "pin"; continue }
-            if line == "@@@sha1" { section = "sha1"; continue }
+            if line == "@@@pin" {
+                section = "pin"
+                continue
+            }
+            if line == "@@@sha1" {
+                section = "sha1"
+                continue
+            }
             switch section {
             case "pin":
                 if !line.isEmpty { pin = line }
