@@ -165,10 +165,13 @@ public final class HTTPSClient: @unchecked Sendable {
         return Array(head.utf8)
     }
 
-    private func exchange(_ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink: ((ArraySlice<UInt8>) throws -> Void)?) throws(HTTPSError) -> HTTPResponse {
+    private func exchange(_ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink: ((ArraySlice<UInt8>) throws -> Void)?)
+        throws(HTTPSError) -> HTTPResponse
+    {
         let host = request.url.hostHeader
         let body = request.body
-        let head = try HTTPSClient.serializeHead(request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
+        let head = try HTTPSClient.serializeHead(
+            request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
         trace?(HTTPSClient.redactedHead(head, outgoing: true))
         let waitForContinue = request.expectsContinue && (body?.isEmpty == false)
         var earlyWriteFailure: HTTPSError? = nil
@@ -240,7 +243,8 @@ public final class HTTPSClient: @unchecked Sendable {
                             decoded = try decompressor.decode(bytes)
                         } catch {
                             switch error {
-                            case .tooLarge(let limit): throw HTTPSError(.httpParse, host: host, "the compressed body expands beyond \(limit >> 20) MiB (a decompression bomb?); refused")
+                            case .tooLarge(let limit):
+                                throw HTTPSError(.httpParse, host: host, "the compressed body expands beyond \(limit >> 20) MiB (a decompression bomb?); refused")
                             case .corrupt(let why): throw HTTPSError(.httpParse, host: host, "the compressed body is corrupt: \(why)")
                             }
                         }
@@ -266,9 +270,12 @@ public final class HTTPSClient: @unchecked Sendable {
         guard let responseHead = parser.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
         tls.refreshSession(connection)
         let connectionHeader = responseHead.headers["Connection"]?.lowercased() ?? ""
-        let reusable = bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close") && responseHead.status != 101
+        let reusable =
+            bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close")
+            && responseHead.status != 101
         if reusable { checkin(connection, url: request.url) } else { connection.close() }
-        return HTTPResponse(url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)
+        return HTTPResponse(
+            url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)
     }
 
     static func redactedHead(_ bytes: [UInt8], outgoing: Bool) -> String {
@@ -282,9 +289,9 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     static func describeResponseHead(_ head: HTTPResponseHead) -> String {
-        (["< \(head.version) \(head.status) \(head.reason)"] + head.headers.map { field in
-            secretHeaders.contains(field.name.lowercased()) ? "< \(field.name): [redacted]" : "< \(field.name): \(field.value)"
-        }).joined(separator: "\n")
+        (["< \(head.version) \(head.status) \(head.reason)"]
+            + head.headers.map { field in
+                secretHeaders.contains(field.name.lowercased()) ? "< \(field.name): [redacted]" : "< \(field.name): \(field.value)"
+            }).joined(separator: "\n")
     }
 }
-

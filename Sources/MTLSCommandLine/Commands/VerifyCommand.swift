@@ -118,7 +118,9 @@ enum VerifyCommand {
         return allTrusted ? ExitCode.success : ExitCode.no
     }
 
-    private static func json(_ source: String, _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool) -> JSON {
+    private static func json(_ source: String, _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool)
+        -> JSON
+    {
         let chain: [JSON] = evaluation.chain.enumerated().map { depth, certificate in
             CertificateDescription.json(certificate, depth: depth, extra: [("isAnchor", .bool(isAnchor(certificate, evaluation: evaluation, policy: policy, anchors: anchors)))])
         }
@@ -141,13 +143,17 @@ enum VerifyCommand {
             ("pathsTried", .int(evaluation.pathsTried)),
         ]
         if let pinSet, let pinMatch {
-            pairs.append(("pins", .object([
-                ("satisfied", .bool(pinMatch.isSatisfied)),
-                ("expired", .bool(pinMatch.expired)),
-                ("expected", .strings(pinSet.pins.map(\.description))),
-                ("presented", .strings(pinMatch.presented.map(\.description))),
-                ("matched", .array(pinMatch.matched.map { .object([("pin", .string($0.pin.description)), ("depth", .int($0.depth))]) })),
-            ])))
+            pairs.append(
+                (
+                    "pins",
+                    .object([
+                        ("satisfied", .bool(pinMatch.isSatisfied)),
+                        ("expired", .bool(pinMatch.expired)),
+                        ("expected", .strings(pinSet.pins.map(\.description))),
+                        ("presented", .strings(pinMatch.presented.map(\.description))),
+                        ("matched", .array(pinMatch.matched.map { .object([("pin", .string($0.pin.description)), ("depth", .int($0.depth))]) })),
+                    ])
+                ))
         }
         return .object(pairs)
     }
@@ -157,11 +163,16 @@ enum VerifyCommand {
         return policy.includesSystemRoots && evaluation.isTrusted && certificate == evaluation.chain.last
     }
 
-    private static func printHuman(_ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool, console: Console, verbose: Bool) {
+    private static func printHuman(
+        _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool, console: Console, verbose: Bool
+    ) {
         console.out("Chain (as built):")
         for (depth, certificate) in evaluation.chain.enumerated() {
             let role: String? = isAnchor(certificate, evaluation: evaluation, policy: policy, anchors: anchors) ? "anchor" : (depth == 0 ? "leaf" : nil)
-            let lines = verbose ? ["  \(depth)  (\(role ?? "intermediate"))"] + CertificateDescription.detailed(certificate, console: console, indent: "     ") : CertificateDescription.chainEntry(certificate, depth: depth, role: role, console: console)
+            let lines =
+                verbose
+                ? ["  \(depth)  (\(role ?? "intermediate"))"] + CertificateDescription.detailed(certificate, console: console, indent: "     ")
+                : CertificateDescription.chainEntry(certificate, depth: depth, role: role, console: console)
             lines.forEach { console.out($0) }
         }
         console.out()

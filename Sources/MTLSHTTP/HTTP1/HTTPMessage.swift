@@ -105,7 +105,9 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
             if after.hasPrefix(":") {
-                guard let value = Int(after.dropFirst()), (1...65535).contains(value) else { throw HTTPSError(.url, host: text, "the port '\(after.dropFirst())' is not a number from 1 to 65535") }
+                guard let value = Int(after.dropFirst()), (1...65535).contains(value) else {
+                    throw HTTPSError(.url, host: text, "the port '\(after.dropFirst())' is not a number from 1 to 65535")
+                }
                 port = value
             } else if !after.isEmpty {
                 throw HTTPSError(.url, host: text, "unexpected text after the IPv6 address")

@@ -12,7 +12,8 @@ public struct HTTPRequestHead: Sendable {
 /// body. A state machine like ``HTTPResponseParser``; no I/O.
 public struct HTTPRequestParser: Sendable {
     public enum ParseError: Error, Sendable, Equatable {
-        case badRequestLine, lineTooLong, headersTooLarge, tooManyHeaders, badHeader, badContentLength, conflictingContentLength, badChunk, unsupportedTransferEncoding, bodyTooLarge
+        case badRequestLine, lineTooLong, headersTooLarge, tooManyHeaders, badHeader, badContentLength, conflictingContentLength, badChunk, unsupportedTransferEncoding,
+            bodyTooLarge
     }
 
     public enum Event: Sendable, Equatable {
@@ -95,7 +96,9 @@ public struct HTTPRequestParser: Sendable {
             if current.isEmpty { return }
             let text = String(decoding: current, as: UTF8.self)
             let parts = text.split(separator: " ", omittingEmptySubsequences: false)
-            guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy(HTTPResponseParser.isTokenByte), parts[2].hasPrefix("HTTP/1."), !parts[1].isEmpty else { throw .badRequestLine }
+            guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy(HTTPResponseParser.isTokenByte), parts[2].hasPrefix("HTTP/1."), !parts[1].isEmpty else {
+                throw .badRequestLine
+            }
             method = String(parts[0])
             target = String(parts[1])
             version = String(parts[2])

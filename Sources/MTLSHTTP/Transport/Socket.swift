@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A point in time by the monotonic clock, for deadlines.
@@ -199,7 +199,8 @@ public enum TCP {
             }
             guard handle.wait(forRead: false, forWrite: true, until: deadline), token?.isCancelled != true else {
                 if token?.isCancelled == true { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-                throw HTTPSError(.timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise --timeout")
+                throw HTTPSError(
+                    .timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise --timeout")
             }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
@@ -207,7 +208,9 @@ public enum TCP {
             if error == 0 { return handle }
             lastError = String(cString: strerror(error))
         }
-        throw HTTPSError(.connect, host: label, "could not connect: \(lastError)", hint: lastError.contains("refused") ? "nothing listens on port \(port); check the port and that the server is running" : nil)
+        throw HTTPSError(
+            .connect, host: label, "could not connect: \(lastError)",
+            hint: lastError.contains("refused") ? "nothing listens on port \(port); check the port and that the server is running" : nil)
     }
 
     /// Listens on `address:port` (port 0 picks a free one).
@@ -230,7 +233,9 @@ public enum TCP {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
             let reason = String(cString: strerror(errno))
-            throw HTTPSError(.configuration, host: label, "cannot listen on \(label): \(reason)", hint: reason.contains("in use") ? "another program uses the port; pick another with --port" : nil)
+            throw HTTPSError(
+                .configuration, host: label, "cannot listen on \(label): \(reason)",
+                hint: reason.contains("in use") ? "another program uses the port; pick another with --port" : nil)
         }
         guard Glibc.listen(fd, backlog) == 0 else {
             throw HTTPSError(.configuration, host: label, "listen() failed: \(String(cString: strerror(errno)))")

@@ -84,7 +84,9 @@ public final class TLSClient: @unchecked Sendable {
     ///   - host: The host to verify and (unless it is an IP literal) to send as SNI.
     ///   - port: The port.
     ///   - connectTo: Where to connect instead (`--connect-to`), keeping `host` for SNI and checks.
-    public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil, token: CancellationToken? = nil) throws(HTTPSError) -> TLSConnection {
+    public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil, token: CancellationToken? = nil) throws(HTTPSError)
+        -> TLSConnection
+    {
         let timeouts = configuration.timeouts
         let total = deadline ?? .after(timeouts.total)
         let target = connectTo ?? (host, port)
@@ -162,7 +164,9 @@ private func clientVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: Unsaf
     let host = state.report.host
     // A renegotiation must present the same server certificate.
     if let first = state.firstPeerLeaf, first != leaf {
-        state.trustFailure = HTTPSError(.serverCertificate, host: host, "the server presented a different certificate during renegotiation (\(leaf.displayName) instead of \(first.displayName)); refused", hint: "this is what a man-in-the-middle or a misconfigured load balancer does")
+        state.trustFailure = HTTPSError(
+            .serverCertificate, host: host, "the server presented a different certificate during renegotiation (\(leaf.displayName) instead of \(first.displayName)); refused",
+            hint: "this is what a man-in-the-middle or a misconfigured load balancer does")
         X509_STORE_CTX_set_error(storeContext, X509_V_ERR_APPLICATION_VERIFICATION)
         return 0
     }
@@ -176,7 +180,8 @@ private func clientVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: Unsaf
         let match = pins.check(evaluation.chain)
         state.report.pinMatch = match
         if !match.isSatisfied {
-            problems.append("no pin matched: expected \(pins.pins.map(\.description).joined(separator: ", ")); presented \(match.presented.map(\.description).joined(separator: ", "))")
+            problems.append(
+                "no pin matched: expected \(pins.pins.map(\.description).joined(separator: ", ")); presented \(match.presented.map(\.description).joined(separator: ", "))")
         }
     }
     if problems.isEmpty { return 1 }
@@ -186,7 +191,9 @@ private func clientVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: Unsaf
     }
     let first = evaluation.findings.first
     let message = first.map { "\($0.reason) (\($0.name))" } ?? problems[0]
-    state.trustFailure = HTTPSError(.serverCertificate, host: host, "the server's certificate is not trusted: \(message)", hint: first?.hint ?? "check the pins, or the server's key changed", trust: evaluation)
+    state.trustFailure = HTTPSError(
+        .serverCertificate, host: host, "the server's certificate is not trusted: \(message)", hint: first?.hint ?? "check the pins, or the server's key changed", trust: evaluation
+    )
     X509_STORE_CTX_set_error(storeContext, first?.code ?? X509_V_ERR_APPLICATION_VERIFICATION)
     return 0
 }
@@ -249,5 +256,6 @@ let signatureSchemeNames: [UInt16: String] = [
     0x0403: "ecdsa_secp256r1_sha256", 0x0503: "ecdsa_secp384r1_sha384", 0x0603: "ecdsa_secp521r1_sha512",
     0x0804: "rsa_pss_rsae_sha256", 0x0805: "rsa_pss_rsae_sha384", 0x0806: "rsa_pss_rsae_sha512",
     0x0807: "ed25519", 0x0808: "ed448", 0x0809: "rsa_pss_pss_sha256", 0x080a: "rsa_pss_pss_sha384", 0x080b: "rsa_pss_pss_sha512",
-    0x0201: "rsa_pkcs1_sha1", 0x0203: "ecdsa_sha1", 0x0303: "ecdsa_sha224", 0x0301: "rsa_pkcs1_sha224", 0x0402: "dsa_sha256", 0x0202: "dsa_sha1", 0x0302: "dsa_sha224", 0x0502: "dsa_sha384", 0x0602: "dsa_sha512",
+    0x0201: "rsa_pkcs1_sha1", 0x0203: "ecdsa_sha1", 0x0303: "ecdsa_sha224", 0x0301: "rsa_pkcs1_sha224", 0x0402: "dsa_sha256", 0x0202: "dsa_sha1", 0x0302: "dsa_sha224",
+    0x0502: "dsa_sha384", 0x0602: "dsa_sha512",
 ]

@@ -142,7 +142,10 @@ public final class TLSConnection: @unchecked Sendable {
                 if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 let code = errno
                 if result == 0 || code == 0 {
-                    throw HTTPSError(phase == .tlsHandshake ? .tlsHandshake : .io, host: label, "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")", hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2" : nil, alert: lastAlert)
+                    throw HTTPSError(
+                        phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
+                        "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")",
+                        hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2" : nil, alert: lastAlert)
                 }
                 throw HTTPSError(.io, host: label, "the connection failed: \(String(cString: strerror(code)))", alert: lastAlert)
             default:
@@ -175,16 +178,23 @@ public final class TLSConnection: @unchecked Sendable {
             case "no renegotiation": hint = "the server refused to renegotiate"
             default: break
             }
-            return HTTPSError(phase == .tlsHandshake ? .tlsHandshake : .io, host: label, "the server sent the TLS alert \"\(alert.description)\"\(text.isEmpty ? "" : " (\(text))")", hint: hint, alert: alert.description)
+            return HTTPSError(
+                phase == .tlsHandshake ? .tlsHandshake : .io, host: label, "the server sent the TLS alert \"\(alert.description)\"\(text.isEmpty ? "" : " (\(text))")", hint: hint,
+                alert: alert.description)
         }
         if reasons.contains("unsafe legacy renegotiation disabled") {
-            return HTTPSError(.tlsHandshake, host: label, "the server asked to renegotiate without RFC 5746 secure renegotiation; refused", hint: "only if you trust the network, allow it with --legacy-renegotiation", alert: lastAlert)
+            return HTTPSError(
+                .tlsHandshake, host: label, "the server asked to renegotiate without RFC 5746 secure renegotiation; refused",
+                hint: "only if you trust the network, allow it with --legacy-renegotiation", alert: lastAlert)
         }
         if reasons.contains("wrong version number") || reasons.contains("packet length too long") || reasons.contains("record layer failure") {
-            return HTTPSError(.tlsHandshake, host: label, "the server did not answer with TLS (\(text))", hint: "is this an HTTPS port? plain HTTP or another protocol answers here")
+            return HTTPSError(
+                .tlsHandshake, host: label, "the server did not answer with TLS (\(text))", hint: "is this an HTTPS port? plain HTTP or another protocol answers here")
         }
         if reasons.contains("unsupported protocol") || reasons.contains("no protocols available") {
-            return HTTPSError(.tlsHandshake, host: label, "no TLS version in common with the server (\(text))", hint: "the server may only speak TLS 1.0/1.1, which is refused unless asked for with --tls-min 1.0")
+            return HTTPSError(
+                .tlsHandshake, host: label, "no TLS version in common with the server (\(text))",
+                hint: "the server may only speak TLS 1.0/1.1, which is refused unless asked for with --tls-min 1.0")
         }
         return HTTPSError(phase == .request || phase == .httpParse ? .io : phase, host: label, text.isEmpty ? "TLS failure" : text, alert: lastAlert)
     }
@@ -198,12 +208,13 @@ public final class TLSConnection: @unchecked Sendable {
         var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
         buffer.withUnsafeMutableBytes { raw in
             do throws(HTTPSError) {
-                result = .success(try drive(.io, until: deadline, idle: idle) {
-                    var n = 0
-                    let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
-                    readCount = n
-                    return ok == 1 ? Int32(1) : ok
-                })
+                result = .success(
+                    try drive(.io, until: deadline, idle: idle) {
+                        var n = 0
+                        let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
+                        readCount = n
+                        return ok == 1 ? Int32(1) : ok
+                    })
             } catch {
                 result = .failure(error)
             }
@@ -222,9 +233,10 @@ public final class TLSConnection: @unchecked Sendable {
             var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
             bytes.withUnsafeBytes { raw in
                 do throws(HTTPSError) {
-                    result = .success(try drive(.request, until: deadline) {
-                        SSL_write_ex(ssl, raw.baseAddress! + offset, raw.count - offset, &written)
-                    })
+                    result = .success(
+                        try drive(.request, until: deadline) {
+                            SSL_write_ex(ssl, raw.baseAddress! + offset, raw.count - offset, &written)
+                        })
                 } catch {
                     result = .failure(error)
                 }

@@ -101,7 +101,10 @@ public final class TLSServerContext: @unchecked Sendable {
         state.handshakeDone = true
         connection.fillSessionFacts()
         if configuration.requestsCertificateAtHandshake {
-            state.report.certificateRequests.append(CertificateRequestRecord(phase: .handshake, acceptedCANames: configuration.sendsCANames ? configuration.clientCAs.map(\.subject) : [], signatureAlgorithms: [], sentCertificate: connection.peerCertificate, sentIdentityLabel: nil, identityFits: true, hadNoIdentity: false))
+            state.report.certificateRequests.append(
+                CertificateRequestRecord(
+                    phase: .handshake, acceptedCANames: configuration.sendsCANames ? configuration.clientCAs.map(\.subject) : [], signatureAlgorithms: [],
+                    sentCertificate: connection.peerCertificate, sentIdentityLabel: nil, identityFits: true, hadNoIdentity: false))
         }
         return connection
     }
@@ -158,7 +161,9 @@ extension TLSConnection {
     }
 
     private func record(_ phase: CertificateRequestPhase) {
-        state.report.certificateRequests.append(CertificateRequestRecord(phase: phase, acceptedCANames: [], signatureAlgorithms: [], sentCertificate: peerCertificate, sentIdentityLabel: nil, identityFits: true, hadNoIdentity: false))
+        state.report.certificateRequests.append(
+            CertificateRequestRecord(
+                phase: phase, acceptedCANames: [], signatureAlgorithms: [], sentCertificate: peerCertificate, sentIdentityLabel: nil, identityFits: true, hadNoIdentity: false))
     }
 
     /// Reads handshake records (peeking, so no application data is consumed) until `done`.
@@ -183,7 +188,9 @@ extension TLSConnection {
                 throw HTTPSError(.io, host: label, "the client closed the connection during the certificate request")
             default:
                 let reasons = OpenSSLErrorDescriber.drain().map(\.reason).joined(separator: "; ")
-                throw HTTPSError(.clientCertificate, host: label, "the certificate request failed: \(reasons.isEmpty ? "connection error" : reasons)", alert: state.report.alerts.last?.description)
+                throw HTTPSError(
+                    .clientCertificate, host: label, "the certificate request failed: \(reasons.isEmpty ? "connection error" : reasons)",
+                    alert: state.report.alerts.last?.description)
             }
         }
     }
