@@ -103,7 +103,7 @@ enum FileHandleWriter {
         if let text = String(bytes: bytes, encoding: .utf8), bytes.allSatisfy({ $0 != 0 }) {
             console.write(text)
         } else {
-            FileHandle.standardOutput.write(Data(bytes))
+            console.writeBytes(bytes)
         }
     }
 }

@@ -15,6 +15,9 @@ public final class Console: @unchecked Sendable {
     public let environment: [String: String]
     /// Reads standard input to its end (for `stdin` secrets and `-`).
     public let readStandardInput: () -> [UInt8]
+    /// Writes raw bytes to standard output (DER); nil sends them to the text sink as ISO 8859-1,
+    /// which maps every byte to one character and back.
+    private let stdoutBytesSink: (([UInt8]) -> Void)?
 
     /// A console over the process's standard streams.
     public static func standard() -> Console {
@@ -23,14 +26,17 @@ public final class Console: @unchecked Sendable {
             stderr: { text in FileHandle.standardError.write(Data(text.utf8)) },
             stdoutIsTerminal: isatty(1) == 1, stdinIsTerminal: isatty(0) == 1,
             environment: ProcessInfo.processInfo.environment,
-            readStandardInput: { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) })
+            readStandardInput: { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) },
+            stdoutBytes: { bytes in FileHandle.standardOutput.write(Data(bytes)) })
     }
 
     /// A console with custom sinks.
     public init(
         stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool = false,
-        stdinIsTerminal: Bool = false, environment: [String: String] = [:], readStandardInput: @escaping () -> [UInt8] = { [] }
+        stdinIsTerminal: Bool = false, environment: [String: String] = [:], readStandardInput: @escaping () -> [UInt8] = { [] },
+        stdoutBytes: (([UInt8]) -> Void)? = nil
     ) {
+        self.stdoutBytesSink = stdoutBytes
         self.stdoutSink = stdout
         self.stderrSink = stderr
         self.stdoutIsTerminal = stdoutIsTerminal
@@ -51,6 +57,17 @@ public final class Console: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         stdoutSink(text)
+    }
+
+    /// Writes raw bytes (binary output such as DER) to standard output.
+    public func writeBytes(_ bytes: [UInt8]) {
+        lock.lock()
+        defer { lock.unlock() }
+        if let stdoutBytesSink {
+            stdoutBytesSink(bytes)
+        } else {
+            stdoutSink(String(bytes.map { Character(Unicode.Scalar($0)) }))
+        }
     }
 
     /// Writes a line to standard error.
