@@ -196,6 +196,7 @@ leaf client-alice-expired    ec256   client-alice     "email:alice@example.com" 
 leaf client-bob-rsa          rsa2048 client-bob       -                         clientAuth "$GOOD_START" "$GOOD_END" 2103
 leaf client-serverauth-only  ec256   client-wrong-eku -                         serverAuth "$GOOD_START" "$GOOD_END" 2104
 leaf client-other            ec256   client-other     -                         clientAuth "$GOOD_START" "$GOOD_END" 3001 other
+leaf client-revoked          ec256   client-revoked   "email:revoked@example.com" clientAuth "$GOOD_START" "$GOOD_END" 2105
 cat "$OUT/client-alice.pem" "$OUT/intermediate-ca.pem" >"$OUT/client-alice-chain.pem"
 
 # --------------------------------------------------------------------------
@@ -203,6 +204,8 @@ cat "$OUT/client-alice.pem" "$OUT/intermediate-ca.pem" >"$OUT/client-alice-chain
 # --------------------------------------------------------------------------
 ossl ca -batch -config "$CNF" -name ca_int -cert "$OUT/intermediate-ca.pem" -keyfile "$OUT/intermediate-ca.key" \
   -revoke "$OUT/server-revoked.pem" -crl_reason keyCompromise 2>"$WORK/ca.log" || { cat "$WORK/ca.log" >&2; exit 1; }
+ossl ca -batch -config "$CNF" -name ca_int -cert "$OUT/intermediate-ca.pem" -keyfile "$OUT/intermediate-ca.key" \
+  -revoke "$OUT/client-revoked.pem" -crl_reason keyCompromise 2>"$WORK/ca.log" || { cat "$WORK/ca.log" >&2; exit 1; }
 # Pin the revocation date to 2025-01-01T00:00:00Z (openssl ca records "now").
 python3 - "$WORK/db/int/index.txt" <<'PY'
 import sys
@@ -404,6 +407,8 @@ done
 expect_ok   "client-alice-chain.pem as untrusted" verify -attime "$ATTIME" -CAfile root-ca.pem -untrusted client-alice-chain.pem -purpose sslclient client-alice.pem
 expect_fail "client-alice-expired is expired"    "certificate has expired" "${V[@]}" -purpose sslclient client-alice-expired.pem
 expect_fail "client-serverauth-only not sslclient" "unsuitable certificate purpose" "${V[@]}" -purpose sslclient client-serverauth-only.pem
+expect_ok   "client-revoked ok without CRL check" "${V[@]}" -purpose sslclient client-revoked.pem
+expect_fail "client-revoked rejected with crls.pem" "certificate revoked" "${V[@]}" -purpose sslclient -crl_check -CRLfile crls.pem client-revoked.pem
 expect_fail "client-other untrusted by root-ca"  "unable to get local issuer" "${V[@]}" client-other.pem
 expect_ok   "client-other ok vs other-root-ca"   verify -attime "$ATTIME" -CAfile other-root-ca.pem -purpose sslclient client-other.pem
 expect_ok   "client-other ok vs all-roots.pem"   verify -attime "$ATTIME" -CAfile all-roots.pem -purpose sslclient client-other.pem
@@ -413,7 +418,7 @@ expect_ok   "root CRL signature"                 crl -in root-crl.pem -noout -CA
 # key/cert pairs
 for c in root-ca intermediate-ca other-root-ca server server-rsa2048 server-rsa4096 server-p384 server-ed25519 \
          server-expired server-notyetvalid server-wronghost server-multi server-cn-only server-clientauth-only \
-         server-revoked self-signed client-alice client-alice-expired client-bob-rsa client-other client-serverauth-only; do
+         server-revoked self-signed client-alice client-alice-expired client-bob-rsa client-other client-serverauth-only client-revoked; do
   a=$(ossl x509 -in "$c.pem" -noout -pubkey | sha256sum)
   b=$(ossl pkey -in "$c.key" -pubout | sha256sum)
   head -1 "$c.key" | grep -q '^-----BEGIN PRIVATE KEY-----$' || bad "$c.key is not unencrypted PKCS#8"
@@ -579,12 +584,13 @@ ECDSA P-256 — unless the row says otherwise.
 | `client-bob-rsa.pem` / `.der` / `.key` | client | intermediate | good | CN=client-bob; no SAN; clientAuth | RSA 2048 | – | RSA client |
 | `client-other.pem` / `.der` / `.key` | client from another PKI | other-root-ca (directly) | good | CN=client-other; no SAN; clientAuth | ECDSA P-256 | – | client not trusted by root-ca (`unable to get local issuer certificate`); trusted via `all-roots.pem` |
 | `client-serverauth-only.pem` / `.der` / `.key` | client with wrong EKU | intermediate | good | CN=client-wrong-eku; no SAN; EKU **serverAuth** only | ECDSA P-256 | – | wrong purpose for a client |
+| `client-revoked.pem` / `.der` / `.key` | client, revoked (serial 2105) | intermediate | good | CN=client-revoked; `email:revoked@example.com`; clientAuth | ECDSA P-256 | – | listed in `intermediate-crl.pem` (keyCompromise): IIS 403.13, Apache `certificate revoked` |
 
 ## CRLs
 
 | file | role | issuer | validity | contents | what it tests |
 |---|---|---|---|---|---|
-| `intermediate-crl.pem` | CRL v2, CRL number 0x1000, AKI | intermediate | lastUpdate 2025-01-01T00:00:00Z, nextUpdate 2035-01-01T00:00:00Z | revokes serial 200C (`server-revoked`), reason keyCompromise | revocation checking |
+| `intermediate-crl.pem` | CRL v2, CRL number 0x1000, AKI | intermediate | lastUpdate 2025-01-01T00:00:00Z, nextUpdate 2035-01-01T00:00:00Z | revokes serials 200C (`server-revoked`) and 2105 (`client-revoked`), reason keyCompromise | revocation checking |
 | `root-crl.pem` | CRL v2, CRL number 0x1000, AKI | root | same | no revoked certificates | full-chain CRL checking (`-crl_check_all`) |
 | `crls.pem` | intermediate-crl + root-crl concatenated | – | – | – | `openssl verify -crl_check[_all] -CRLfile crls.pem` rejects `server-revoked`, accepts `server` |
 

@@ -141,9 +141,30 @@ final class PeerInteropTests: XCTestCase {
         XCTAssertTrue(String(decoding: accepted.body, as: UTF8.self).contains("body_bytes=\(big.count)"), String(decoding: accepted.body, as: UTF8.self))
     }
 
-    func testApacheCRLCheckedLocationAcceptsAGoodCertificate() throws {
-        let peer = try peer(Self.apache13)
-        XCTAssertEqual(try get(try client(alice), peer.port("CRL_PORT"), "/secure-crl").status, 200)
+    func testApacheCRLCheckedLocationAcceptsAGoodCertificateAndRefusesARevokedOne() throws {
+        for peer in [try peer(Self.apache12), try peer(Self.apache13)] {
+            XCTAssertEqual(try get(try client(alice), peer.port("CRL_PORT"), "/secure-crl").status, 200)
+            XCTAssertThrowsError(try get(try client(("client-revoked.pem", "client-revoked.key")), peer.port("CRL_PORT"), "/secure-crl")) { error in
+                XCTAssertEqual((error as? HTTPSError)?.alert, "certificate revoked", "\(error)")
+            }
+            XCTAssertEqual(try curl(peer.port("CRL_PORT"), "/secure-crl", ["--cert", "client-revoked.pem", "--key", "client-revoked.key"]).0, 56, "curl is refused too")
+        }
+    }
+
+    func testApacheRefusesAClientCertificateWithoutClientAuthEKU() throws {
+        for peer in [try peer(Self.apache12), try peer(Self.apache13)] {
+            XCTAssertThrowsError(try get(try client(("client-serverauth-only.pem", "client-serverauth-only.key")), peer.port(), "/secure")) { error in
+                XCTAssertNotNil((error as? HTTPSError)?.alert, "\(error)")
+            }
+        }
+    }
+
+    func testGoodCertificateWithItsChainLogsInOnBothVersions() throws {
+        for peer in [try peer(Self.apache12), try peer(Self.apache13)] {
+            let response = try get(try client(("client-alice-chain.pem", "client-alice.key")), peer.port(), "/secure")
+            XCTAssertEqual(response.status, 200)
+            XCTAssertTrue(String(decoding: response.body, as: UTF8.self).contains("verify=SUCCESS"))
+        }
     }
 
     func testNginxAsksInTheHandshakeAndAnswers400WithoutACertificate() throws {

@@ -62,11 +62,16 @@ final class ServeInteropTests: XCTestCase {
         let cases: [([String], String)] = [
             (["--cert", "client-other.pem", "--key", "client-other.key"], "403.16"),
             (["--cert", "client-alice-expired.pem", "--key", "client-alice-expired.key"], "403.17"),
+            (["--cert", "client-revoked.pem", "--key", "client-revoked.key"], "403.13"),
         ]
         for (flags, substatus) in cases {
-            let result = try curl(server, "/secure", ["--tls-max", "1.2"] + flags)
-            XCTAssertTrue(result.out.contains("X-MTLS-Substatus: \(substatus)"), "\(flags): \(result.out)\(result.err)")
+            for version in [["--tls-max", "1.2"], ["--tlsv1.3"]] {
+                let result = try curl(server, "/secure", version + flags)
+                XCTAssertTrue(result.out.contains("X-MTLS-Substatus: \(substatus)"), "\(version) \(flags): \(result.out)\(result.err)")
+            }
         }
+        let good = try curl(server, "/secure", ["--cert", "client-alice-chain.pem", "--key", "client-alice.key"])
+        XCTAssertTrue(good.out.hasPrefix("HTTP/1.1 200"), "a good certificate passes the CRL check: \(good.out)")
     }
 
     func testPlainHTTPOnTheTLSPortGets403Point4() throws {

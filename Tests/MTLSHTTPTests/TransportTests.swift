@@ -62,6 +62,32 @@ final class TransportTests: XCTestCase {
         }
     }
 
+    func testTheIdentityIssuedByAnAcceptedCAIsChosenAmongSeveral() throws {
+        let server = try HTTPFixtures.startServer(maximumVersion: .tls1_2)
+        defer { server.stop() }
+        let other = try ClientIdentity.files(certificatePath: HTTPFixtures.path("client-other.pem"), keyPath: HTTPFixtures.path("client-other.key"))
+        let alice = try ClientIdentity.pkcs12(path: HTTPFixtures.path("p12/client-alice-modern.p12"), password: "mtls")
+        let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: [other, alice])
+        let client = try HTTPSClient(configuration: configuration)
+        let response = try get(client, server, "/secure")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.certificateRequests.first?.sentCertificate?.commonName, "client-alice", "the second identity fits the CA names")
+        XCTAssertEqual(response.tls.certificateRequests.first?.identityFits, true)
+        client.closeIdleConnections()
+    }
+
+    func testBodiesCanStreamToASinkInsteadOfMemory() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let client = try HTTPFixtures.client()
+        let collected = LogLines()
+        let response = try client.send(HTTPRequest(url: try HTTPFixtures.url(server, "/sjis")), bodySink: { chunk in collected.append(String(chunk.count)) })
+        XCTAssertTrue(response.body.isEmpty, "nothing is kept in memory when a sink is given")
+        XCTAssertEqual(collected.lines.compactMap(Int.init).reduce(0, +), response.wireBodyLength)
+        XCTAssertGreaterThan(response.wireBodyLength, 0)
+        client.closeIdleConnections()
+    }
+
     func testHandshakeTimeRequestIsRecordedAsSuch() throws {
         let server = try HTTPFixtures.startServer(atHandshake: true)
         defer { server.stop() }
