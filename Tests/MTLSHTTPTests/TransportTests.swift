@@ -67,7 +67,8 @@ final class TransportTests: XCTestCase {
         defer { server.stop() }
         let other = try ClientIdentity.files(certificatePath: HTTPFixtures.path("client-other.pem"), keyPath: HTTPFixtures.path("client-other.key"))
         let alice = try ClientIdentity.pkcs12(path: HTTPFixtures.path("p12/client-alice-modern.p12"), password: "mtls")
-        let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: [other, alice])
+        let configuration = TLSClientConfiguration(
+            trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: [other, alice])
         let client = try HTTPSClient(configuration: configuration)
         let response = try get(client, server, "/secure")
         XCTAssertEqual(response.status, 200)
