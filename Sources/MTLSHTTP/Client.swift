@@ -34,6 +34,9 @@ public final class HTTPSClient: @unchecked Sendable {
     public var maximumBodySize: Int = 64 << 20
     /// Header names whose values are replaced by `[redacted]` in traces.
     public static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
+    /// Redact secret headers in traces (default true; `--show-secrets` turns it off).
+    /// - Warning: With false, traces hold passwords and session cookies.
+    public var redactsSecrets = true
     /// Where `connect-to` sends connections for a host (`--connect-to`).
     public var connectTo: [String: (host: String, port: Int)] = [:]
     /// A trace sink for `-v` (request and response heads, secrets redacted).
@@ -172,7 +175,7 @@ public final class HTTPSClient: @unchecked Sendable {
         let body = request.body
         let head = try HTTPSClient.serializeHead(
             request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
-        trace?(HTTPSClient.redactedHead(head, outgoing: true))
+        trace?(HTTPSClient.redactedHead(head, outgoing: true, redact: redactsSecrets))
         let waitForContinue = request.expectsContinue && (body?.isEmpty == false)
         var earlyWriteFailure: HTTPSError? = nil
         do throws(HTTPSError) {
@@ -226,7 +229,7 @@ public final class HTTPSClient: @unchecked Sendable {
                     }
                 case .head:
                     if let head = parser.head {
-                        trace?(HTTPSClient.describeResponseHead(head))
+                        trace?(HTTPSClient.describeResponseHead(head, redact: redactsSecrets))
                         let coding = head.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) ?? ""
                         if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {
                             decompressor = Decompressor(coding: coding, limit: maximumBodySize)
@@ -278,20 +281,20 @@ public final class HTTPSClient: @unchecked Sendable {
             url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)
     }
 
-    static func redactedHead(_ bytes: [UInt8], outgoing: Bool) -> String {
+    static func redactedHead(_ bytes: [UInt8], outgoing: Bool, redact: Bool = true) -> String {
         let text = String(decoding: bytes, as: UTF8.self)
         return text.split(separator: "\r\n", omittingEmptySubsequences: true).map { line -> String in
-            if let colon = line.firstIndex(of: ":"), secretHeaders.contains(line[..<colon].lowercased()) {
+            if redact, let colon = line.firstIndex(of: ":"), secretHeaders.contains(line[..<colon].lowercased()) {
                 return "> \(line[..<colon]): [redacted]"
             }
             return "> \(line)"
         }.joined(separator: "\n")
     }
 
-    static func describeResponseHead(_ head: HTTPResponseHead) -> String {
+    static func describeResponseHead(_ head: HTTPResponseHead, redact: Bool = true) -> String {
         (["< \(head.version) \(head.status) \(head.reason)"]
             + head.headers.map { field in
-                secretHeaders.contains(field.name.lowercased()) ? "< \(field.name): [redacted]" : "< \(field.name): \(field.value)"
+                redact && secretHeaders.contains(field.name.lowercased()) ? "< \(field.name): [redacted]" : "< \(field.name): \(field.value)"
             }).joined(separator: "\n")
     }
 }

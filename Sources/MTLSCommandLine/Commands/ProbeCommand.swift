@@ -32,6 +32,7 @@ enum ProbeCommand {
             OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
             OptionSpec(names: ["--force"], help: "Overwrite --output/--save-chain files."),
             OptionSpec(names: ["-v", "--verbose"], help: "Trace TLS handshake messages and HTTP headers (secrets redacted)."),
+            OptionSpec(names: ["--show-secrets"], help: "With -v, show Authorization and cookie values unredacted (careful: logs keep them)."),
             OptionSpec(names: ["--json"], help: "Print one JSON object (with --targets: one JSON object per line)."),
             OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
             OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once (default 16)."),
@@ -119,6 +120,7 @@ enum ProbeCommand {
         defer { client.closeIdleConnections() }
         if let target = TLSOptions.connectTo(arguments) { client.connectTo[first.url.host] = target }
         if let trace { client.trace = { line in trace.append(line) } }
+        client.redactsSecrets = !arguments.flag("show-secrets")
         let maxRedirects = try Inputs.integer(arguments.value("max-redirects"), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
         let jar = CookieJar()
         let jarPath = arguments.value("cookie-jar")
