@@ -43,7 +43,7 @@ if [[ $quick -eq 0 ]]; then
   else
     echo "conformance: ../shared/conformance not present beside this checkout; skipped"
   fi
-  if [[ -x scripts/fuzz.sh ]]; then
+  if [[ -x scripts/fuzz.sh && "${MTLS_FUZZ_SMOKE:-0}" == "1" ]]; then
     step "fuzz smoke (30 s per target)"
     scripts/fuzz.sh --smoke
   fi

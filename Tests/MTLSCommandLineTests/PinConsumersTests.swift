@@ -427,7 +427,9 @@ final class PinTestServer {
         let running = process
         test.addTeardownBlock {
             if running.isRunning { running.terminate() }
-            running.waitUntilExit()
+            let deadline = Date().addingTimeInterval(5)
+            while running.isRunning && Date() < deadline { usleep(20_000) }
+            if running.isRunning { kill(running.processIdentifier, SIGKILL) }
             try? FileManager.default.removeItem(at: log)
         }
         var found: Int?
@@ -449,7 +451,10 @@ final class PinTestServer {
     /// Stops the server now (its port then refuses connections).
     func stop() {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        // Bounded: Foundation's waitUntilExit can miss a child's exit on Linux under load and hang.
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     /// A loopback port with nothing listening.

@@ -138,7 +138,8 @@ public struct HTTPRequestParser: Sendable {
             headers.add(String(decoding: current[..<colon], as: UTF8.self), HTTPResponseParser.decodeValue(current[(colon + 1)...]))
         case .chunkSize:
             let text = String(decoding: current, as: UTF8.self).prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
-            guard !text.isEmpty, text.count <= 15, let size = Int(text, radix: 16) else { throw .badChunk }
+            // Hex digits only: Int(_:radix:) would also take a sign, and a negative size would trap.
+            guard !text.isEmpty, text.count <= 15, text.utf8.allSatisfy(HTTPResponseParser.isHexDigitByte), let size = Int(text, radix: 16) else { throw .badChunk }
             state = size == 0 ? .trailers : .chunkData(size)
         case .chunkEnd:
             guard current.isEmpty else { throw .badChunk }

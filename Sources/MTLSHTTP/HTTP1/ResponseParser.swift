@@ -13,6 +13,8 @@ public struct HTTPResponseParser: Sendable {
         public var maximumLineLength = 64 * 1024
         public var maximumHeaderBytes = 256 * 1024
         public var maximumHeaderCount = 1000
+        /// The most interim (1xx) responses before the final one; a flood of them is refused.
+        public var maximumInformationalResponses = 100
         public init() {}
     }
 
@@ -30,6 +32,7 @@ public struct HTTPResponseParser: Sendable {
         case lineTooLong(Int)
         case headersTooLarge(Int)
         case tooManyHeaders(Int)
+        case tooManyInformationalResponses(Int)
         case badHeader(String)
         case conflictingContentLength
         case badContentLength(String)
@@ -45,6 +48,7 @@ public struct HTTPResponseParser: Sendable {
             case .lineTooLong(let limit): "a header line is longer than \(limit) bytes"
             case .headersTooLarge(let limit): "the headers are larger than \(limit) bytes"
             case .tooManyHeaders(let limit): "there are more than \(limit) header fields"
+            case .tooManyInformationalResponses(let limit): "the server sent more than \(limit) informational (1xx) responses before the final one"
             case .badHeader(let line): "a header field is malformed: \"\(line.prefix(80))\""
             case .conflictingContentLength: "the response has two different Content-Length values (a request-smuggling sign)"
             case .badContentLength(let value): "the Content-Length \"\(value.prefix(40))\" is not a number"
@@ -72,6 +76,7 @@ public struct HTTPResponseParser: Sendable {
     private var pendingVersion = ""
     private var pendingReason = ""
     private var pendingHeaders = HTTPHeaders()
+    private var informationalCount = 0
 
     /// - Parameter requestMethod: The method of the request this answers (HEAD has no body).
     public init(requestMethod: String, limits: Limits = Limits()) {
@@ -205,7 +210,7 @@ public struct HTTPResponseParser: Sendable {
         case .chunkSize:
             let text = String(decoding: line, as: UTF8.self)
             let sizeText = text.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
-            guard !sizeText.isEmpty, sizeText.allSatisfy(\.isHexDigit) else {
+            guard !sizeText.isEmpty, sizeText.utf8.allSatisfy(HTTPResponseParser.isHexDigitByte) else {
                 state = .failed
                 throw ParseError.badChunkSize(text)
             }
@@ -239,6 +244,11 @@ public struct HTTPResponseParser: Sendable {
     private mutating func completeHead(events: inout [Event]) throws(ParseError) {
         let status = pendingStatus
         if (100...199).contains(status) && status != 101 {
+            informationalCount += 1
+            if informationalCount > limits.maximumInformationalResponses {
+                state = .failed
+                throw ParseError.tooManyInformationalResponses(limits.maximumInformationalResponses)
+            }
             events.append(.informational(status: status))
             pendingStatus = 0
             state = .statusLine
@@ -289,6 +299,14 @@ public struct HTTPResponseParser: Sendable {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
         default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+
+    /// `0-9`, `a-f`, `A-F` (Character.isHexDigit also takes full-width forms).
+    static func isHexDigitByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"), UInt8(ascii: "A")...UInt8(ascii: "F"): true
+        default: false
         }
     }
 

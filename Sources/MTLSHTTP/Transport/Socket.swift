@@ -36,6 +36,29 @@ public struct Deadline: Sendable, Comparable {
     static func earliest(_ a: Deadline, _ b: Deadline) -> Deadline { a < b ? a : b }
 }
 
+/// Runs `body` with SIGPIPE blocked on the calling thread, and discards a SIGPIPE that it raised.
+///
+/// OpenSSL writes with `write(2)`, which cannot be given `MSG_NOSIGNAL`: without this, a write on a
+/// connection that the peer has reset (an `SSL_write`, or the close_notify sent on close) kills the
+/// whole process. With it, the write fails with `EPIPE` and becomes an ``HTTPSError``.
+func withoutSIGPIPE<T>(_ body: () -> T) -> T {
+    var pipeOnly = sigset_t()
+    sigemptyset(&pipeOnly)
+    sigaddset(&pipeOnly, SIGPIPE)
+    var previous = sigset_t()
+    pthread_sigmask(SIG_BLOCK, &pipeOnly, &previous)
+    let result = body()
+    if sigismember(&previous, SIGPIPE) == 0 {
+        var pending = sigset_t()
+        if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1 {
+            var immediately = timespec(tv_sec: 0, tv_nsec: 0)
+            _ = sigtimedwait(&pipeOnly, nil, &immediately)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+    }
+    return result
+}
+
 /// Owns one socket file descriptor and closes it exactly once.
 public final class SocketHandle: @unchecked Sendable {
     // @unchecked Sendable: `fd` is read-only; `close` and `shutdown` are guarded by `lock`, so that a

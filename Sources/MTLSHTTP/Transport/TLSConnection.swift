@@ -50,12 +50,27 @@ final class TLSConnectionState: @unchecked Sendable {
 ///
 /// Not thread-safe: one thread drives it; ``cancel()`` may be called from any thread.
 public final class TLSConnection: @unchecked Sendable {
-    // @unchecked Sendable: driven by one thread at a time; `cancel` only touches the socket, which locks.
+    // @unchecked Sendable: driven by one thread at a time; `cancel` touches only the socket (which
+    // locks) and `cancelledFlag` (guarded by `cancelLock`).
     let ssl: OpaquePointer
     let socket: SocketHandle
     let context: SSLContextReference
     let state: TLSConnectionState
-    private var cancelledFlag = false
+    private let cancelLock = NSLock()
+    private var cancelledByCall = false
+    /// Set by ``cancel()`` from any thread, read by the driving thread.
+    private var cancelledFlag: Bool {
+        get {
+            cancelLock.lock()
+            defer { cancelLock.unlock() }
+            return cancelledByCall
+        }
+        set {
+            cancelLock.lock()
+            cancelledByCall = newValue
+            cancelLock.unlock()
+        }
+    }
     private var cancelled: Bool { cancelledFlag || token?.isCancelled == true }
     /// A token whose cancellation aborts this connection's operations.
     var token: CancellationToken? {
@@ -115,15 +130,31 @@ public final class TLSConnection: @unchecked Sendable {
         case closedCleanly
     }
 
+    /// The most renegotiations a client accepts on one connection (a server asking for a
+    /// certificate needs one; a flood of them burns CPU until the total deadline).
+    static let maximumRenegotiations = 32
+
     /// Runs an SSL call until it completes, waiting on the socket as OpenSSL asks.
     func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double? = nil, _ operation: () -> Int32) throws(HTTPSError) -> IOOutcome {
         while true {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             ERR_clear_error()
-            let result = operation()
+            var savedErrno: Int32 = 0
+            let result = withoutSIGPIPE { () -> Int32 in
+                errno = 0
+                let value = operation()
+                savedErrno = errno  // before anything else can change it
+                return value
+            }
             if let failure = state.trustFailure {
                 state.trustFailure = nil
                 throw failure
+            }
+            if !state.isServer && state.report.renegotiations > TLSConnection.maximumRenegotiations {
+                throw HTTPSError(
+                    .tlsHandshake, host: label,
+                    "the server renegotiated more than \(TLSConnection.maximumRenegotiations) times on one connection; refused (a renegotiation flood?)",
+                    hint: "a server that wants a client certificate renegotiates once; this one does not stop")
             }
             if result > 0 { return .done(result) }
             let error = SSL_get_error(ssl, result)
@@ -140,14 +171,16 @@ public final class TLSConnection: @unchecked Sendable {
             case SSL_ERROR_SYSCALL:
                 let entries = drainErrors()
                 if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-                let code = errno
-                if result == 0 || code == 0 {
+                let code = savedErrno
+                if code == 0 {
                     throw HTTPSError(
                         phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
                         "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")",
                         hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2" : nil, alert: lastAlert)
                 }
-                throw HTTPSError(.io, host: label, "the connection failed: \(String(cString: strerror(code)))", alert: lastAlert)
+                throw HTTPSError(
+                    phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
+                    "the connection failed\(phase == .tlsHandshake ? " during the handshake" : ""): \(String(cString: strerror(code)))", alert: lastAlert)
             default:
                 let entries = OpenSSLErrorDescriber.drain()
                 throw classify(entries, phase: phase)
@@ -164,6 +197,11 @@ public final class TLSConnection: @unchecked Sendable {
         let text = reasons.joined(separator: "; ")
         let alert = state.report.alerts.last(where: { $0.received })
         if reasons.contains("unexpected eof while reading") {
+            if phase == .tlsHandshake {
+                return HTTPSError(
+                    .tlsHandshake, host: label, "the server closed the connection without a TLS close_notify during the handshake",
+                    hint: "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2", alert: lastAlert)
+            }
             return HTTPSError(.io, host: label, "the connection ended without a TLS close_notify: the data may be truncated", hint: "the server or a middlebox cut the connection")
         }
         if let alert {
@@ -255,7 +293,7 @@ public final class TLSConnection: @unchecked Sendable {
         if !cancelled {
             let deadline = Deadline.after(0.5)
             for _ in 0..<2 {
-                let result = SSL_shutdown(ssl)
+                let result = withoutSIGPIPE { SSL_shutdown(ssl) }
                 if result != 0 {
                     if result < 0 {
                         let error = SSL_get_error(ssl, result)

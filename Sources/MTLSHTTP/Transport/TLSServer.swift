@@ -171,7 +171,7 @@ extension TLSConnection {
         var byte: UInt8 = 0
         while !done() {
             ERR_clear_error()
-            let result = SSL_peek(ssl, &byte, 1)
+            let result = withoutSIGPIPE { SSL_peek(ssl, &byte, 1) }
             if let failure = state.trustFailure {
                 state.trustFailure = nil
                 throw failure

@@ -74,7 +74,10 @@ final class OpenSSLServer {
 
     func stop() {
         if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        // Bounded: Foundation's waitUntilExit can miss a child's exit on Linux under load and hang.
+        let deadline = Date().addingTimeInterval(5)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     deinit { stop() }

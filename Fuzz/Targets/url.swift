@@ -1,0 +1,25 @@
+// URLs and redirect targets: HTTPSURL parsing and Location resolution (a server chooses Location).
+import Foundation
+import MTLSHTTP
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    runFuzzer(data, size) { input in
+        let fields = input.fields()
+        let text = FuzzedData.text(fields.first ?? [])
+        let base = (try? HTTPSURL(text)) ?? (try! HTTPSURL("https://example.com:8443/a/b?c=d"))
+        _ = base.origin
+        _ = base.hostHeader
+        _ = base.path
+        _ = base.description
+        if let round = try? HTTPSURL(base.description) {
+            check(round == base, "\(base.description.debugDescription) [\(base.host.debugDescription) \(base.port) \(base.target.debugDescription)] does not round-trip: [\(round.host.debugDescription) \(round.port) \(round.target.debugDescription)]")
+        }
+        for location in fields.dropFirst().prefix(4) {
+            if let next = try? base.resolving(FuzzedData.text(location)) {
+                check(next.target.utf8.first == UInt8(ascii: "/"), "resolved target '\(next.target)' does not start with /")
+                _ = next.description
+            }
+        }
+    }
+}
