@@ -29,6 +29,8 @@ let package = Package(
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
         .executableTarget(name: "PinnedApp", path: "Examples/PinnedApp", plugins: ["PinSetPlugin"]),
+        // In-process benchmarks and the DER-walk differential fuzzer of scripts/bench/run_all.sh.
+        .executableTarget(name: "mtls-bench", dependencies: ["MTLSTrust", "MTLSHTTP"], path: "scripts/bench/MTLSBench"),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),
         .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust"]),
         .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP"]),

@@ -1,0 +1,510 @@
+internal import COpenSSL
+internal import COpenSSLShims
+import Foundation
+
+/// What pin lists show of a certificate — the SPKI digest, subject, expiry, CA flag — read by a
+/// strict DER walk instead of OpenSSL's X.509 parse.
+///
+/// OpenSSL 3.0 decodes the public key of every certificate it parses (`d2i_X509` runs the provider
+/// decoders, about 300 µs a certificate), which a pin never needs. ``CertificateSummaryReader`` walks
+/// the DER itself and accepts only a strict subset: DER-encoded X.509 v3 certificates whose every
+/// field it checks the way `d2i_X509` does (INTEGER padding, OBJECT IDENTIFIER encoding, BIT STRING
+/// unused bits, BOOLEAN length, canonical UTCTime/GeneralizedTime, names through OpenSSL's own
+/// `d2i_X509_NAME`). Anything outside that subset gives nil, and the caller takes the full parse,
+/// so results (and error messages) never differ from ``Certificate``'s.
+public struct CertificateSummary: Sendable, Equatable {
+    /// SHA-256 of the DER SubjectPublicKeyInfo (``Certificate/spkiSHA256``).
+    public var spkiSHA256: [UInt8]
+    /// The subject as an RFC 4514 string, byte for byte ``Certificate/subject``.
+    public var subject: String
+    /// The end of the validity period (``Certificate/notAfter``).
+    public var notAfter: Date
+    /// The cA flag of the basicConstraints extension (false without one): what
+    /// `certificate.basicConstraints?.isCA ?? false` gives. The path length is not read, since
+    /// OpenSSL reports it only for certificates whose other extensions are all valid.
+    public var isCA: Bool
+    /// False when the certificate certainly is not self-signed (``Certificate/isSelfSigned`` is
+    /// false): its authority key identifier differs from its subject key identifier, or its issuer
+    /// name differs from its subject name as OpenSSL compares names (`X509_NAME_cmp`). True means
+    /// that only the full parse, which checks the signature, can tell.
+    public var mayBeSelfSigned: Bool
+}
+
+/// Reads ``CertificateSummary`` values from certificate files without `d2i_X509`.
+public enum CertificateSummaryReader {
+    /// The summary of one DER certificate, or nil when the DER is outside the strict subset (the
+    /// caller then parses it with ``Certificate/init(derBytes:)``, which also gives the errors).
+    public static func summary(ofDER der: [UInt8]) -> CertificateSummary? {
+        der.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return nil }
+            return summary(base, count: buffer.count)
+        }
+    }
+
+    /// The summaries of every certificate in a file's bytes, in file order: PEM whose blocks are all
+    /// `CERTIFICATE` (text outside the blocks allowed), or one DER certificate. Nil for anything
+    /// else — other PEM labels, PEM headers, blank lines inside a block, non-canonical base64,
+    /// PKCS#12, keys — and whenever any certificate is outside the strict subset.
+    public static func summaries(ofFile bytes: [UInt8]) -> [CertificateSummary]? {
+        if PEM.looksLikePEM(bytes) {
+            guard let blocks = strictPEMCertificates(bytes), !blocks.isEmpty else { return nil }
+            var result: [CertificateSummary] = []
+            result.reserveCapacity(blocks.count)
+            for block in blocks {
+                guard let one = summary(ofDER: block) else { return nil }
+                result.append(one)
+            }
+            return result
+        }
+        guard DER.shape(of: bytes) == .certificate, let one = summary(ofDER: bytes) else { return nil }
+        return [one]
+    }
+
+    /// The DER of every certificate in a file's bytes when the file is plain PEM (all blocks
+    /// `CERTIFICATE`, as ``summaries(ofFile:)`` accepts) or looks like one DER certificate; nil
+    /// otherwise. The DER is exactly what ``Certificate/fromPEM(_:)`` decodes from such a file, so
+    /// `Certificate(derBytes:)` of each gives the same certificates, without the general PEM reader.
+    public static func certificateDERs(ofFile bytes: [UInt8]) -> [[UInt8]]? {
+        if PEM.looksLikePEM(bytes) {
+            guard let blocks = strictPEMCertificates(bytes), !blocks.isEmpty else { return nil }
+            return blocks
+        }
+        return DER.shape(of: bytes) == .certificate ? [bytes] : nil
+    }
+
+    /// A regular file's bytes, or nil for anything unusual (missing, a directory, unreadable, larger
+    /// than `maximumSize`): the caller's own reader then reports the problem in its words.
+    public static func readRegularFile(_ path: String, maximumSize: Int = 64 << 20) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) <= maximumSize else { return nil }
+        let size = Int(info.st_size)
+        var bytes = [UInt8](repeating: 0, count: size + 1)
+        var filled = 0
+        let ok = bytes.withUnsafeMutableBytes { raw -> Bool in
+            guard let base = raw.baseAddress else { return false }
+            while filled < raw.count {
+                let n = read(fd, base + filled, raw.count - filled)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                if n == 0 { break }
+                filled += n
+            }
+            return true
+        }
+        // A file that grew while it was read is left to the caller's reader.
+        guard ok, filled <= size else { return nil }
+        bytes.removeLast(bytes.count - filled)
+        return bytes
+    }
+
+    // MARK: PEM, strictly
+
+    /// The DER of every `CERTIFICATE` block, or nil when the text is not in the plain form OpenSSL
+    /// writes (see ``summaries(ofFile:)``).
+    static func strictPEMCertificates(_ bytes: [UInt8]) -> [[UInt8]]? {
+        let begin = Array("-----BEGIN CERTIFICATE-----".utf8)
+        let end = Array("-----END CERTIFICATE-----".utf8)
+        return bytes.withUnsafeBufferPointer { buffer -> [[UInt8]]? in
+            guard let p = buffer.baseAddress else { return nil }
+            let n = buffer.count
+            var blocks: [[UInt8]] = []
+            var body: [UInt8] = []
+            var inside = false
+            var lineStart = 0
+            while lineStart < n {
+                var lineEnd = lineStart
+                while lineEnd < n && p[lineEnd] != 0x0A { lineEnd += 1 }
+                var contentEnd = lineEnd
+                if contentEnd > lineStart && p[contentEnd - 1] == 0x0D { contentEnd -= 1 }
+                let line = UnsafeBufferPointer(start: p + lineStart, count: contentEnd - lineStart)
+                if inside {
+                    if line.elementsEqual(end) {
+                        guard let der = decodeBase64(body) else { return nil }
+                        blocks.append(der)
+                        body.removeAll(keepingCapacity: true)
+                        inside = false
+                    } else {
+                        guard !line.isEmpty else { return nil }
+                        for byte in line {
+                            guard base64Value[Int(byte)] != 0xFF || byte == 0x3D else { return nil }
+                        }
+                        body.append(contentsOf: line)
+                    }
+                } else if line.elementsEqual(begin) {
+                    inside = true
+                } else if containsDashes(line) {
+                    return nil  // another label, or a marker the plain form does not have
+                }
+                lineStart = lineEnd + 1
+            }
+            return inside ? nil : blocks
+        }
+    }
+
+    private static func containsDashes(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        var run = 0
+        for byte in line {
+            run = byte == 0x2D ? run + 1 : 0
+            if run == 5 { return true }
+        }
+        return false
+    }
+
+    private static let base64Value: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
+            table[Int(byte)] = UInt8(index)
+        }
+        return table
+    }()
+
+    /// Canonical base64 only: a multiple of four characters, `=` only as the final padding, and
+    /// zero padding bits.
+    static func decodeBase64(_ text: [UInt8]) -> [UInt8]? {
+        let count = text.count
+        guard count > 0, count % 4 == 0 else { return nil }
+        var padding = 0
+        if text[count - 1] == 0x3D { padding += 1 }
+        if text[count - 2] == 0x3D { padding += 1 }
+        var out = [UInt8]()
+        out.reserveCapacity(count / 4 * 3)
+        var index = 0
+        while index < count {
+            let last = index + 4 == count
+            let a = base64Value[Int(text[index])]
+            let b = base64Value[Int(text[index + 1])]
+            let c = last && padding == 2 ? 0 : base64Value[Int(text[index + 2])]
+            let d = last && padding >= 1 ? 0 : base64Value[Int(text[index + 3])]
+            guard a < 64, b < 64, c < 64, d < 64 else { return nil }
+            let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+            out.append(UInt8(word >> 16))
+            if last && padding == 2 {
+                guard word & 0xFFFF == 0 else { return nil }
+            } else if last && padding == 1 {
+                guard word & 0xFF == 0 else { return nil }
+                out.append(UInt8((word >> 8) & 0xFF))
+            } else {
+                out.append(UInt8((word >> 8) & 0xFF))
+                out.append(UInt8(word & 0xFF))
+            }
+            index += 4
+        }
+        return out
+    }
+
+    // MARK: The DER walk
+
+    private struct Element {
+        var tag: UInt8
+        var header: Int
+        var start: Int
+        var end: Int
+        var length: Int { end - start }
+    }
+
+    /// One DER element at `offset` before `limit`: definite, minimal lengths only.
+    @inline(__always)
+    private static func element(_ p: UnsafePointer<UInt8>, _ offset: Int, _ limit: Int) -> Element? {
+        guard limit - offset >= 2 else { return nil }
+        let tag = p[offset]
+        guard tag & 0x1F != 0x1F else { return nil }
+        let first = Int(p[offset + 1])
+        var length = 0
+        var cursor = offset + 2
+        if first < 0x80 {
+            length = first
+        } else {
+            let count = first & 0x7F
+            guard count >= 1, count <= 3, limit - cursor >= count, p[cursor] != 0 else { return nil }
+            for _ in 0..<count {
+                length = (length << 8) | Int(p[cursor])
+                cursor += 1
+            }
+            guard length >= 0x80 else { return nil }
+        }
+        guard length <= limit - cursor else { return nil }
+        return Element(tag: tag, header: offset, start: cursor, end: cursor + length)
+    }
+
+    /// `c2i_ASN1_OBJECT`'s checks: content present, no 0x80 starting a subidentifier, last octet final.
+    private static func validOID(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
+        guard e.tag == 0x06, e.length >= 1, p[e.end - 1] & 0x80 == 0 else { return false }
+        var previous: UInt8 = 0
+        for i in e.start..<e.end {
+            if p[i] == 0x80 && (i == e.start || previous & 0x80 == 0) { return false }
+            previous = p[i]
+        }
+        return true
+    }
+
+    /// A non-negative, minimally encoded INTEGER (negative serials are left to OpenSSL).
+    private static func validInteger(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
+        guard e.tag == 0x02, e.length >= 1, p[e.start] & 0x80 == 0 else { return false }
+        if e.length > 1 && p[e.start] == 0 && p[e.start + 1] & 0x80 == 0 { return false }
+        return true
+    }
+
+    /// A BIT STRING with no unused bits (keys and signatures).
+    private static func validBitString(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
+        e.tag == 0x03 && e.length >= 1 && p[e.start] == 0
+    }
+
+    /// AlgorithmIdentifier: an OID, then nothing, NULL, an OID (EC curves) or a SEQUENCE (RSA-PSS).
+    private static func validAlgorithm(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
+        guard e.tag == 0x30, let oid = element(p, e.start, e.end), validOID(p, oid) else { return false }
+        if oid.end == e.end { return true }
+        guard let parameters = element(p, oid.end, e.end), parameters.end == e.end else { return false }
+        switch parameters.tag {
+        case 0x05: return parameters.length == 0
+        case 0x06: return validOID(p, parameters)
+        case 0x30: return true
+        default: return false
+        }
+    }
+
+    /// UTCTime `YYMMDDHHMMSSZ` or GeneralizedTime `YYYYMMDDHHMMSSZ`, every field in range, as
+    /// seconds since 1970 (what `ASN1_TIME_to_tm` + `timegm` give). Other forms are left to OpenSSL.
+    private static func time(_ p: UnsafePointer<UInt8>, _ e: Element) -> Int? {
+        let yearDigits: Int
+        switch (e.tag, e.length) {
+        case (0x17, 13): yearDigits = 2
+        case (0x18, 15): yearDigits = 4
+        default: return nil
+        }
+        guard p[e.end - 1] == 0x5A else { return nil }  // 'Z'
+        var digits = [Int](repeating: 0, count: e.length - 1)
+        for i in 0..<(e.length - 1) {
+            let byte = p[e.start + i]
+            guard byte >= 0x30, byte <= 0x39 else { return nil }
+            digits[i] = Int(byte - 0x30)
+        }
+        func number(_ at: Int, _ count: Int) -> Int { (at..<(at + count)).reduce(0) { $0 * 10 + digits[$1] } }
+        var year = number(0, yearDigits)
+        if yearDigits == 2 { year += year < 50 ? 2000 : 1900 }
+        let f = yearDigits
+        let month = number(f, 2)
+        let day = number(f + 2, 2)
+        let hour = number(f + 4, 2)
+        let minute = number(f + 6, 2)
+        let second = number(f + 8, 2)
+        guard (1...12).contains(month), hour < 24, minute < 60, second < 60, day >= 1 else { return nil }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day <= monthDays[month - 1], year >= 1970 else { return nil }
+        // Days from 1970-01-01 to the civil date (proleptic Gregorian, years ≥ 1970 here).
+        let y = month <= 2 ? year - 1 : year
+        let era = y / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return days * 86_400 + hour * 3_600 + minute * 60 + second
+    }
+
+    /// Parses one DER name with OpenSSL's own decoder; nil unless it consumes exactly the element.
+    private static func name(_ p: UnsafePointer<UInt8>, _ e: Element) -> OpaquePointer? {
+        var cursor: UnsafePointer<UInt8>? = p + e.header
+        guard let parsed = d2i_X509_NAME(nil, &cursor, e.end - e.header) else {
+            ERR_clear_error()
+            return nil
+        }
+        guard cursor == p + e.end else {
+            X509_NAME_free(parsed)
+            return nil
+        }
+        return parsed
+    }
+
+    // MARK: Names in the common form, without OpenSSL
+
+    /// Attribute types whose short names OpenSSL prints (`X509_NAME_print_ex` with `XN_FLAG_FN_SN`),
+    /// as (OID content bytes, short name), read from OpenSSL's own object table.
+    private static let shortNames: [([UInt8], String)] = {
+        let nids: [Int32] = [
+            NID_commonName, NID_organizationName, NID_organizationalUnitName, NID_countryName, NID_localityName,
+            NID_stateOrProvinceName, NID_domainComponent, NID_serialNumber, NID_pkcs9_emailAddress, NID_streetAddress,
+            NID_surname, NID_givenName, NID_title, NID_postalCode, NID_userId, NID_organizationIdentifier,
+        ]
+        return nids.compactMap { nid in
+            guard let object = OBJ_nid2obj(nid), let data = OBJ_get0_data(object), let sn = OBJ_nid2sn(nid) else { return nil }
+            return (Array(UnsafeBufferPointer(start: data, count: Int(OBJ_length(object)))), String(cString: sn))
+        }
+    }()
+
+    /// Value bytes printed the same by every RFC 2253 printer: no escaping, quoting or conversion
+    /// (letters, digits, and `space . - _ @ : / ( ) ' *`; a space is never first or last).
+    private static let plainValueByte: [Bool] = {
+        var table = [Bool](repeating: false, count: 256)
+        for byte in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .-_@:/()'*".utf8 { table[Int(byte)] = true }
+        return table
+    }()
+
+    /// A name whose every attribute is a known type with a PrintableString, UTF8String or
+    /// IA5String value of plain ASCII: such a name is always accepted by `d2i_X509_NAME` (its
+    /// canonical form exists) and prints as `SN=value` pairs. Returns the entries (RDN index, short
+    /// name, value range) in DER order, or nil for any other name (then OpenSSL parses and prints it).
+    private static func plainName(_ p: UnsafePointer<UInt8>, _ e: Element) -> [(set: Int, type: String, start: Int, end: Int)]? {
+        guard e.tag == 0x30 else { return nil }
+        var entries: [(set: Int, type: String, start: Int, end: Int)] = []
+        var cursor = e.start
+        var setIndex = 0
+        while cursor < e.end {
+            guard let rdn = element(p, cursor, e.end), rdn.tag == 0x31, rdn.length > 0 else { return nil }
+            var inner = rdn.start
+            while inner < rdn.end {
+                guard let attribute = element(p, inner, rdn.end), attribute.tag == 0x30,
+                    let oid = element(p, attribute.start, attribute.end), validOID(p, oid),
+                    let value = element(p, oid.end, attribute.end), value.end == attribute.end,
+                    value.tag == 0x13 || value.tag == 0x0C || value.tag == 0x16, value.length > 0,
+                    p[value.start] != 0x20, p[value.end - 1] != 0x20
+                else { return nil }
+                for i in value.start..<value.end where !plainValueByte[Int(p[i])] { return nil }
+                guard let type = shortNames.first(where: { $0.0.count == oid.length && memcmp($0.0, p + oid.start, oid.length) == 0 })?.1 else { return nil }
+                entries.append((setIndex, type, value.start, value.end))
+                inner = attribute.end
+            }
+            setIndex += 1
+            cursor = rdn.end
+        }
+        return entries
+    }
+
+    /// `X509_NAME_print_ex(XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB)` of a plain name: entries in
+    /// reverse order, `,` between RDNs and `+` inside one.
+    private static func rfc4514(_ p: UnsafePointer<UInt8>, _ entries: [(set: Int, type: String, start: Int, end: Int)]) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(entries.reduce(0) { $0 + $1.type.utf8.count + $1.end - $1.start + 2 })
+        var previous = -1
+        for entry in entries.reversed() {
+            if previous != -1 { bytes.append(previous == entry.set ? 0x2B : 0x2C) }
+            previous = entry.set
+            bytes.append(contentsOf: entry.type.utf8)
+            bytes.append(0x3D)
+            bytes.append(contentsOf: UnsafeBufferPointer(start: p + entry.start, count: entry.end - entry.start))
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// basicConstraints in the forms CAs write; nil for anything else (left to OpenSSL).
+    private static func basicConstraints(_ p: UnsafePointer<UInt8>, _ value: Element) -> BasicConstraints? {
+        guard value.tag == 0x04, let sequence = element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end else { return nil }
+        if sequence.length == 0 { return BasicConstraints(isCA: false, pathLengthConstraint: nil) }
+        guard let flag = element(p, sequence.start, sequence.end), flag.tag == 0x01, flag.length == 1, p[flag.start] == 0xFF else { return nil }
+        if flag.end == sequence.end { return BasicConstraints(isCA: true, pathLengthConstraint: nil) }
+        guard let length = element(p, flag.end, sequence.end), length.end == sequence.end, validInteger(p, length), length.length <= 3 else { return nil }
+        var value = 0
+        for i in length.start..<length.end { value = value << 8 | Int(p[i]) }
+        return BasicConstraints(isCA: true, pathLengthConstraint: value)
+    }
+
+    private static func summary(_ p: UnsafePointer<UInt8>, count: Int) -> CertificateSummary? {
+        // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
+        guard let outer = element(p, 0, count), outer.tag == 0x30, outer.end == count,
+            let tbs = element(p, outer.start, outer.end), tbs.tag == 0x30,
+            let signatureAlgorithm = element(p, tbs.end, outer.end), validAlgorithm(p, signatureAlgorithm),
+            let signature = element(p, signatureAlgorithm.end, outer.end), validBitString(p, signature), signature.end == outer.end
+        else { return nil }
+        // TBSCertificate: [0] v3, serial, signature, issuer, validity, subject, SPKI, [3] extensions.
+        guard let version = element(p, tbs.start, tbs.end), version.tag == 0xA0, version.length == 3,
+            p[version.start] == 0x02, p[version.start + 1] == 0x01, p[version.start + 2] == 0x02,
+            let serial = element(p, version.end, tbs.end), validInteger(p, serial),
+            let innerAlgorithm = element(p, serial.end, tbs.end), validAlgorithm(p, innerAlgorithm),
+            let issuer = element(p, innerAlgorithm.end, tbs.end), issuer.tag == 0x30,
+            let validity = element(p, issuer.end, tbs.end), validity.tag == 0x30,
+            let notBefore = element(p, validity.start, validity.end), time(p, notBefore) != nil,
+            let notAfterElement = element(p, notBefore.end, validity.end), notAfterElement.end == validity.end,
+            let notAfter = time(p, notAfterElement),
+            let subject = element(p, validity.end, tbs.end), subject.tag == 0x30,
+            let spki = element(p, subject.end, tbs.end), spki.tag == 0x30,
+            let keyAlgorithm = element(p, spki.start, spki.end), validAlgorithm(p, keyAlgorithm),
+            let key = element(p, keyAlgorithm.end, spki.end), validBitString(p, key), key.end == spki.end
+        else { return nil }
+        // Extensions: required (v3 without them is left to OpenSSL), no unique identifiers.
+        guard let explicit = element(p, spki.end, tbs.end), explicit.tag == 0xA3, explicit.end == tbs.end,
+            let extensions = element(p, explicit.start, explicit.end), extensions.tag == 0x30, extensions.end == explicit.end,
+            extensions.length > 0
+        else { return nil }
+        var constraints: BasicConstraints? = nil
+        // Key identifiers: (start, end) of the one subjectKeyIdentifier and of the keyIdentifier of
+        // the one authorityKeyIdentifier, in the plain forms only (nil when absent, repeated or other).
+        var subjectKeyID: (Int, Int)? = nil
+        var authorityKeyID: (Int, Int)? = nil
+        var subjectKeyIDs = 0
+        var authorityKeyIDs = 0
+        var cursor = extensions.start
+        while cursor < extensions.end {
+            guard let ext = element(p, cursor, extensions.end), ext.tag == 0x30,
+                let oid = element(p, ext.start, ext.end), validOID(p, oid),
+                var value = element(p, oid.end, ext.end)
+            else { return nil }
+            if value.tag == 0x01 {
+                guard value.length == 1, p[value.start] == 0xFF, let next = element(p, value.end, ext.end) else { return nil }
+                value = next
+            }
+            guard value.tag == 0x04, value.end == ext.end else { return nil }
+            if oid.length == 3 && p[oid.start] == 0x55 && p[oid.start + 1] == 0x1D {
+                switch p[oid.start + 2] {
+                case 0x13:  // basicConstraints
+                    guard constraints == nil, let parsed = basicConstraints(p, value) else { return nil }  // repeated: OpenSSL decides
+                    constraints = parsed
+                case 0x0E:  // subjectKeyIdentifier ::= OCTET STRING
+                    subjectKeyIDs += 1
+                    if let inner = element(p, value.start, value.end), inner.tag == 0x04, inner.end == value.end { subjectKeyID = (inner.start, inner.end) }
+                case 0x23:  // authorityKeyIdentifier ::= SEQUENCE { [0] keyIdentifier, ... }
+                    authorityKeyIDs += 1
+                    if let sequence = element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end,
+                        let keyID = element(p, sequence.start, sequence.end), keyID.tag == 0x80, keyID.end == sequence.end
+                    {
+                        authorityKeyID = (keyID.start, keyID.end)
+                    }
+                default: break
+                }
+            }
+            cursor = ext.end
+        }
+        // Self-signed needs the AKID to match the SKID (X509_check_akid) and the names to match.
+        var mayBeSelfSigned = true
+        if subjectKeyIDs == 1, authorityKeyIDs == 1, let s = subjectKeyID, let a = authorityKeyID,
+            s.1 - s.0 != a.1 - a.0 || memcmp(p + s.0, p + a.0, s.1 - s.0) != 0
+        {
+            mayBeSelfSigned = false
+        }
+        // Names: plain ones are checked and printed here; any other goes through OpenSSL's own
+        // decoder and printer. When the key identifiers cannot tell, OpenSSL compares the names.
+        let plainSubject = plainName(p, subject)
+        let plainIssuer = plainSubject == nil ? nil : plainName(p, issuer)
+        let subjectText: String
+        if let plainSubject, plainIssuer != nil, !mayBeSelfSigned {
+            subjectText = rfc4514(p, plainSubject)
+        } else {
+            guard let subjectName = name(p, subject) else { return nil }
+            defer { X509_NAME_free(subjectName) }
+            guard let issuerName = name(p, issuer) else { return nil }
+            defer { X509_NAME_free(issuerName) }
+            if mayBeSelfSigned { mayBeSelfSigned = X509_NAME_cmp(subjectName, issuerName) == 0 }
+            subjectText = Certificate.rfc4514(subjectName)
+        }
+        return CertificateSummary(
+            spkiSHA256: sha256(p + spki.header, spki.end - spki.header), subject: subjectText,
+            notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)), isCA: constraints?.isCA ?? false, mayBeSelfSigned: mayBeSelfSigned)
+    }
+
+    private struct FetchedDigest: @unchecked Sendable {
+        // @unchecked Sendable: an immutable, reference-counted EVP_MD that OpenSSL allows to share.
+        let md: OpaquePointer?
+    }
+    private static let sha256Digest = FetchedDigest(md: EVP_MD_fetch(nil, "SHA256", nil))
+
+    private static func sha256(_ p: UnsafePointer<UInt8>, _ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: 32) { buffer, initialized in
+            var length: UInt32 = 0
+            let ok = EVP_Digest(p, count, buffer.baseAddress, &length, sha256Digest.md ?? EVP_sha256(), nil)
+            initialized = ok == 1 ? Int(length) : 0
+        }
+    }
+}

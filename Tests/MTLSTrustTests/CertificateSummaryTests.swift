@@ -1,0 +1,133 @@
+import Foundation
+import XCTest
+
+@testable import MTLSTrust
+
+/// ``CertificateSummaryReader`` (the pin path's DER walk) against the full parse: whenever the walk
+/// accepts an input, `d2i_X509` must accept it too and give the same facts; whatever it does not
+/// cover must come back nil so that callers take the full parse.
+final class CertificateSummaryTests: XCTestCase {
+    /// The facts of the full parse that a summary stands for.
+    private func assertSame(_ summary: CertificateSummary, _ certificate: Certificate, _ label: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(summary.spkiSHA256, certificate.spkiSHA256, "\(label): SPKI digest", file: file, line: line)
+        XCTAssertEqual(summary.subject, certificate.subject, "\(label): subject", file: file, line: line)
+        XCTAssertEqual(summary.notAfter, certificate.notAfter, "\(label): notAfter", file: file, line: line)
+        XCTAssertEqual(summary.isCA, certificate.basicConstraints?.isCA ?? false, "\(label): cA", file: file, line: line)
+        if !summary.mayBeSelfSigned { XCTAssertFalse(certificate.isSelfSigned, "\(label): self-signed", file: file, line: line) }
+    }
+
+    func testEveryFixtureTheWalkAcceptsMatchesTheFullParse() throws {
+        var accepted: Set<String> = []
+        let files = FileManager.default.enumerator(atPath: TestCertificates.directory.path)?.compactMap { $0 as? String } ?? []
+        for name in files where name.hasSuffix(".pem") || name.hasSuffix(".der") || name.hasSuffix(".cer") {
+            let bytes = try TestCertificates.bytes(name)
+            guard let summaries = CertificateSummaryReader.summaries(ofFile: bytes) else { continue }
+            accepted.insert(name)
+            let certificates = try CertificateLoader.certificates(from: bytes, source: name).certificates
+            XCTAssertEqual(summaries.count, certificates.count, name)
+            for (summary, certificate) in zip(summaries, certificates) { assertSame(summary, certificate, name) }
+        }
+        // The plain fixtures are covered: PEM, DER, chains, RSA, P-384 and Ed25519 keys.
+        for name in ["server.pem", "server.der", "server-fullchain.pem", "server-rsa2048.pem", "server-p384.der", "server-ed25519.pem", "client-alice.pem"] {
+            XCTAssertTrue(accepted.contains(name), "\(name) should take the fast path")
+        }
+        // Keys, CSRs, CRLs and damaged files never do.
+        for name in ["keys/backup.csr", "keys/ec-p256-public.pem", "keys/rsa-pkcs8.der", "bad/broken-base64.pem", "bad/truncated.der", "bad/key-as-cert.pem", "crls.pem"] {
+            XCTAssertFalse(accepted.contains(name), "\(name) must be left to the full parse")
+        }
+    }
+
+    func testSubjectsAreOpenSSLsTextWhateverTheCharacters() throws {
+        let key = try CertificateIssuer.generateKey()
+        let now = Date()
+        let root = try CertificateIssuer.issue(
+            .init(role: .rootCA, commonName: "Summary Root", notBefore: now, notAfter: now.addingTimeInterval(86_400)), key: key, issuer: nil, serial: 1)
+        let names = [
+            "plain name", "a,b", "a+b", "q\"r", "x=y", "semi;colon", "<angle>", " leading", "trailing ", "#hash", "back\\slash",
+            "Grüße", "東京", "tab\there", "*.example.com", "user@example.com", "(paren) 'quote' path/x:1",
+        ]
+        for (index, name) in names.enumerated() {
+            let leaf = try CertificateIssuer.issue(
+                .init(role: .server, commonName: name, organization: "O \(name)", dnsNames: ["x.test"], notBefore: now, notAfter: now.addingTimeInterval(86_400)),
+                key: try CertificateIssuer.generateKey(), issuer: (root, key), serial: UInt64(index + 2))
+            guard let summary = CertificateSummaryReader.summary(ofDER: leaf.derBytes) else {
+                XCTFail("\(name): an issued certificate should take the fast path")
+                continue
+            }
+            assertSame(summary, leaf, name)
+        }
+        // The self-signed root may be self-signed: only the full parse can tell.
+        let rootSummary = try XCTUnwrap(CertificateSummaryReader.summary(ofDER: root.derBytes))
+        XCTAssertTrue(rootSummary.mayBeSelfSigned)
+        assertSame(rootSummary, root, "root")
+    }
+
+    func testMutatedCertificatesNeverMakeTheWalkDisagree() throws {
+        var seeds: [[UInt8]] = []
+        for name in ["server.der", "server-rsa2048.der", "server-ed25519.der", "intermediate-ca.der", "root-ca.der", "client-alice.der"] {
+            seeds.append(try TestCertificates.bytes(name))
+        }
+        var state: UInt64 = 0x6D74_6C73
+        func next() -> Int {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
+        }
+        var fastAccepted = 0
+        for iteration in 0..<3_000 {
+            var bytes = seeds[next() % seeds.count]
+            for _ in 0...(next() % 3) {
+                let at = next() % bytes.count
+                switch next() % 6 {
+                case 0: bytes[at] ^= UInt8(1 << (next() % 8))
+                case 1: bytes[at] = [0x00, 0x01, 0x02, 0x05, 0x06, 0x0C, 0x13, 0x17, 0x18, 0x30, 0x31, 0x80, 0x81, 0xA3, 0xFF][next() % 15]
+                case 2: bytes[at] = bytes[at] &+ 1
+                case 3: bytes.insert(UInt8(truncatingIfNeeded: next()), at: at)
+                case 4: bytes.remove(at: at)
+                default: bytes.removeLast(next() % min(bytes.count, 8) + 1)
+                }
+            }
+            guard let summary = CertificateSummaryReader.summary(ofDER: bytes) else { continue }
+            fastAccepted += 1
+            guard let certificate = try? Certificate(derBytes: bytes) else {
+                XCTFail("iteration \(iteration): the walk accepted what d2i_X509 refuses: \(bytes.hex)")
+                continue
+            }
+            assertSame(summary, certificate, "iteration \(iteration)")
+        }
+        XCTAssertGreaterThan(fastAccepted, 100, "the mutations should leave many certificates valid")
+    }
+
+    func testPEMOutsideThePlainFormIsLeftToTheFullParse() throws {
+        let pem = try TestCertificates.bytes("server.pem")
+        let text = String(decoding: pem, as: UTF8.self)
+        XCTAssertEqual(CertificateSummaryReader.summaries(ofFile: pem)?.count, 1)
+        XCTAssertEqual(CertificateSummaryReader.summaries(ofFile: Array(("Bag Attributes\n    friendlyName: x\n" + text).utf8))?.count, 1, "text before the block")
+        XCTAssertEqual(CertificateSummaryReader.summaries(ofFile: Array(text.replacingOccurrences(of: "\n", with: "\r\n").utf8))?.count, 1, "CRLF")
+        XCTAssertEqual(CertificateSummaryReader.summaries(ofFile: Array((text + text).utf8))?.count, 2, "two blocks")
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let blankInside = ([lines[0], ""] + lines[1...]).joined(separator: "\n")
+        XCTAssertNil(CertificateSummaryReader.summaries(ofFile: Array(blankInside.utf8)), "blank line inside the block")
+        let header = ([lines[0], "Proc-Type: 4,ENCRYPTED"] + lines[1...]).joined(separator: "\n")
+        XCTAssertNil(CertificateSummaryReader.summaries(ofFile: Array(header.utf8)), "header")
+        XCTAssertNil(CertificateSummaryReader.summaries(ofFile: Array(text.replacingOccurrences(of: "CERTIFICATE", with: "TRUSTED CERTIFICATE").utf8)), "other label")
+        XCTAssertNil(CertificateSummaryReader.summaries(ofFile: Array((text + "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n").utf8)), "another block")
+        XCTAssertNil(CertificateSummaryReader.summaries(ofFile: Array(text.replacingOccurrences(of: "-----END CERTIFICATE-----", with: "").utf8)), "no END line")
+        XCTAssertNil(CertificateSummaryReader.summaries(ofFile: Array(" \(text)".utf8)), "indented BEGIN line")
+        // Base64: canonical only.
+        XCTAssertEqual(CertificateSummaryReader.decodeBase64(Array("TWFu".utf8)), Array("Man".utf8))
+        XCTAssertEqual(CertificateSummaryReader.decodeBase64(Array("TWE=".utf8)), Array("Ma".utf8))
+        XCTAssertEqual(CertificateSummaryReader.decodeBase64(Array("TQ==".utf8)), Array("M".utf8))
+        XCTAssertNil(CertificateSummaryReader.decodeBase64(Array("TR==".utf8)), "non-zero padding bits")
+        XCTAssertNil(CertificateSummaryReader.decodeBase64(Array("TWF".utf8)), "not a multiple of four")
+        XCTAssertNil(CertificateSummaryReader.decodeBase64(Array("T=Fu".utf8)), "padding inside")
+    }
+
+    func testFilesAreReadOnlyWhenRegular() throws {
+        XCTAssertNil(CertificateSummaryReader.readRegularFile(TestCertificates.directory.path), "a directory")
+        XCTAssertNil(CertificateSummaryReader.readRegularFile(TestCertificates.url("no-such-file.pem").path))
+        XCTAssertEqual(CertificateSummaryReader.readRegularFile(TestCertificates.url("server.pem").path), try TestCertificates.bytes("server.pem"))
+    }
+}

@@ -1,0 +1,30 @@
+"""The fleet benchmark's upstream: plain HTTP/1.1 on loopback that answers every request after a
+fixed delay, standing in for the network round trips and server time of a real fleet (nginx
+terminates TLS in front of it). `fleet_backend.py PORT DELAY_MS` runs until killed."""
+import asyncio
+import sys
+
+
+async def handle(reader, writer, delay):
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            if not head:
+                break
+            await asyncio.sleep(delay)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n")
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError):
+        pass
+    finally:
+        writer.close()
+
+
+async def main():
+    port, delay = int(sys.argv[1]), int(sys.argv[2]) / 1000.0
+    server = await asyncio.start_server(lambda r, w: handle(r, w, delay), "127.0.0.1", port, backlog=1024)
+    async with server:
+        await server.serve_forever()
+
+
+asyncio.run(main())

@@ -1,0 +1,419 @@
+"""Runs the contenders of scripts/bench alternately and prints medians, ranges, ratios and peak RSS.
+
+Called by run_all.sh with the paths it prepared (environment variables, see `Env` below). Each
+workload runs every contender once as a warm-up, then RUNS rounds; in round r the contenders start
+at position r, so none is always first or last. A contender is one command; its rows are figures read
+from one run: the in-process rate it reports on stderr (`RESULT rate=... rss_kib=...`), or the
+whole-process rate (units of work / wall time from fork to exit, measured by `runner`, a small C
+launcher, so that neither Python's fork nor its pages are counted). Peak RSS is the child's
+ru_maxrss from wait4 in `runner`. Results go to stdout (Markdown) and to $BENCH_OUT/results.json.
+"""
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+
+E = os.environ
+RUNS = int(E.get("BENCH_RUNS", "5"))
+EXPLICIT_RUNS = "BENCH_RUNS" in E
+OUT = E["BENCH_OUT"]
+WORK = E["BENCH_WORK"]
+BIN = E["BENCH_BIN"]  # directory with c_verify, c_pin, c_https and the Swift products
+HERE = os.path.dirname(os.path.abspath(__file__))
+PY = E.get("BENCH_PYTHON", sys.executable)
+AT = "1893456000"  # 2030-01-01T00:00:00Z
+AT_TEXT = "2030-01-01T00:00:00Z"
+HOST = "bench.test"
+STARTED = time.monotonic()
+LOG = open(os.path.join(OUT, "runs.log"), "a")
+
+
+def mtls(*args):
+    return [os.path.join(BIN, "mtls"), *args]
+
+
+def bench(*args):
+    return [os.path.join(BIN, "mtls-bench"), *args]
+
+
+def c(name, *args):
+    return [os.path.join(BIN, name), *args]
+
+
+def py(script, *args):
+    return [PY, os.path.join(HERE, script), *args]
+
+
+class Contender:
+    """One command and the rows it yields. rows: [(label, kind)] with kind "rate" (reported in-process
+    rate), "mb_s" (reported MB/s), "wall" (units / whole-process seconds). repeat: the command runs
+    that many times per sample (for short processes); units count all of them."""
+
+    def __init__(self, name, cmd, rows, units=1, repeat=1, env=None, stdout=None, shell=False, after=None, warm_cmd=None, expect=0):
+        self.name, self.cmd, self.rows, self.units, self.repeat = name, cmd, rows, units, repeat
+        self.env, self.stdout, self.shell, self.after, self.warm_cmd, self.expect = env, stdout, shell, after, warm_cmd, expect
+
+
+def run_once(contender, warm=False):
+    """Returns ({row label: value}, peak RSS KiB) of one sample. Every command runs under
+    `runner`, which times it from fork to exit and reads its peak RSS from wait4."""
+    cmd = contender.warm_cmd if (warm and contender.warm_cmd) else contender.cmd
+    argv = ["sh", "-c", cmd] if contender.shell else list(cmd)
+    env = dict(os.environ, **(contender.env or {}))
+    measured = os.path.join(OUT, "runner.txt")
+    err_path = os.path.join(OUT, "last.err")
+    wall = 0.0
+    rss = 0
+    reported = {}
+    for _ in range(contender.repeat):
+        out = open(contender.stdout, "wb") if contender.stdout else subprocess.DEVNULL
+        with open(err_path, "wb") as err:
+            process = subprocess.run([os.path.join(BIN, "runner"), measured, *argv], stdout=out, stderr=err, env=env)
+        if out is not subprocess.DEVNULL:
+            out.close()
+        text = open(err_path, "rb").read().decode(errors="replace")
+        if process.returncode != contender.expect:
+            raise SystemExit(f"{contender.name}: exit {process.returncode}\n$ {shlex.join(argv)}\n{text[-3000:]}")
+        seconds, maxrss = open(measured).read().split()
+        wall += float(seconds)
+        for line in text.splitlines():
+            if line.startswith("RESULT "):
+                reported = dict(pair.split("=", 1) for pair in line.split()[1:])
+        rss = max(rss, int(maxrss))
+        LOG.write(f"{contender.name}\t{float(seconds):.4f}\t{maxrss}\t{text.strip().splitlines()[-1] if text.strip() else ''}\n")
+    if contender.after:
+        contender.after()
+    values = {}
+    for label, kind in contender.rows:
+        if kind == "wall":
+            values[label] = contender.units * contender.repeat / wall
+        else:
+            if kind not in reported:
+                raise SystemExit(f"{contender.name}: no {kind} in its RESULT line")
+            values[label] = float(reported[kind])
+    return values, rss
+
+
+def workload(title, unit, contenders, ratios, notes=(), rss_limits=(), runs=None):
+    """Runs the contenders alternately; prints and returns the table. `runs`: more rounds for
+    workloads whose samples last only tens of milliseconds, where one scheduling hiccup on a busy
+    machine moves a sample by half (BENCH_RUNS, when set, applies to every workload)."""
+    began = time.monotonic()
+    runs = RUNS if (EXPLICIT_RUNS or runs is None) else max(runs, RUNS)
+    for contender in contenders:
+        run_once(contender, warm=True)
+    samples = {c.name: [] for c in contenders}
+    for r in range(runs):
+        order = contenders[r % len(contenders):] + contenders[:r % len(contenders)]
+        for contender in order:
+            samples[contender.name].append(run_once(contender))
+    table = []
+    medians = {}
+    bests = {}
+    for contender in contenders:
+        rss = statistics.median(s[1] for s in samples[contender.name])
+        for label, _ in contender.rows:
+            values = [s[0][label] for s in samples[contender.name]]
+            median = statistics.median(values)
+            medians[label] = median
+            bests[label] = max(values)
+            table.append({"row": label, "median": median, "min": min(values), "max": max(values), "rss_kib": rss, "values": values})
+    lines = [f"### {title}", "", f"| contender | median ({unit}) | min – max | peak RSS |", "|---|---:|---:|---:|"]
+    for row in table:
+        lines.append(f"| {row['row']} | {fmt(row['median'])} | {fmt(row['min'])} – {fmt(row['max'])} | {row['rss_kib'] / 1024:.1f} MiB |")
+    checks = []
+    if ratios:
+        lines += ["", "| ratio | of medians | of bests | target | |", "|---|---:|---:|---:|---|"]
+    for label, numerator, denominator, target in ratios:
+        value = medians[numerator] / medians[denominator]
+        best = bests[numerator] / bests[denominator]
+        met = None if target is None else value >= target
+        checks.append({"ratio": label, "value": value, "best": best, "target": target, "met": met})
+        lines.append(f"| {label} | {value:.2f}× | {best:.2f}× | {'—' if target is None else f'≥ {target:g}×'} | {'' if met is None else ('met' if met else '**missed**')} |")
+    for label, row_label, limit_mib in rss_limits:
+        row = next(r for r in table if r["row"] == row_label)
+        met = row["rss_kib"] / 1024 <= limit_mib
+        checks.append({"ratio": label, "value": row["rss_kib"] / 1024, "target": limit_mib, "met": met, "unit": "MiB"})
+        lines.append(f"| {label} | {row['rss_kib'] / 1024:.1f} MiB | | ≤ {limit_mib:g} MiB | {'met' if met else '**missed**'} |")
+    for note in notes:
+        lines += ["", note]
+    lines += ["", f"_{runs} runs after a warm-up, contenders alternating; {time.monotonic() - began:.0f} s._", ""]
+    text = "\n".join(lines)
+    print(text, flush=True)
+    RESULTS.append({"title": title, "unit": unit, "rows": table, "ratios": checks, "notes": list(notes)})
+    return medians, table
+
+
+def fmt(value):
+    if value >= 1000:
+        return f"{value:,.0f}"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+RESULTS = []
+
+
+def remove(path):
+    def go():
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+    return go
+
+
+def verify(alg):
+    d = os.path.join(WORK, alg)
+    root, inter, ders, pems = f"{d}/root.pem", f"{d}/int.pem", f"{d}/der.list", f"{d}/leaves.list"
+    leaves = open(pems).read().split()
+    n = len(leaves)
+    per_leaf = f"{d}/leaves-30.list"
+    with open(per_leaf, "w") as f:
+        f.write("\n".join(leaves[:30]) + "\n")
+    name = "ECDSA P-256" if alg == "ec" else "RSA-2048"
+    contenders = [
+        Contender("c-oneshot", c("c_verify", "oneshot", root, inter, ders, AT, HOST), [("C limit, one-shot (parse all three)", "rate")]),
+        Contender("c-leaf", c("c_verify", "leaf", root, inter, ders, AT, HOST), [("C limit, parse only the leaf", "rate")]),
+        Contender("c-noparse", c("c_verify", "noparse", root, inter, ders, AT, HOST), [("C limit, parse excluded", "rate")]),
+        Contender("openssl", ["openssl", "verify", "-CAfile", root, "-untrusted", inter, "-attime", AT, "-purpose", "sslserver", "-x509_strict", "-verify_hostname", HOST, *leaves],
+                  [("`openssl verify`, one process", "wall")], units=n),
+        Contender("openssl-each", f"xargs -a {shlex.quote(per_leaf)} -n 1 openssl verify -CAfile {shlex.quote(root)} -untrusted {shlex.quote(inter)} -attime {AT} -purpose sslserver -x509_strict -verify_hostname {HOST}",
+                  [("`openssl verify`, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
+        Contender("mtls", mtls("verify", "--batch", *leaves, "--anchors", root, "--intermediates", inter, "--at", AT_TEXT, "--host", HOST),
+                  [("`mtls verify --batch`, one process", "wall")], units=n),
+        Contender("mtls-inproc", bench("verify", "leaf", root, inter, ders, AT, HOST), [("mtls in-process (TrustEvaluator, parse only the leaf)", "rate")]),
+        Contender("mtls-noparse", bench("verify", "noparse", root, inter, ders, AT, HOST), [("mtls in-process, parse excluded", "rate")]),
+        Contender("python", py("py_verify.py", root, inter, ders, AT, HOST),
+                  [("Python `cryptography`, in-process (parse only the leaf)", "rate"), ("Python `cryptography`, whole process", "wall")], units=n),
+    ]
+    ratios = [
+        ("`mtls verify` / `openssl verify` (one process each)", "`mtls verify --batch`, one process", "`openssl verify`, one process", 1.0),
+        ("mtls in-process / C parse-only-the-leaf", "mtls in-process (TrustEvaluator, parse only the leaf)", "C limit, parse only the leaf", 0.9),
+        ("mtls in-process, parse excluded / C parse excluded", "mtls in-process, parse excluded", "C limit, parse excluded", None),
+        ("mtls in-process / Python in-process", "mtls in-process (TrustEvaluator, parse only the leaf)", "Python `cryptography`, in-process (parse only the leaf)", None),
+        ("`mtls verify` / Python whole process", "`mtls verify --batch`, one process", "Python `cryptography`, whole process", None),
+    ]
+    return workload(f"verify, {name}: {n} leaves → intermediate → root (chains/s)", "chains/s", contenders, ratios)
+
+
+def pin():
+    d = os.path.join(WORK, "ec")
+    pems, ders = f"{d}/leaves.list", f"{d}/der.list"
+    leaves = open(pems).read().split()
+    n = len(leaves)
+    few = leaves[:20]
+    pipeline = " ; ".join(
+        f"openssl x509 -in {shlex.quote(p)} -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | openssl enc -base64" for p in few)
+    contenders = [
+        Contender("c-walk", c("c_pin", "walk", pems), [("C limit, DER walk, in-process (file reads timed)", "rate"), ("C limit, DER walk, whole process", "wall")], units=n),
+        Contender("c-walk-mem", c("c_pin", "walk", pems, "mem"), [("C limit, DER walk, in-process, files preloaded", "rate")]),
+        Contender("c-x509", c("c_pin", "x509", pems), [("C, `d2i_X509` + `i2d_X509_PUBKEY`, in-process", "rate")]),
+        Contender("mtls", mtls("pin", *leaves, "--format", "spki"), [("`mtls pin --format spki`, whole process", "wall")], units=n),
+        Contender("mtls-full", mtls("pin", *leaves, "--format", "spki"), [("`mtls pin`, full X.509 parse (`MTLS_PIN_FULL_PARSE=1`), whole process", "wall")],
+                  units=n, env={"MTLS_PIN_FULL_PARSE": "1"}),
+        Contender("mtls-inproc", bench("pin", "fast", pems), [("mtls in-process (CertificateSummaryReader, file reads timed)", "rate")]),
+        Contender("mtls-inproc-mem", bench("pin", "fast", pems, "mem"), [("mtls in-process, files preloaded", "rate")]),
+        Contender("python-pem", py("py_pin.py", "pem", pems), [("Python `cryptography`, PEM, in-process", "rate"), ("Python `cryptography`, PEM, whole process", "wall")], units=n),
+        Contender("python-der", py("py_pin.py", "der", ders), [("Python `cryptography`, DER, in-process", "rate")]),
+        Contender("pipeline", pipeline, [("four-process shell pipeline (20 files)", "wall")], units=len(few), shell=True),
+    ]
+    ratios = [
+        ("`mtls pin` whole process / C DER walk in-process (reads timed)", "`mtls pin --format spki`, whole process", "C limit, DER walk, in-process (file reads timed)", 0.5),
+        ("`mtls pin` whole process / C DER walk in-process (preloaded)", "`mtls pin --format spki`, whole process", "C limit, DER walk, in-process, files preloaded", None),
+        ("`mtls pin` / C DER walk, whole process each", "`mtls pin --format spki`, whole process", "C limit, DER walk, whole process", None),
+        ("mtls in-process / C in-process (reads timed)", "mtls in-process (CertificateSummaryReader, file reads timed)", "C limit, DER walk, in-process (file reads timed)", None),
+        ("`mtls pin` / Python PEM, whole process each", "`mtls pin --format spki`, whole process", "Python `cryptography`, PEM, whole process", 2.0),
+        ("mtls in-process / Python PEM in-process", "mtls in-process (CertificateSummaryReader, file reads timed)", "Python `cryptography`, PEM, in-process", 2.0),
+        ("`mtls pin` / four-process pipeline (whole job)", "`mtls pin --format spki`, whole process", "four-process shell pipeline (20 files)", 1000.0),
+        ("`mtls pin`: fast path / full X.509 parse", "`mtls pin --format spki`, whole process", "`mtls pin`, full X.509 parse (`MTLS_PIN_FULL_PARSE=1`), whole process", None),
+    ]
+    return workload(f"pin: SPKI SHA-256 of {n} PEM leaves, ECDSA P-256 (pins/s)", "pins/s", contenders, ratios, runs=11)
+
+
+def pkcs12():
+    d = os.path.join(WORK, "ec")
+    p12dir = os.path.join(WORK, "p12")
+    os.makedirs(p12dir, exist_ok=True)
+    source = f"{p12dir}/source.p12"
+    subprocess.run(["openssl", "pkcs12", "-export", "-inkey", f"{d}/client.key", "-in", f"{d}/client.pem", "-certfile", f"{d}/chain.pem",
+                    "-passout", "pass:bench", "-out", source], check=True)
+    env = {"P12_PASSWORD": "bench"}
+    reps = 10
+    contenders = [
+        Contender("openssl-export", ["openssl", "pkcs12", "-export", "-inkey", f"{d}/client.key", "-in", f"{d}/client.pem", "-certfile", f"{d}/chain.pem",
+                                     "-passout", "env:P12_PASSWORD", "-out", f"{p12dir}/openssl.p12"], [("`openssl pkcs12 -export`", "wall")], repeat=reps, env=env),
+        Contender("mtls-export", mtls("export", "--cert", f"{d}/client.pem", "--key", f"{d}/client.key", "--chain", f"{d}/chain.pem", "--out", f"{p12dir}/mtls.p12",
+                                      "--password", "env:P12_PASSWORD", "--force"), [("`mtls export`", "wall")], repeat=reps, env=env),
+        Contender("openssl-parse", ["openssl", "pkcs12", "-in", source, "-passin", "env:P12_PASSWORD", "-nodes", "-out", f"{p12dir}/openssl.pem"],
+                  [("`openssl pkcs12 -in … -nodes`", "wall")], repeat=reps, env=env),
+        Contender("mtls-import", mtls("import", source, "--password", "env:P12_PASSWORD", "--out-dir", f"{p12dir}/imported", "--force"),
+                  [("`mtls import … --out-dir`", "wall")], repeat=reps, env=env),
+    ]
+    ratios = [
+        ("write: `mtls export` / `openssl pkcs12 -export`", "`mtls export`", "`openssl pkcs12 -export`", 1.0),
+        ("parse: `mtls import` / `openssl pkcs12 -in`", "`mtls import … --out-dir`", "`openssl pkcs12 -in … -nodes`", 1.0),
+    ]
+    notes = ["Both write AES-256-CBC/PBKDF2 (2,048 iterations) with a SHA-256 MAC (2,048 iterations); the file holds an ECDSA P-256 key, its leaf and a two-certificate chain. Whole processes, 10 per sample."]
+    return workload("PKCS#12: parse and write, whole process (files/s)", "files/s", contenders, ratios, notes, runs=9)
+
+
+def https(label, ports, ca):
+    plain, resuming = ports
+    n_keep, n_conn = int(E.get("BENCH_KEEPALIVE", "2000")), int(E.get("BENCH_CONNECTIONS", "200"))
+    base = f"https://localhost:{plain}"
+
+    def curl_config(name, url, count):
+        path = os.path.join(WORK, f"curl-{name}.cfg")
+        with open(path, "w") as f:
+            for _ in range(count):
+                f.write(f'url = "{url}"\noutput = "/dev/null"\n')
+        return path
+
+    keep_cfg = curl_config(f"{plain}-keep", f"{base}/small", n_keep)
+    full_cfg = curl_config(f"{plain}-full", f"{base}/small", n_conn)
+    resumed_cfg = curl_config(f"{resuming}-resumed", f"https://localhost:{resuming}/small", n_conn)
+    curl = ["curl", "-s", "--fail", "--cacert", ca]
+    results = {}
+    keepalive = [
+        Contender("c", c("c_https", "keepalive", str(plain), ca, "/small", str(n_keep)), [("C limit (libssl, one connection)", "rate")]),
+        Contender("mtls", bench("https", "keepalive", str(plain), ca, "/small", str(n_keep)), [("mtls `HTTPSClient` (in-process)", "rate")]),
+        Contender("curl", [*curl, "-K", keep_cfg], [(f"curl, one process, {n_keep} URLs", "wall")], units=n_keep),
+        Contender("python", py("py_https.py", "keepalive", str(plain), ca, "/small", str(n_keep)), [("Python `http.client` (in-process)", "rate")]),
+        Contender("wrk", f"wrk -t1 -c1 -d2s {base}/small | awk '/Requests\\/sec/ {{print \"RESULT rate=\" $2 > \"/dev/stderr\"}}'",
+                  [("wrk -t1 -c1 (no certificate check)", "rate")], shell=True),
+    ]
+    results["keepalive"] = workload(f"HTTPS keep-alive small GETs, {label} ({n_keep} requests, requests/s)", "requests/s", keepalive, [
+        ("mtls / C limit", "mtls `HTTPSClient` (in-process)", "C limit (libssl, one connection)", 0.8),
+        ("mtls / curl", "mtls `HTTPSClient` (in-process)", f"curl, one process, {n_keep} URLs", 1.5),
+        ("mtls / Python", "mtls `HTTPSClient` (in-process)", "Python `http.client` (in-process)", None),
+    ], runs=9)
+    close = ["-H", "Connection: close"]
+    full = [
+        Contender("c", c("c_https", "full", str(plain), ca, "/small", str(n_conn)), [("C limit", "rate")]),
+        Contender("mtls", bench("https", "full", str(plain), ca, "/small", str(n_conn)), [("mtls `HTTPSClient`", "rate")]),
+        Contender("curl", [*curl, *close, "-K", full_cfg], [(f"curl, one process, {n_conn} URLs", "wall")], units=n_conn),
+        Contender("python", py("py_https.py", "full", str(plain), ca, "/small", str(n_conn)), [("Python `ssl`", "rate")]),
+    ]
+    results["full"] = workload(f"HTTPS new connection per request, full handshakes, {label} ({n_conn} connections, connections/s)", "conn/s", full, [
+        ("mtls / C limit", "mtls `HTTPSClient`", "C limit", 0.95),
+        ("mtls / curl", "mtls `HTTPSClient`", f"curl, one process, {n_conn} URLs", None),
+    ], notes=["The server keeps no session cache and sends no tickets, so every handshake is a full one whatever the client offers."])
+    resumed = [
+        Contender("c", c("c_https", "resumed", str(resuming), ca, "/small", str(n_conn)), [("C limit", "rate")]),
+        Contender("mtls", bench("https", "resumed", str(resuming), ca, "/small", str(n_conn)), [("mtls `HTTPSClient`", "rate")]),
+        Contender("curl", [*curl, *close, "-K", resumed_cfg], [(f"curl, one process, {n_conn} URLs", "wall")], units=n_conn),
+        Contender("python", py("py_https.py", "resumed", str(resuming), ca, "/small", str(n_conn)), [("Python `ssl` (session=)", "rate")]),
+    ]
+    results["resumed"] = workload(f"HTTPS new connection per request, resumed sessions, {label} ({n_conn} connections, connections/s)", "conn/s", resumed, [
+        ("mtls / C limit resumed", "mtls `HTTPSClient`", "C limit", 0.95),
+        ("mtls / curl", "mtls `HTTPSClient`", f"curl, one process, {n_conn} URLs", None),
+    ])
+    out = os.path.join(WORK, "download.bin")
+    big, warm = "/big", "/big64"
+    download = [
+        Contender("c", c("c_https", "download", str(plain), ca, big, "1", out), [("C limit", "mb_s")], after=remove(out),
+                  warm_cmd=c("c_https", "download", str(plain), ca, warm, "1", out)),
+        Contender("mtls", bench("https", "download", str(plain), ca, big, "1", out), [("mtls `HTTPSClient` (body sink → file)", "mb_s")], after=remove(out),
+                  warm_cmd=bench("https", "download", str(plain), ca, warm, "1", out)),
+        Contender("curl", [*curl, "-o", out, f"{base}{big}"], [("curl -o FILE", "wall")], units=1073.741824, after=remove(out),
+                  warm_cmd=[*curl, "-o", out, f"{base}{warm}"]),
+        Contender("python", py("py_https.py", "download", str(plain), ca, big, "1", out), [("Python `http.client`", "mb_s")], after=remove(out),
+                  warm_cmd=py("py_https.py", "download", str(plain), ca, warm, "1", out)),
+    ]
+    results["download"] = workload(f"HTTPS 1 GiB body to a file, {label} (MB/s)", "MB/s", download, [
+        ("mtls / C limit", "mtls `HTTPSClient` (body sink → file)", "C limit", 0.95),
+        ("mtls / curl", "mtls `HTTPSClient` (body sink → file)", "curl -o FILE", None),
+    ], notes=["Warm-up with a 64 MiB body; curl's figure includes its start-up (whole process)."],
+        rss_limits=[("mtls peak RSS", "mtls `HTTPSClient` (body sink → file)", 16)])
+    return results
+
+
+def fleet(port, count, sample, delay):
+    d = os.path.join(WORK, "ec")
+    targets = os.path.join(WORK, "fleet-targets.txt")
+    with open(targets, "w") as f:
+        for i in range(count):
+            f.write(f"https://localhost:{port}/fleet/{i}\n")
+    sample_targets = os.path.join(WORK, "fleet-sample.txt")
+    with open(sample_targets, "w") as f:
+        for i in range(sample):
+            f.write(f"https://localhost:{port}/fleet/{i}\n")
+    instant = os.path.join(WORK, "fleet-instant.txt")
+    with open(instant, "w") as f:
+        for i in range(count):
+            f.write(f"https://localhost:{port}/small?endpoint={i}\n")
+    instant_sample = os.path.join(WORK, "fleet-instant-sample.txt")
+    with open(instant_sample, "w") as f:
+        for i in range(sample):
+            f.write(f"https://localhost:{port}/small?endpoint={i}\n")
+    common = ["--anchors", f"{d}/root.pem", "--json"]
+    contenders = [
+        Contender("c64", mtls("probe", "--targets", targets, "--concurrency", "64", *common), [(f"`mtls probe --targets` {count} endpoints, --concurrency 64", "wall")], units=count),
+        Contender("c1", mtls("probe", "--targets", sample_targets, "--concurrency", "1", *common), [(f"`mtls probe --targets` one at a time ({sample}-endpoint sample)", "wall")], units=sample),
+        Contender("c64-instant", mtls("probe", "--targets", instant, "--concurrency", "64", *common), [(f"no delay: {count} endpoints, --concurrency 64", "wall")], units=count),
+        Contender("c1-instant", mtls("probe", "--targets", instant_sample, "--concurrency", "1", *common), [(f"no delay: one at a time ({sample}-endpoint sample)", "wall")], units=sample),
+    ]
+    serial = f"`mtls probe --targets` one at a time ({sample}-endpoint sample)"
+    medians, table = workload(f"fleet probe: {count} loopback endpoints, each answering after {delay} ms (endpoints/s)", "endpoints/s", contenders, [
+        (f"--concurrency 64 / one at a time", f"`mtls probe --targets` {count} endpoints, --concurrency 64", serial, 20.0),
+        (f"no delay: --concurrency 64 / one at a time", f"no delay: {count} endpoints, --concurrency 64", f"no delay: one at a time ({sample}-endpoint sample)", None),
+    ], notes=[f"One at a time is timed on the first {sample} endpoints: being serial, its rate is that of the whole list. "
+              f"Each endpoint is nginx (TLS 1.3, ECDSA) in front of a loopback upstream that answers after {delay} ms, standing in for round trips and server time; "
+              "with no delay at all (the last two rows, nginx answering at once) the probes are CPU-bound and two cores cap the speed-up."])
+    return medians
+
+
+def startup():
+    rounds = 5
+    results = {"mtls": [], "openssl": []}
+    for r in range(rounds):
+        for name, cmd in ([("mtls", f"{BIN}/mtls --version"), ("openssl", "openssl version")] if r % 2 == 0 else [("openssl", "openssl version"), ("mtls", f"{BIN}/mtls --version")]):
+            path = os.path.join(OUT, "hyperfine.json")
+            subprocess.run(["hyperfine", "-N", "--warmup", "5", "--runs", "40", "--export-json", path, cmd], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            data = json.load(open(path))["results"][0]
+            results[name].append(statistics.median(data["times"]) * 1000)
+    rows = []
+    lines = ["### start-up: `mtls --version` and `openssl version`, whole process (ms, lower is better)", "",
+             "| contender | median (ms) | min – max of 5 medians |", "|---|---:|---:|"]
+    for name in ("mtls", "openssl"):
+        values = results[name]
+        rows.append({"row": name, "median": statistics.median(values), "min": min(values), "max": max(values), "values": values})
+        lines.append(f"| `{'mtls --version' if name == 'mtls' else 'openssl version'}` | {statistics.median(values):.2f} | {min(values):.2f} – {max(values):.2f} |")
+    ratio = statistics.median(results["mtls"]) / statistics.median(results["openssl"])
+    best = min(results["mtls"]) / min(results["openssl"])
+    met = ratio <= 2.0
+    lines += ["", "| ratio | of medians | of bests | target | |", "|---|---:|---:|---:|---|", f"| `mtls --version` time / `openssl version` time | {ratio:.2f}× | {best:.2f}× | ≤ 2× | {'met' if met else '**missed**'} |",
+              "", "_hyperfine -N, 40 runs after 5 warm-ups, 5 rounds alternating; the figure is the median of the round medians._", ""]
+    print("\n".join(lines), flush=True)
+    RESULTS.append({"title": "start-up", "unit": "ms", "rows": rows, "ratios": [{"ratio": "mtls/openssl time", "value": ratio, "best": best, "target": 2.0, "met": met}], "notes": []})
+
+
+def main():
+    which = sys.argv[1:] or ["startup", "verify", "pin", "pkcs12", "https", "fleet"]
+    if "startup" in which:
+        startup()
+    if "pin" in which:
+        pin()
+    if "pkcs12" in which:
+        pkcs12()
+    if "verify" in which:
+        verify("ec")
+        verify("rsa")
+    if "https" in which:
+        ec_ca, rsa_ca = f"{WORK}/ec/root.pem", f"{WORK}/rsa/root.pem"
+        https("TLS 1.3, ECDSA P-256", (int(E["PORT_T13"]), int(E["PORT_T13_RESUME"])), ec_ca)
+        https("TLS 1.2, RSA-2048", (int(E["PORT_T12"]), int(E["PORT_T12_RESUME"])), rsa_ca)
+    if "fleet" in which:
+        fleet(int(E["PORT_FLEET"]), int(E.get("BENCH_FLEET", "1000")), int(E.get("BENCH_FLEET_SAMPLE", "30")), int(E.get("BENCH_FLEET_DELAY_MS", "100")))
+    with open(os.path.join(OUT, "results.json"), "w") as f:
+        json.dump({"runs": RUNS, "seconds": time.monotonic() - STARTED, "workloads": RESULTS}, f, indent=1)
+
+
+main()

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# Benchmarks side by side: mtls against the C limit (the same OpenSSL called from C), openssl,
+# curl, wrk and Python `cryptography` — verify, pin, PKCS#12, HTTPS, fleet probe, start-up — with
+# medians, min–max, ratios, targets and peak RSS. See docs/BENCHMARKS.md.
+#
+#   scripts/bench/run_all.sh [WORKLOAD...]     WORKLOAD: startup pin pkcs12 verify https fleet (default: all)
+#
+# Environment: BENCH_RUNS (5 runs after the warm-up), BENCH_WORK (/tmp/mtls-bench: corpora, binaries
+# and results; the corpora are kept between runs), BENCH_SCRATCH (the Swift build directory,
+# .build/bench), BENCH_STATIC (1: link the Swift runtime statically, as a release would; 0: dynamic),
+# BENCH_FUZZ (20000 differential fuzz iterations of the DER walk), BENCH_KEEPALIVE (2000),
+# BENCH_CONNECTIONS (200), BENCH_FLEET (1000), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100).
+# Needs: swift, cc, libssl-dev, openssl, nginx, curl, wrk, hyperfine, python3 with `cryptography`
+# (installed here when missing and this is Debian as root).
+set -euo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$BENCH_DIR/../.." && pwd)
+export BENCH_WORK=${BENCH_WORK:-/tmp/mtls-bench}
+SCRATCH=${BENCH_SCRATCH:-$ROOT/.build/bench}
+STATIC=${BENCH_STATIC:-1}
+FUZZ=${BENCH_FUZZ:-20000}
+STARTED=$(date +%s)
+export BENCH_OUT=$BENCH_WORK/results/$(date -u +%Y%m%dT%H%M%SZ)
+export BENCH_BIN=$BENCH_WORK/bin
+mkdir -p "$BENCH_OUT" "$BENCH_BIN"
+
+say() { printf '\n== %s (%ss)\n' "$*" "$(($(date +%s) - STARTED))" >&2; }
+die() { echo "run_all.sh: $*" >&2; exit 1; }
+
+# --- Tools -----------------------------------------------------------------------------------------
+missing=()
+for tool in wrk hyperfine nginx curl; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+if ((${#missing[@]})); then
+  [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || die "install: ${missing[*]}"
+  say "installing ${missing[*]}"
+  apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null; }
+fi
+PYTHON=${BENCH_PYTHON:-$(command -v python3)}
+if ! "$PYTHON" -c 'import cryptography.x509.verification' 2>/dev/null; then
+  say "installing Python cryptography"
+  "$PYTHON" -m pip install --quiet cryptography 2>/dev/null || "$PYTHON" -m pip install --quiet --break-system-packages cryptography
+fi
+export BENCH_PYTHON=$PYTHON
+
+# --- Build -----------------------------------------------------------------------------------------
+say "swift build -c release (static Swift runtime: $STATIC)"
+flags=(-c release --scratch-path "$SCRATCH")
+[[ $STATIC == 1 ]] && flags+=(--static-swift-stdlib)
+(cd "$ROOT" && swift build "${flags[@]}" --product mtls >&2 && swift build "${flags[@]}" --product mtls-bench >&2)
+products=$(cd "$ROOT" && swift build "${flags[@]}" --show-bin-path)
+cp "$products/mtls" "$products/mtls-bench" "$BENCH_BIN/"
+for program in runner corpus c_verify c_pin c_https; do
+  cc -O2 -Wall -o "$BENCH_BIN/$program" "$BENCH_DIR/$program.c" -lssl -lcrypto
+done
+
+# --- Corpora (kept while corpus.c is unchanged) ------------------------------------------------------
+stamp=$(sha256sum "$BENCH_DIR/corpus.c" | cut -c1-16)
+if [[ ! -f $BENCH_WORK/corpus-$stamp ]]; then
+  say "corpora: 2,000 leaves under one intermediate and root, ECDSA P-256 and RSA-2048"
+  rm -rf "$BENCH_WORK/ec" "$BENCH_WORK/rsa" "$BENCH_WORK/seeds" "$BENCH_WORK"/corpus-*
+  "$BENCH_BIN/corpus" "$BENCH_WORK/ec" ec 2000
+  "$BENCH_BIN/corpus" "$BENCH_WORK/rsa" rsa 2000 16
+  # Seeds for the fuzzer with the names, keys and signatures the corpora lack.
+  seeds=$BENCH_WORK/seeds
+  mkdir -p "$seeds"
+  n=0
+  seed() { # SUBJECT openssl-req-arguments...
+    local subject=$1
+    shift
+    n=$((n + 1))
+    openssl req -x509 -new -nodes -keyout "$seeds/$n.key" -out "$seeds/$n.pem" -days 3650 -utf8 -subj "$subject" "$@" 2>/dev/null || rm -f "$seeds/$n.pem"
+  }
+  seed "/C=US/O=x\\, y/CN=a+OU=b" -multivalue-rdn -newkey ec -pkeyopt ec_paramgen_curve:P-384
+  seed "/DC=com/DC=example/CN=host.example.com/emailAddress=a@example.com" -newkey ed25519
+  seed "/CN= lead/O=#hash/OU=trail " -newkey ed25519
+  seed "/CN=Grüße/O=Ünïcødé/L=東京" -newkey ed25519
+  seed "/CN=x=y/O=a;b/OU=q\"r/ST=<s>" -newkey ed25519
+  seed "/CN=pss/O=mtls bench" -newkey rsa:2048 -sigopt rsa_padding_mode:pss -addext "basicConstraints=critical,CA:TRUE,pathlen:3"
+  seed "/CN=no constraints/O=mtls bench" -newkey ed25519 -addext "subjectAltName=DNS:x.test" -addext "keyUsage=digitalSignature"
+  touch "$BENCH_WORK/corpus-$stamp"
+fi
+# Sparse bodies for the download benchmark (served from the page cache).
+mkdir -p "$BENCH_WORK/www"
+[[ -f $BENCH_WORK/www/big.bin ]] || truncate -s 1G "$BENCH_WORK/www/big.bin"
+[[ -f $BENCH_WORK/www/big64.bin ]] || truncate -s 64M "$BENCH_WORK/www/big64.bin"
+
+# --- The DER walk, fuzzed against d2i_X509 -----------------------------------------------------------
+say "differential fuzzing of the pin DER walk ($FUZZ iterations)"
+seed_files=("$BENCH_WORK"/ec/{root,int}.pem "$BENCH_WORK"/ec/leaves/leaf-0000{1,2}.pem "$BENCH_WORK"/rsa/{root,int}.pem "$BENCH_WORK"/rsa/leaves/leaf-00001.pem)
+for f in "$BENCH_WORK"/seeds/*.pem; do [[ -s $f ]] && seed_files+=("$f"); done
+if ! "$BENCH_BIN/mtls-bench" fuzz "$FUZZ" "$STARTED" "${seed_files[@]}" 2>"$BENCH_OUT/fuzz.txt"; then
+  tail -20 "$BENCH_OUT/fuzz.txt" >&2
+  die "the fast DER walk disagrees with d2i_X509 (see $BENCH_OUT/fuzz.txt)"
+fi
+tail -1 "$BENCH_OUT/fuzz.txt" >&2
+
+# --- nginx (and the fleet's delaying upstream) on free loopback ports --------------------------------
+ports=$("$PYTHON" - <<'PY'
+import socket
+socks = []
+for _ in range(6):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+)
+read -r PORT_T13 PORT_T13_RESUME PORT_T12 PORT_T12_RESUME PORT_FLEET PORT_BACKEND <<<"$ports"
+export PORT_T13 PORT_T13_RESUME PORT_T12 PORT_T12_RESUME PORT_FLEET
+NGINX_DIR=$BENCH_WORK/nginx
+rm -rf "$NGINX_DIR"
+mkdir -p "$NGINX_DIR/tmp"
+EC=$BENCH_WORK/ec RSA=$BENCH_WORK/rsa WWW=$BENCH_WORK/www
+server() { # PORT CERTDIR PROTOCOLS RESUME
+  local resume="ssl_session_cache off; ssl_session_tickets off;"
+  [[ $4 == 1 ]] && resume="ssl_session_cache shared:S$1:1m; ssl_session_tickets on;"
+  local ciphers=""
+  [[ $3 == TLSv1.2 ]] && ciphers="ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-GCM-SHA256;"
+  cat <<CONF
+    server {
+        listen 127.0.0.1:$1 ssl;
+        ssl_certificate $2/server.pem;
+        ssl_certificate_key $2/server.key;
+        ssl_protocols $3;
+        $ciphers
+        $resume
+        location = /small { return 200 "hello, bench\n"; }
+        location = /big { alias $WWW/big.bin; }
+        location = /big64 { alias $WWW/big64.bin; }
+        location /fleet/ { proxy_pass http://fleet; proxy_http_version 1.1; proxy_set_header Connection ""; }
+    }
+CONF
+}
+cat >"$NGINX_DIR/nginx.conf" <<CONF
+daemon on;
+master_process on;
+worker_processes 1;
+pid $NGINX_DIR/nginx.pid;
+error_log $NGINX_DIR/error.log warn;
+events { worker_connections 2048; }
+http {
+    access_log off;
+    client_body_temp_path $NGINX_DIR/tmp/body;
+    proxy_temp_path $NGINX_DIR/tmp/proxy;
+    fastcgi_temp_path $NGINX_DIR/tmp/fastcgi;
+    uwsgi_temp_path $NGINX_DIR/tmp/uwsgi;
+    scgi_temp_path $NGINX_DIR/tmp/scgi;
+    default_type text/plain;
+    server_tokens off;
+    keepalive_requests 1000000;
+    keepalive_timeout 120s;
+    ssl_session_timeout 1h;
+    upstream fleet { server 127.0.0.1:$PORT_BACKEND; keepalive 128; }
+$(server "$PORT_T13" "$EC" TLSv1.3 0)
+$(server "$PORT_T13_RESUME" "$EC" TLSv1.3 1)
+$(server "$PORT_T12" "$RSA" TLSv1.2 0)
+$(server "$PORT_T12_RESUME" "$RSA" TLSv1.2 1)
+$(server "$PORT_FLEET" "$EC" TLSv1.3 0)
+}
+CONF
+cleanup() {
+  [[ -f $NGINX_DIR/nginx.pid ]] && kill "$(cat "$NGINX_DIR/nginx.pid")" 2>/dev/null || true
+  [[ -n ${BACKEND_PID:-} ]] && kill "$BACKEND_PID" 2>/dev/null || true
+  rm -f "$BENCH_WORK/download.bin"
+}
+trap cleanup EXIT
+nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -e "$NGINX_DIR/error.log"
+"$PYTHON" "$BENCH_DIR/fleet_backend.py" "$PORT_BACKEND" "${BENCH_FLEET_DELAY_MS:-100}" </dev/null >/dev/null 2>&1 &
+BACKEND_PID=$!
+for _ in $(seq 50); do
+  curl -s --cacert "$EC/root.pem" "https://localhost:$PORT_FLEET/fleet/0" >/dev/null 2>&1 && break
+  sleep 0.1
+done
+
+# --- Run ------------------------------------------------------------------------------------------
+say "benchmarks ($(uptime | sed 's/.*load average/load average/'))"
+{
+  echo "# mtls benchmarks, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(openssl version | cut -d' ' -f1-2), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'), $(nginx -v 2>&1 | cut -d' ' -f3), $(curl --version | head -1 | cut -d' ' -f1-2), Python $("$PYTHON" -c 'import sys, cryptography; print(sys.version.split()[0], "cryptography", cryptography.__version__)')."
+  echo "Load before: $(cut -d' ' -f1-3 /proc/loadavg); static Swift runtime: $STATIC; fuzz: $(grep RESULT "$BENCH_OUT/fuzz.txt" | sed 's/RESULT //; s/ rss_kib.*//')."
+  echo
+  "$PYTHON" "$BENCH_DIR/harness.py" "$@"
+  echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg); total $(($(date +%s) - STARTED)) s including the build."
+} | tee "$BENCH_OUT/report.md"
+say "done: $BENCH_OUT/report.md"
