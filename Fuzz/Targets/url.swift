@@ -13,7 +13,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         _ = base.path
         _ = base.description
         if let round = try? HTTPSURL(base.description) {
-            check(round == base, "\(base.description.debugDescription) [\(base.host.debugDescription) \(base.port) \(base.target.debugDescription)] does not round-trip: [\(round.host.debugDescription) \(round.port) \(round.target.debugDescription)]")
+            check(
+                round == base,
+                "\(base.description.debugDescription) [\(base.host.debugDescription) \(base.port) \(base.target.debugDescription)] does not round-trip: [\(round.host.debugDescription) \(round.port) \(round.target.debugDescription)]"
+            )
         }
         for location in fields.dropFirst().prefix(4) {
             if let next = try? base.resolving(FuzzedData.text(location)) {
