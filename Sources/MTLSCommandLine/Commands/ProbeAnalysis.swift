@@ -54,7 +54,7 @@ struct ProbeAnalysis {
                 causes.append(
                     Cause(
                         text:
-                            "the server accepts client certificates issued by \(request.acceptedCANames.map(Certificate.shortNameForDisplay).joined(separator: "; ")), and ours (\(request.sentCertificate?.displayName ?? "?")) is issued by \(request.sentCertificate.map { Certificate.shortNameForDisplay($0.issuer) } ?? "?")",
+                            "the server accepts client certificates issued by \(request.acceptedCANames.map(Certificate.shortName).joined(separator: "; ")), and ours (\(request.sentCertificate?.displayName ?? "?")) is issued by \(request.sentCertificate.map { Certificate.shortName($0.issuer) } ?? "?")",
                         fix: "use an identity issued by one of those CAs, or ask the administrator to trust your CA"))
             }
         }
@@ -88,7 +88,7 @@ struct ProbeAnalysis {
                 causes.append(
                     Cause(
                         text:
-                            "the server does not trust our client certificate\(sent.map { " (\($0.displayName), issued by \(Certificate.shortNameForDisplay($0.issuer)))" } ?? "")",
+                            "the server does not trust our client certificate\(sent.map { " (\($0.displayName), issued by \(Certificate.shortName($0.issuer)))" } ?? "")",
                         fix:
                             "the server must trust that CA (IIS: in the machine's Trusted Root / Intermediate stores), and the chain must be sent: include intermediates in the .p12"
                     ))
@@ -199,7 +199,7 @@ struct ProbeAnalysis {
                     row(
                         "trust",
                         console.paint("trusted", .green)
-                            + " (chain of \(trust.chain.count) built to \(trust.chain.last.map { Certificate.shortNameForDisplay($0.subject) } ?? "?"))")
+                            + " (chain of \(trust.chain.count) built to \(trust.chain.last.map { Certificate.shortName($0.subject) } ?? "?"))")
                 } else {
                     row("trust", console.paint("NOT trusted", .red) + " (\(trust.summary.rawValue))")
                     for finding in trust.findings { console.out("    ✗ depth \(finding.depth): \(finding.reason) (\(finding.name))") }
@@ -413,13 +413,5 @@ extension ProbeAnalysis {
         case .deleted(let name): return "\(name) deleted"
         case .rejected(let name, let reason): return "\(name) rejected: \(reason)"
         }
-    }
-}
-
-extension Certificate {
-    /// `CN=…` when the RFC 4514 name has one.
-    static func shortNameForDisplay(_ name: String) -> String {
-        for part in name.split(separator: ",") where part.hasPrefix("CN=") { return String(part) }
-        return name
     }
 }

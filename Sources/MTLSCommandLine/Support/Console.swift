@@ -126,10 +126,6 @@ enum ExitCode {
 extension CommandFailure {
     /// Maps a library error to the contract's exit code (3, bad input) and its sentence.
     init(_ error: MTLSTrustError) {
-        switch error.reason {
-        case .internalFailure: self.init(ExitCode.badInput, error.message)
-        case .outputFailure: self.init(ExitCode.badInput, error.message)
-        default: self.init(ExitCode.badInput, error.message)
-        }
+        self.init(ExitCode.badInput, error.message)
     }
 }

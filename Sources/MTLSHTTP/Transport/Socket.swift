@@ -169,23 +169,12 @@ enum SocketAddress {
     }
 }
 
-/// OpenSSL's socket BIO writes with write(2), which raises SIGPIPE when the peer has gone; a
-/// library must not let that kill its host process. Ignored once, process-wide, on first use
-/// (as libcurl does with CURLOPT_NOSIGNAL-style handling).
-enum BrokenPipe {
-    static let ignored: Bool = {
-        signal(SIGPIPE, SIG_IGN)
-        return true
-    }()
-}
-
 /// TCP connections and listeners (IPv4 and IPv6), non-blocking, with deadlines.
 public enum TCP {
     /// Connects to `host:port`, trying each resolved address in turn until one answers.
     ///
     /// - Throws: ``HTTPSError`` in phase `.nameResolution`, `.connect` or `.timeout`.
     public static func connect(host: String, port: Int, deadline: Deadline, token: CancellationToken? = nil) throws(HTTPSError) -> SocketHandle {
-        _ = BrokenPipe.ignored
         let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
@@ -238,7 +227,6 @@ public enum TCP {
 
     /// Listens on `address:port` (port 0 picks a free one).
     public static func listen(address: String, port: Int, backlog: Int32 = 128) throws(HTTPSError) -> (SocketHandle, Int) {
-        _ = BrokenPipe.ignored
         let label = "\(address):\(port)"
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC

@@ -313,7 +313,7 @@ public final class TLSConnection: @unchecked Sendable {
     public func lingeringClose(seconds: Double = 1.0, maximumBytes: Int = 4 << 20) {
         guard !closed else { return }
         closed = true
-        _ = SSL_shutdown(ssl)
+        _ = withoutSIGPIPE { SSL_shutdown(ssl) }
         ERR_clear_error()
         _ = Glibc.shutdown(socket.fd, Int32(SHUT_WR))
         let deadline = Deadline.after(seconds)

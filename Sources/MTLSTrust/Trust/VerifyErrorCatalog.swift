@@ -163,8 +163,8 @@ enum VerifyErrorCatalog {
 }
 
 extension Certificate {
-    /// `CN=…` when the name has one, else the whole RFC 4514 name.
-    static func shortName(_ rfc4514: String) -> String {
+    /// `CN=…` when the RFC 4514 name has one, else the whole name: the short label used in messages.
+    public static func shortName(_ rfc4514: String) -> String {
         for part in rfc4514.split(separator: ",") where part.hasPrefix("CN=") { return String(part) }
         return rfc4514.isEmpty ? "(empty name)" : rfc4514
     }
