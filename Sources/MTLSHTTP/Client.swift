@@ -271,7 +271,12 @@ public final class HTTPSClient: @unchecked Sendable {
             }
         }
         guard let responseHead = parser.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
-        tls.refreshSession(connection)
+        // TLS 1.3 tickets arrive after the handshake and are read with the first response: store
+        // the session once per connection then, not after every response on a kept-alive one.
+        if !connection.sessionRefreshed {
+            connection.sessionRefreshed = true
+            tls.refreshSession(connection)
+        }
         let connectionHeader = responseHead.headers["Connection"]?.lowercased() ?? ""
         let reusable =
             bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close")

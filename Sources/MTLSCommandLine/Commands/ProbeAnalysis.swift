@@ -184,7 +184,7 @@ struct ProbeAnalysis {
             section("Server chain (as sent)")
             for (index, certificate) in report.peerChainAsSent.enumerated() {
                 console.out("  \(index)  \(certificate.subject)")
-                console.out("     issuer \(certificate.issuer); expires \(Timestamp.rfc3339(certificate.notAfter)); \(certificate.publicKey.algorithm)")
+                console.out("     issuer \(certificate.issuer); expires \(Timestamp.rfc3339(certificate.notAfter)); \(certificate.keyAlgorithm)")
             }
             let sent = report.peerChainAsSent
             var order = "in order"

@@ -13,7 +13,7 @@ enum CertificateDescription {
             ("notBefore", .string(Timestamp.rfc3339(certificate.notBefore))),
             ("notAfter", .string(Timestamp.rfc3339(certificate.notAfter))),
             ("subjectAltNames", .strings(certificate.subjectAlternativeNames.map(\.description))),
-            ("key", .string(certificate.publicKey.algorithm.description)),
+            ("key", .string(certificate.keyAlgorithm.description)),
             ("signatureAlgorithm", .string(certificate.signatureAlgorithm)),
             ("keyUsage", certificate.keyUsage.map { .strings($0.names) } ?? .null),
             ("extendedKeyUsage", certificate.extendedKeyUsage.map { .strings($0) } ?? .null),
@@ -40,7 +40,7 @@ enum CertificateDescription {
         row("Valid until", Timestamp.rfc3339(certificate.notAfter))
         let sans = certificate.subjectAlternativeNames
         row("Alt names", sans.isEmpty ? "(none)" : sans.map(\.description).joined(separator: ", "))
-        row("Key", certificate.publicKey.algorithm.description)
+        row("Key", certificate.keyAlgorithm.description)
         row("Signature", certificate.signatureAlgorithm)
         if let usage = certificate.keyUsage { row("Key usage", usage.description) }
         if let eku = certificate.extendedKeyUsage { row("Extended key usage", eku.joined(separator: ", ")) }
@@ -61,7 +61,7 @@ enum CertificateDescription {
             "  \(depth)  \(console.paint(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject, .bold))\(marker)",
             "     issuer   \(certificate.issuer)",
             "     valid    \(Timestamp.rfc3339(certificate.notBefore)) to \(Timestamp.rfc3339(certificate.notAfter))",
-            "     key      \(certificate.publicKey.algorithm)   \(certificate.spkiPin)",
+            "     key      \(certificate.keyAlgorithm)   \(certificate.spkiPin)",
         ]
     }
 }

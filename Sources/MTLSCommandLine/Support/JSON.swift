@@ -1,4 +1,5 @@
 import Foundation
+import MTLSTrust
 
 /// A JSON value with ordered object keys, so that output is stable and reads in a sensible order.
 enum JSON: Sendable, Equatable {
@@ -88,12 +89,7 @@ extension JSON {
 
 /// RFC 3339 formatting in UTC.
 enum Timestamp {
-    static func rfc3339(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
+    static func rfc3339(_ date: Date) -> String { RFC3339.string(date) }
 
     /// Parses RFC 3339 (`2030-01-01T00:00:00Z`, offsets and fractions allowed), a date
     /// (`2030-01-01`, midnight UTC), or integer Unix seconds.

@@ -36,29 +36,6 @@ public struct Deadline: Sendable, Comparable {
     static func earliest(_ a: Deadline, _ b: Deadline) -> Deadline { a < b ? a : b }
 }
 
-/// Runs `body` with SIGPIPE blocked on the calling thread, and discards a SIGPIPE that it raised.
-///
-/// OpenSSL writes with `write(2)`, which cannot be given `MSG_NOSIGNAL`: without this, a write on a
-/// connection that the peer has reset (an `SSL_write`, or the close_notify sent on close) kills the
-/// whole process. With it, the write fails with `EPIPE` and becomes an ``HTTPSError``.
-func withoutSIGPIPE<T>(_ body: () -> T) -> T {
-    var pipeOnly = sigset_t()
-    sigemptyset(&pipeOnly)
-    sigaddset(&pipeOnly, SIGPIPE)
-    var previous = sigset_t()
-    pthread_sigmask(SIG_BLOCK, &pipeOnly, &previous)
-    let result = body()
-    if sigismember(&previous, SIGPIPE) == 0 {
-        var pending = sigset_t()
-        if sigpending(&pending) == 0, sigismember(&pending, SIGPIPE) == 1 {
-            var immediately = timespec(tv_sec: 0, tv_nsec: 0)
-            _ = sigtimedwait(&pipeOnly, nil, &immediately)
-        }
-        pthread_sigmask(SIG_SETMASK, &previous, nil)
-    }
-    return result
-}
-
 /// Owns one socket file descriptor and closes it exactly once.
 public final class SocketHandle: @unchecked Sendable {
     // @unchecked Sendable: `fd` is read-only; `close` and `shutdown` are guarded by `lock`, so that a
@@ -169,6 +146,75 @@ enum SocketAddress {
     }
 }
 
+/// Name resolution with a short cache: like curl's DNS cache (60 s), a client that opens many
+/// connections to one host resolves its name once a minute, not once a connection (a lookup of
+/// "localhost" alone is a dozen system calls: `/etc/hosts`, a netlink socket for `AI_ADDRCONFIG`).
+/// IP literals are never cached; they need no lookup.
+enum Resolver {
+    struct Address: Sendable {
+        var family: Int32
+        var socketType: Int32
+        var protocolNumber: Int32
+        var storage: sockaddr_storage
+        var length: socklen_t
+    }
+
+    /// How long a lookup is reused.
+    static let timeToLive = 60.0
+    /// At most this many names are kept (the oldest entries go first).
+    static let capacity = 256
+
+    private final class Cache: @unchecked Sendable {
+        // @unchecked Sendable: `entries` is only touched under `lock`.
+        let lock = NSLock()
+        var entries: [String: (expires: Deadline, addresses: [Address])] = [:]
+    }
+    private static let cache = Cache()
+
+    static func addresses(host: String, port: Int, label: String) throws(HTTPSError) -> [Address] {
+        var literal = host
+        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
+        let numeric = literal.contains(":") || literal.allSatisfy({ $0.isNumber || $0 == "." })
+        let key = "\(literal.lowercased())|\(port)"
+        if !numeric {
+            cache.lock.lock()
+            let entry = cache.entries[key]
+            cache.lock.unlock()
+            if let entry, Deadline.now < entry.expires { return entry.addresses }
+        }
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = numeric ? AI_NUMERICHOST : AI_ADDRCONFIG
+        var list: UnsafeMutablePointer<addrinfo>? = nil
+        let status = getaddrinfo(literal, String(port), &hints, &list)
+        guard status == 0, list != nil else {
+            let reason = String(cString: gai_strerror(status))
+            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use --connect-to HOST:PORT")
+        }
+        defer { freeaddrinfo(list) }
+        var addresses: [Address] = []
+        var cursor = list
+        while let info = cursor {
+            cursor = info.pointee.ai_next
+            guard let address = info.pointee.ai_addr, Int(info.pointee.ai_addrlen) <= MemoryLayout<sockaddr_storage>.size else { continue }
+            var storage = sockaddr_storage()
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(info.pointee.ai_addrlen))) }
+            addresses.append(
+                Address(
+                    family: info.pointee.ai_family, socketType: info.pointee.ai_socktype, protocolNumber: info.pointee.ai_protocol, storage: storage,
+                    length: info.pointee.ai_addrlen))
+        }
+        if !numeric && !addresses.isEmpty {
+            cache.lock.lock()
+            if cache.entries.count >= capacity, let oldest = cache.entries.min(by: { $0.value.expires < $1.value.expires })?.key { cache.entries[oldest] = nil }
+            cache.entries[key] = (Deadline.after(timeToLive), addresses)
+            cache.lock.unlock()
+        }
+        return addresses
+    }
+}
+
 /// TCP connections and listeners (IPv4 and IPv6), non-blocking, with deadlines.
 public enum TCP {
     /// Connects to `host:port`, trying each resolved address in turn until one answers.
@@ -176,25 +222,10 @@ public enum TCP {
     /// - Throws: ``HTTPSError`` in phase `.nameResolution`, `.connect` or `.timeout`.
     public static func connect(host: String, port: Int, deadline: Deadline, token: CancellationToken? = nil) throws(HTTPSError) -> SocketHandle {
         let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        hints.ai_flags = AI_ADDRCONFIG
-        var list: UnsafeMutablePointer<addrinfo>? = nil
-        var literal = host
-        if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
-        if literal.contains(":") || literal.allSatisfy({ $0.isNumber || $0 == "." }) { hints.ai_flags = AI_NUMERICHOST }
-        let status = getaddrinfo(literal, String(port), &hints, &list)
-        guard status == 0, let first = list else {
-            let reason = String(cString: gai_strerror(status))
-            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use --connect-to HOST:PORT")
-        }
-        defer { freeaddrinfo(list) }
+        let addresses = try Resolver.addresses(host: host, port: port, label: label)
         var lastError = "no address"
-        var cursor: UnsafeMutablePointer<addrinfo>? = first
-        while let info = cursor {
-            cursor = info.pointee.ai_next
-            let fd = socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), info.pointee.ai_protocol)
+        for address in addresses {
+            let fd = socket(address.family, address.socketType | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), address.protocolNumber)
             if fd < 0 {
                 lastError = String(cString: strerror(errno))
                 continue
@@ -203,7 +234,8 @@ public enum TCP {
             token?.register(handle)
             var one: Int32 = 1
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let result = Glibc.connect(fd, info.pointee.ai_addr, info.pointee.ai_addrlen)
+            var storage = address.storage
+            let result = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, address.length) } }
             if result == 0 { return handle }
             if errno != EINPROGRESS {
                 lastError = String(cString: strerror(errno))

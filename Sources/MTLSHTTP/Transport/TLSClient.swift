@@ -105,7 +105,10 @@ public final class TLSClient: @unchecked Sendable {
         connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
         if configuration.offersPostHandshakeAuth { SSL_set_post_handshake_auth(ssl, 1) }
-        SSL_set_fd(ssl, socket.fd)
+        guard SocketBIO.attach(ssl, fd: socket.fd) else {
+            connection.close()
+            throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
+        }
         let sessionKey = "\(label)/\(serverName ?? "")"
         lock.lock()
         if let session = sessions[sessionKey] { SSL_set_session(ssl, session) }

@@ -77,6 +77,10 @@ public final class TLSConnection: @unchecked Sendable {
         didSet { token?.register(socket) }
     }
     private var closed = false
+    /// True after a write until the next read (see `read(into:count:deadline:idle:)`).
+    private var wroteSinceRead = false
+    /// True once the client stored this connection's session after a response (TLS 1.3 tickets).
+    var sessionRefreshed = false
     let label: String
 
     init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String) {
@@ -135,17 +139,21 @@ public final class TLSConnection: @unchecked Sendable {
     static let maximumRenegotiations = 32
 
     /// Runs an SSL call until it completes, waiting on the socket as OpenSSL asks.
-    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double? = nil, _ operation: () -> Int32) throws(HTTPSError) -> IOOutcome {
+    ///
+    /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
+    /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
+    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
+        -> IOOutcome
+    {
+        if readableFirst { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
         while true {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             ERR_clear_error()
             var savedErrno: Int32 = 0
-            let result = withoutSIGPIPE { () -> Int32 in
-                errno = 0
-                let value = operation()
-                savedErrno = errno  // before anything else can change it
-                return value
-            }
+            // No SIGPIPE can come of this: the socket BIO writes with MSG_NOSIGNAL (SocketBIO).
+            errno = 0
+            let result = operation()
+            savedErrno = errno  // before anything else can change it
             if let failure = state.trustFailure {
                 state.trustFailure = nil
                 throw failure
@@ -160,12 +168,7 @@ public final class TLSConnection: @unchecked Sendable {
             let error = SSL_get_error(ssl, result)
             switch error {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
-                if !socket.wait(forRead: error == SSL_ERROR_WANT_READ, forWrite: error == SSL_ERROR_WANT_WRITE, until: wait) {
-                    if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-                    let which = idle != nil && wait < deadline ? "no data for \(Int(idle ?? 0)) s (idle timeout)" : "the deadline passed"
-                    throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise --timeout")
-                }
+                try awaitSocket(read: error == SSL_ERROR_WANT_READ, write: error == SSL_ERROR_WANT_WRITE, phase, until: deadline, idle: idle)
             case SSL_ERROR_ZERO_RETURN:
                 return .closedCleanly
             case SSL_ERROR_SYSCALL:
@@ -185,6 +188,16 @@ public final class TLSConnection: @unchecked Sendable {
                 let entries = OpenSSLErrorDescriber.drain()
                 throw classify(entries, phase: phase)
             }
+        }
+    }
+
+    /// Waits for the socket as OpenSSL asked, up to the deadline and the idle timeout.
+    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double?) throws(HTTPSError) {
+        let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
+        if !socket.wait(forRead: read, forWrite: write, until: wait) {
+            if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+            let which = idle != nil && wait < deadline ? "no data for \(Int(idle ?? 0)) s (idle timeout)" : "the deadline passed"
+            throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise --timeout")
         }
     }
 
@@ -242,12 +255,16 @@ public final class TLSConnection: @unchecked Sendable {
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Double?) throws(HTTPSError) -> Int {
         if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+        // Right after our request nothing can be buffered yet: wait for data instead of reading
+        // into EAGAIN first (one system call less per request on a kept-alive connection).
+        let readableFirst = wroteSinceRead && SSL_has_pending(ssl) == 0
+        wroteSinceRead = false
         var readCount = 0
         var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
         buffer.withUnsafeMutableBytes { raw in
             do throws(HTTPSError) {
                 result = .success(
-                    try drive(.io, until: deadline, idle: idle) {
+                    try drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
                         var n = 0
                         let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
                         readCount = n
@@ -284,6 +301,7 @@ public final class TLSConnection: @unchecked Sendable {
             }
             offset += written
         }
+        wroteSinceRead = true
     }
 
     /// Sends close_notify (best effort, bounded) and closes the socket.
@@ -293,7 +311,7 @@ public final class TLSConnection: @unchecked Sendable {
         if !cancelled {
             let deadline = Deadline.after(0.5)
             for _ in 0..<2 {
-                let result = withoutSIGPIPE { SSL_shutdown(ssl) }
+                let result = SSL_shutdown(ssl)
                 if result != 0 {
                     if result < 0 {
                         let error = SSL_get_error(ssl, result)
@@ -313,7 +331,7 @@ public final class TLSConnection: @unchecked Sendable {
     public func lingeringClose(seconds: Double = 1.0, maximumBytes: Int = 4 << 20) {
         guard !closed else { return }
         closed = true
-        _ = withoutSIGPIPE { SSL_shutdown(ssl) }
+        _ = SSL_shutdown(ssl)
         ERR_clear_error()
         _ = Glibc.shutdown(socket.fd, Int32(SHUT_WR))
         let deadline = Deadline.after(seconds)

@@ -96,7 +96,10 @@ public final class TLSServerContext: @unchecked Sendable {
         let state = TLSConnectionState(report: TLSSessionReport(host: label, port: 0), isServer: true, clientConfiguration: nil, evaluator: nil)
         state.clientEvaluator = clientEvaluator
         let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
-        SSL_set_fd(ssl, socket.fd)
+        guard SocketBIO.attach(ssl, fd: socket.fd) else {
+            connection.close()
+            throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
+        }
         _ = try connection.drive(.tlsHandshake, until: deadline) { SSL_accept(ssl) }
         state.handshakeDone = true
         connection.fillSessionFacts()
@@ -171,7 +174,7 @@ extension TLSConnection {
         var byte: UInt8 = 0
         while !done() {
             ERR_clear_error()
-            let result = withoutSIGPIPE { SSL_peek(ssl, &byte, 1) }
+            let result = SSL_peek(ssl, &byte, 1)
             if let failure = state.trustFailure {
                 state.trustFailure = nil
                 throw failure

@@ -226,7 +226,16 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var publicKey: PublicKey {
         // get0: borrowed from the certificate; PublicKey takes its own reference.
         guard let key = X509_get0_pubkey(reference.pointer) else { return PublicKey(unparsedSPKI: subjectPublicKeyInfoDER) }
+        // The SPKI as the certificate carries it (found by a DER walk), not re-encoded from the key.
+        if let range = DER.subjectPublicKeyInfoRange(inCertificate: derBytes) { return PublicKey(borrowing: key, spkiDER: Array(derBytes[range])) }
         return PublicKey(borrowing: key)
+    }
+
+    /// The algorithm and size of the subject's key, read from the key OpenSSL decoded with the
+    /// certificate (no SPKI re-encoding, unlike `publicKey.algorithm`).
+    public var keyAlgorithm: KeyAlgorithm {
+        guard let key = X509_get0_pubkey(reference.pointer) else { return .other("unparsed", bits: 0) }
+        return KeyAlgorithm.of(key)
     }
 
     /// The DER SubjectPublicKeyInfo, found by walking the certificate's DER (no key decoding).

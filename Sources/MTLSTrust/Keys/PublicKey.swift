@@ -84,6 +84,13 @@ public struct PublicKey: Sendable, Hashable {
         self.spkiDER = PublicKey.encodeSPKI(key)
     }
 
+    /// Wraps a borrowed key whose DER SubjectPublicKeyInfo the caller already has (a certificate's
+    /// own bytes), so that the key is not re-encoded.
+    init(borrowing key: OpaquePointer, spkiDER: [UInt8]) {
+        self.reference = EVPKeyReference(borrowing: key)
+        self.spkiDER = spkiDER
+    }
+
     init(taking key: OpaquePointer) {
         self.reference = EVPKeyReference(taking: key)
         self.spkiDER = PublicKey.encodeSPKI(key)

@@ -43,6 +43,11 @@ public struct TrustEvaluator: Sendable {
     private let anchorSet: Set<Certificate>
     private let store: X509StoreReference
     private let intermediateStack: X509StackReference
+    /// The anchors and intermediates by their `X509*`, so that the chain OpenSSL builds from them
+    /// maps back to the values already held instead of being re-encoded certificate by certificate.
+    private let known: [Int: Certificate]  // keyed by Int(bitPattern: X509*)
+    /// How many of the policy's intermediates are self-issued (and not anchors).
+    private let selfIssuedIntermediates: Int
 
     /// Prepares an evaluator.
     ///
@@ -58,6 +63,11 @@ public struct TrustEvaluator: Sendable {
         else { throw MTLSTrustError(.internalFailure, "out of memory preparing the trust store") }
         self.store = store
         self.intermediateStack = stack
+        var known: [Int: Certificate] = [:]
+        for certificate in anchors + policy.intermediates { known[Int(bitPattern: certificate.reference.pointer)] = certificate }
+        self.known = known
+        let anchorSet = self.anchorSet
+        self.selfIssuedIntermediates = policy.intermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
@@ -77,7 +87,7 @@ public struct TrustEvaluator: Sendable {
         }
         // Self-issued intermediates do not count against --max-depth (RFC 5280 6.1.4 (l)), but
         // OpenSSL counts them: give OpenSSL that much room and let ChainDepthPolicy apply the limit.
-        let selfIssued = pool.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
+        let selfIssued = selfIssuedIntermediates + extraIntermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
         let first = attempt(leaf: leaf, untrusted: untrusted, store: store, selfIssued: selfIssued)
         if first.findings.isEmpty || !policy.triesAlternativePaths {
             return TrustEvaluation(chain: first.chain, findings: first.findings, pathsTried: 1)
@@ -147,7 +157,7 @@ public struct TrustEvaluator: Sendable {
         var chain: [Certificate] = []
         if let built = X509_STORE_CTX_get0_chain(context) {
             for i in 0..<mtls_sk_X509_num(built) {
-                if let certificate = mtls_sk_X509_value(built, i) { chain.append(Certificate(borrowing: certificate)) }
+                if let certificate = mtls_sk_X509_value(built, i) { chain.append(wrap(certificate, leaf: leaf)) }
             }
         }
         if chain.isEmpty { chain = [leaf] }
@@ -159,7 +169,7 @@ public struct TrustEvaluator: Sendable {
             let depth = Int(error.depth)
             if waived(code: error.code, depth: depth, certificate: error.certificate, chainCount: chain.count, anchored: anchored, time: time) { continue }
             let certificate: Certificate? =
-                error.certificate.map { Certificate(borrowing: $0) } ?? (depth < chain.count ? chain[depth] : nil)
+                error.certificate.map { wrap($0, leaf: leaf) } ?? (depth < chain.count ? chain[depth] : nil)
             let key = "\(depth)/\(error.code)"
             if seen.insert(key).inserted {
                 findings.append(VerifyErrorCatalog.finding(code: error.code, depth: depth, certificate: certificate, chain: chain, policy: policy))
@@ -184,6 +194,13 @@ public struct TrustEvaluator: Sendable {
         }
         OpenSSLErrorQueue.clear()
         return Attempt(chain: chain, findings: findings)
+    }
+
+    /// The certificate value behind an `X509*` of a built chain: the leaf, an anchor or intermediate
+    /// already held, or (an extra intermediate) a new value.
+    private func wrap(_ pointer: OpaquePointer, leaf: Certificate) -> Certificate {
+        if pointer == leaf.reference.pointer { return leaf }
+        return known[Int(bitPattern: pointer)] ?? Certificate(borrowing: pointer)
     }
 
     /// OpenSSL errors that the standards do not make errors.

@@ -32,11 +32,7 @@ enum VerifyErrorCatalog {
         return fatal.contains(code)
     }
 
-    private static func format(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
-    }
+    private static func format(_ date: Date) -> String { RFC3339.string(date) }
 
     private static func nameList(_ certificate: Certificate) -> String {
         let names = certificate.subjectAlternativeNames.compactMap { name -> String? in
@@ -139,7 +135,7 @@ enum VerifyErrorCatalog {
             )
         case X509_V_ERR_EE_KEY_TOO_SMALL, X509_V_ERR_CA_KEY_TOO_SMALL:
             return (
-                "the key of \(label) (\(certificate?.publicKey.algorithm.description ?? "?")) is too weak (below 112-bit security: RSA under 2048 bits, P-192)",
+                "the key of \(label) (\(certificate?.keyAlgorithm.description ?? "?")) is too weak (below 112-bit security: RSA under 2048 bits, P-192)",
                 depth == 0 ? "reissue it with RSA 2048+ or ECDSA P-256+" : "the CA must use RSA 2048+ or ECDSA P-256+; a chain through a weak key is refused"
             )
         case X509_V_ERR_CA_MD_TOO_WEAK:

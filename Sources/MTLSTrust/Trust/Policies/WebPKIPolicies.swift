@@ -18,7 +18,7 @@ struct WebPKIKeyPolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         var findings: [TrustFinding] = []
         for (depth, certificate) in context.chain.enumerated() {
-            let algorithm = certificate.publicKey.algorithm
+            let algorithm = certificate.keyAlgorithm
             let problem: String?
             switch algorithm {
             case .dsa: problem = "DSA keys are not allowed"
