@@ -277,10 +277,16 @@ public final class HTTPSClient: @unchecked Sendable {
             connection.sessionRefreshed = true
             tls.refreshSession(connection)
         }
-        let connectionHeader = responseHead.headers["Connection"]?.lowercased() ?? ""
+        // `Connection: close` among the connection options (a comma-separated token list).
+        let closes = responseHead.headers.values("Connection").contains { value in
+            value.split(separator: ",").contains { option in
+                let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+                guard let first = option.firstIndex(where: { !isSpace($0) }), let last = option.lastIndex(where: { !isSpace($0) }) else { return false }
+                return HTTPHeaders.sameName(String(option[first...last]), "close")
+            }
+        }
         let reusable =
-            bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !connectionHeader.contains("close")
-            && responseHead.status != 101
+            bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !closes && responseHead.status != 101
         if reusable { checkin(connection, url: request.url) } else { connection.close() }
         return HTTPResponse(
             url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)

@@ -11,14 +11,12 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     /// The first value of `name`.
     public subscript(name: String) -> String? {
-        let lower = name.lowercased()
-        return fields.first { $0.name.lowercased() == lower }?.value
+        fields.first { HTTPHeaders.sameName($0.name, name) }?.value
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        let lower = name.lowercased()
-        return fields.filter { $0.name.lowercased() == lower }.map(\.value)
+        fields.filter { HTTPHeaders.sameName($0.name, name) }.map(\.value)
     }
 
     /// Appends a field.
@@ -32,9 +30,26 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     /// Removes every field of `name`.
     public mutating func remove(_ name: String) {
-        let lower = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lower }
+        fields.removeAll { HTTPHeaders.sameName($0.name, name) }
     }
+
+    /// Field names compared case-insensitively: ASCII bytes without allocating (names are tokens),
+    /// anything else by Unicode lowercasing.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var a = a
+        var b = b
+        let verdict = a.withUTF8 { left in
+            b.withUTF8 { right -> Bool? in
+                guard left.allSatisfy({ $0 < 0x80 }), right.allSatisfy({ $0 < 0x80 }) else { return nil }
+                guard left.count == right.count else { return false }
+                for index in 0..<left.count where asciiLower(left[index]) != asciiLower(right[index]) { return false }
+                return true
+            }
+        }
+        return verdict ?? (a.lowercased() == b.lowercased())
+    }
+
+    private static func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
 

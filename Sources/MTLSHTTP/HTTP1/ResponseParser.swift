@@ -261,7 +261,7 @@ public struct HTTPResponseParser: Sendable {
             events.append(.end)
             return
         }
-        let transferEncodings = pendingHeaders.values("Transfer-Encoding").flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let transferEncodings = pendingHeaders.values("Transfer-Encoding").flatMap { $0.split(separator: ",") }.map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
         if !transferEncodings.isEmpty {
             guard transferEncodings.last == "chunked" else {
                 if transferEncodings.allSatisfy({ $0 == "identity" }) {
@@ -274,7 +274,7 @@ public struct HTTPResponseParser: Sendable {
             state = .chunkSize
             return
         }
-        let lengths = Set(pendingHeaders.values("Content-Length").flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) })
+        let lengths = Set(pendingHeaders.values("Content-Length").flatMap { $0.split(separator: ",") }.map(HTTPResponseParser.trimmingWhitespace))
         if lengths.count > 1 {
             state = .failed
             throw ParseError.conflictingContentLength
@@ -310,11 +310,21 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
+    /// The text without leading and trailing spaces and tabs (optional whitespace, RFC 9110 5.6.3).
+    static func trimmingWhitespace(_ text: Substring) -> String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = text.firstIndex(where: { !isSpace($0) }), let last = text.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(text[first...last])
+    }
+
     static func decodeValue(_ bytes: ArraySlice<UInt8>) -> String {
         var slice = bytes
         while let first = slice.first, first == 0x20 || first == 0x09 { slice.removeFirst() }
         while let last = slice.last, last == 0x20 || last == 0x09 { slice.removeLast() }
-        if let text = String(bytes: slice, encoding: .utf8) { return text }
-        return String(bytes: slice, encoding: .isoLatin1) ?? ""
+        if let text = String(validating: slice, as: UTF8.self) { return text }
+        // Not UTF-8: ISO 8859-1, where every byte is the code point of the same number.
+        var text = ""
+        text.unicodeScalars.append(contentsOf: slice.map { Unicode.Scalar($0) })
+        return text
     }
 }

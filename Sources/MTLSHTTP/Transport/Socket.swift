@@ -171,6 +171,13 @@ enum Resolver {
     }
     private static let cache = Cache()
 
+    /// The names in the cache (`name|port`), for tests.
+    static var cachedNames: [String] {
+        cache.lock.lock()
+        defer { cache.lock.unlock() }
+        return Array(cache.entries.keys)
+    }
+
     static func addresses(host: String, port: Int, label: String) throws(HTTPSError) -> [Address] {
         var literal = host
         if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }

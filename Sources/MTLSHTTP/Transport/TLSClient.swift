@@ -44,6 +44,10 @@ public final class TLSClient: @unchecked Sendable {
             _ = SSL_CTX_set_alpn_protos(ctx, wire, UInt32(wire.count))
         }
         _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT))
+        // Read ahead: one read(2) takes what the socket has (a small response is one read, not a
+        // record header and then its body). Whatever OpenSSL holds unprocessed is seen with
+        // SSL_has_pending, which every wait on the socket checks first.
+        _ = SSL_CTX_ctrl(ctx, SSL_CTRL_SET_READ_AHEAD, 1, nil)
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
         SSL_CTX_set_cert_verify_callback(ctx, clientVerifyTrampoline, nil)
         SSL_CTX_set_cert_cb(ctx, clientCertificateTrampoline, nil)

@@ -347,7 +347,7 @@ public final class TLSConnection: @unchecked Sendable {
 
     /// True when the socket has data waiting, or the peer closed (for keep-alive reuse checks).
     var isReadableNow: Bool {
-        if SSL_pending(ssl) > 0 { return true }
+        if SSL_has_pending(ssl) == 1 { return true }
         var pfd = pollfd(fd: socket.fd, events: Int16(POLLIN), revents: 0)
         return poll(&pfd, 1, 0) > 0
     }

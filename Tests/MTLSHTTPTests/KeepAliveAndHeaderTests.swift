@@ -1,0 +1,117 @@
+import Foundation
+import XCTest
+
+@testable import MTLSHTTP
+
+/// Connection reuse decisions, header-name matching and the resolver cache: the behaviour behind
+/// the keep-alive fast path (read ahead, one session store per connection, no Foundation string
+/// search per response).
+final class KeepAliveAndHeaderTests: XCTestCase {
+    /// A server that answers every request on a connection with `response`, counting connections.
+    private final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func increment() {
+            lock.lock()
+            value += 1
+            lock.unlock()
+        }
+        var count: Int {
+            lock.lock()
+            defer { lock.unlock() }
+            return value
+        }
+    }
+
+    private func server(answering response: String, connections: Counter) throws -> HostileServer {
+        try HostileServer { connection in
+            guard connection.handshake() else { return }
+            connections.increment()
+            while connection.readRequest() != nil {
+                guard connection.send(response) else { return }
+            }
+        }
+    }
+
+    private func exchange(_ response: String, requests: Int) throws -> (reused: [Bool], connections: Int) {
+        let connections = Counter()
+        let server = try server(answering: response, connections: connections)
+        defer { server.stop() }
+        let client = try HostileServerTests.makeClient()
+        var reused: [Bool] = []
+        for _ in 0..<requests {
+            let answer = try client.send(HTTPRequest(method: "GET", url: try server.url("/")))
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertEqual(String(decoding: answer.body, as: UTF8.self), "ok")
+            reused.append(answer.reusedConnection)
+        }
+        client.closeIdleConnections()
+        return (reused, connections.count)
+    }
+
+    func testKeptAliveConnectionIsReusedForEveryRequest() throws {
+        let result = try exchange("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok", requests: 5)
+        XCTAssertEqual(result.reused, [false, true, true, true, true])
+        XCTAssertEqual(result.connections, 1)
+    }
+
+    func testCloseAmongTheConnectionOptionsEndsTheConnectionInAnyCaseAndPosition() throws {
+        for header in ["close", "Close", "keep-alive, CLOSE", " Upgrade ,\tclose "] {
+            let result = try exchange("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: \(header)\r\n\r\nok", requests: 3)
+            XCTAssertEqual(result.reused, [false, false, false], "Connection: \(header)")
+            XCTAssertEqual(result.connections, 3, "Connection: \(header)")
+        }
+    }
+
+    func testAnOptionThatOnlyContainsTheWordCloseDoesNotEndTheConnection() throws {
+        let result = try exchange("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: x-closed\r\n\r\nok", requests: 3)
+        XCTAssertEqual(result.reused, [false, true, true])
+    }
+
+    func testAResponseAndCloseNotifyInOneReadAreNotMistakenForAReusableConnection() throws {
+        // With read ahead, OpenSSL may hold the close_notify unprocessed after the response: the
+        // reuse check must see it (SSL_has_pending), not only the socket.
+        let connections = Counter()
+        let server = try HostileServer { connection in
+            guard connection.handshake() else { return }
+            connections.increment()
+            guard connection.readRequest() != nil else { return }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            connection.closeNotify()
+            connection.awaitClose(5)
+        }
+        defer { server.stop() }
+        let client = try HostileServerTests.makeClient()
+        // POST: a request the client does not retry, so a wrongly reused connection is an error.
+        for _ in 0..<3 {
+            let answer = try client.send(HTTPRequest(method: "POST", url: try server.url("/"), body: Array("x=1".utf8)))
+            XCTAssertEqual(answer.status, 200)
+            XCTAssertFalse(answer.reusedConnection)
+        }
+        XCTAssertEqual(connections.count, 3)
+    }
+
+    func testHeaderNamesMatchWithoutRegardToASCIICase() {
+        let headers: HTTPHeaders = ["Content-Length": "5", "set-cookie": "a=1", "SET-COOKIE": "b=2"]
+        XCTAssertEqual(headers["content-length"], "5")
+        XCTAssertEqual(headers["CONTENT-LENGTH"], "5")
+        XCTAssertEqual(headers.values("Set-Cookie"), ["a=1", "b=2"])
+        XCTAssertNil(headers["Content-Lengt"])
+        XCTAssertNil(headers["Content-Length "])
+        XCTAssertFalse(HTTPHeaders.sameName("a[", "A{"))  // 0x5B/0x7B differ by 0x20 but are not letters
+        XCTAssertTrue(HTTPHeaders.sameName("ÄRGER", "ärger"))
+    }
+
+    func testNamesAreResolvedOnceAMinuteAndLiteralsNever() throws {
+        let first = try Resolver.addresses(host: "localhost", port: 443, label: "localhost:443")
+        XCTAssertFalse(first.isEmpty)
+        XCTAssertTrue(Resolver.cachedNames.contains("localhost|443"))
+        let second = try Resolver.addresses(host: "LOCALHOST", port: 443, label: "localhost:443")
+        XCTAssertEqual(first.map(\.length), second.map(\.length))
+        _ = try Resolver.addresses(host: "127.0.0.1", port: 443, label: "127.0.0.1:443")
+        _ = try Resolver.addresses(host: "[::1]", port: 443, label: "[::1]:443")
+        XCTAssertFalse(Resolver.cachedNames.contains { $0.hasPrefix("127.0.0.1") || $0.hasPrefix("::1") })
+        XCTAssertThrowsError(try Resolver.addresses(host: "no-such-host.invalid", port: 443, label: "no-such-host.invalid:443"))
+        XCTAssertFalse(Resolver.cachedNames.contains { $0.hasPrefix("no-such-host") }, "failures are not cached")
+    }
+}
