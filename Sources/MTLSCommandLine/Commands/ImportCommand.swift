@@ -41,6 +41,13 @@ enum ImportCommand {
                     ExitCode.badInput, "\(path) holds no identity (no private key with its certificate): nothing to write as key and cert",
                     hint: "use `mtls inspect \(path)` to see what it holds")
             }
+            // The directories this import makes, outermost first: removed again when writing fails.
+            var made: [String] = []
+            var missing = directory
+            while !missing.isEmpty && missing != "/" && !FileManager.default.fileExists(atPath: missing) {
+                made.insert(missing, at: 0)
+                missing = (missing as NSString).deletingLastPathComponent
+            }
             var isDirectory: ObjCBool = false
             if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
                 do {
@@ -69,7 +76,12 @@ enum ImportCommand {
             } catch {
                 throw CommandFailure(error)
             }
-            try OutputFile.writeAll(files, force: arguments.flag("force"))
+            do throws(CommandFailure) {
+                try OutputFile.writeAll(files, force: arguments.flag("force"))
+            } catch {
+                for path in made.reversed() { rmdir(path) }
+                throw error
+            }
             written = files.map(\.path)
         }
         let item = InspectCommand.pkcs12Item(bundle, console: console)

@@ -36,36 +36,90 @@ enum SecretSpec {
         }
         if spec.hasPrefix("file:") {
             let path = String(spec.dropFirst(5))
-            guard let data = FileManager.default.contents(atPath: path) else {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
                 throw CommandFailure(ExitCode.badInput, "\(option) file:\(path): the file cannot be read")
             }
-            return firstLine(data)
+            defer { close(fd) }
+            var buffer = [UInt8](repeating: 0, count: lineLimit)
+            guard let read = firstLine(readingFrom: fd, wiping: &buffer) else {
+                throw CommandFailure(ExitCode.badInput, "\(option) file:\(path): the file cannot be read")
+            }
+            return read.line
         }
         if spec.hasPrefix("fd:") {
             guard let fd = Int32(spec.dropFirst(3)), fd >= 0 else {
                 throw CommandFailure(ExitCode.usage, "\(option) \(spec): fd: needs a file descriptor number")
             }
-            let handle = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
-            var data = Data()
-            while true {
-                guard let chunk = try? handle.read(upToCount: 4096), !chunk.isEmpty else { break }
-                data.append(chunk)
-                if chunk.contains(10) || data.count > 65536 { break }
-            }
-            return firstLine(data)
+            var buffer = [UInt8](repeating: 0, count: lineLimit)
+            return firstLine(readingFrom: fd, wiping: &buffer)?.line ?? ""
         }
         if spec == "stdin" {
-            return firstLine(Data(console.readStandardInput()))
+            var bytes = console.readStandardInput()
+            return firstLine(wiping: &bytes)
         }
-        throw CommandFailure(ExitCode.usage, "\(option): '\(spec)' is not a secret specification", hint: "use pass:TEXT, env:VAR, file:PATH, fd:N or stdin")
+        // The value is not repeated: it may be the secret itself, typed without a form.
+        throw CommandFailure(
+            ExitCode.usage, "\(option): the value is not a secret specification (it is not shown here, as it may be the secret itself)",
+            hint: "use pass:TEXT, env:VAR, file:PATH, fd:N or stdin")
     }
 
-    private static func firstLine(_ data: Data) -> String {
-        // Split the bytes, not the String: Swift treats "\r\n" as one Character, so splitting
-        // the text on "\n" would keep a CRLF line whole, line ending included.
-        var line = data.prefix { $0 != 0x0A }
-        if line.last == 0x0D { line = line.dropLast() }
-        return String(decoding: line, as: UTF8.self)
+    /// The longest secret line read from a file, a descriptor or the terminal.
+    static let lineLimit = 65536
+
+    /// The first line of `bytes`, without its line ending; then every byte of `bytes` is wiped.
+    static func firstLine(wiping bytes: inout [UInt8]) -> String {
+        let line = decodeFirstLine(bytes, count: bytes.count)
+        wipe(&bytes)
+        return line
+    }
+
+    /// The first line of `bytes[0..<count]`, decoded without making a copy of the array that would
+    /// outlive the wipe (no slice is kept: a live slice would make the wipe copy the array).
+    private static func decodeFirstLine(_ bytes: [UInt8], count: Int) -> String {
+        bytes.withUnsafeBufferPointer { raw in
+            // Split the bytes, not the String: Swift treats "\r\n" as one Character, so splitting
+            // the text on "\n" would keep a CRLF line whole, line ending included.
+            var end = raw[0..<count].firstIndex(of: 0x0A) ?? count
+            if end > 0 && raw[end - 1] == 0x0D { end -= 1 }
+            return String(decoding: UnsafeBufferPointer(rebasing: raw[0..<end]), as: UTF8.self)
+        }
+    }
+
+    /// Reads from `fd` into `buffer` (never grown, so no copy is left behind) until a newline, end
+    /// of file or a full buffer, and returns the first line and the number of bytes read; then every
+    /// byte of `buffer` is wiped. Nil when the first read fails.
+    static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: String, bytesRead: Int)? {
+        var count = 0
+        var failed = false
+        buffer.withUnsafeMutableBytes { raw in
+            while count < raw.count {
+                let n = read(fd, raw.baseAddress! + count, raw.count - count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    failed = n < 0 && count == 0
+                    break
+                }
+                let newline = raw[count..<(count + n)].contains(0x0A)
+                count += n
+                if newline { break }
+            }
+        }
+        let line = decodeFirstLine(buffer, count: count)
+        wipe(&buffer)
+        return failed ? nil : (line, count)
+    }
+
+    /// Overwrites `bytes` with zeros in a way the optimiser cannot drop (`explicit_bzero`).
+    static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return }
+            #if canImport(Glibc)
+                explicit_bzero(base, raw.count)
+            #else
+                _ = memset_s(base, raw.count, 0, raw.count)
+            #endif
+        }
     }
 
     /// Reads a line from the terminal with echo off.
@@ -82,7 +136,10 @@ enum SecretSpec {
             if haveTerminal { tcsetattr(0, TCSAFLUSH, &old) }
             FileHandle.standardError.write(Data("\n".utf8))
         }
-        return readLine(strippingNewline: true)
+        // Not readLine(): it leaves the line in a buffer that is freed without being wiped.
+        var buffer = [UInt8](repeating: 0, count: lineLimit)
+        guard let read = firstLine(readingFrom: 0, wiping: &buffer), read.bytesRead > 0 else { return nil }  // end of input, as readLine()
+        return read.line
     }
 }
 
@@ -91,6 +148,12 @@ enum SecretSpec {
 enum OutputFile {
     /// Writes `bytes` to `path` atomically with `mode` (0600 for keys).
     static func write(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644, force: Bool) throws(CommandFailure) {
+        try commit(try stage(bytes, to: path, mode: mode, force: force), to: path)
+    }
+
+    /// Checks `path` and writes `bytes` with `mode` to a new temporary file beside it, which is
+    /// removed again on failure; returns the temporary file's path.
+    private static func stage(_ bytes: [UInt8], to path: String, mode: mode_t, force: Bool) throws(CommandFailure) -> String {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
@@ -122,28 +185,46 @@ enum OutputFile {
         if ok { ok = fsync(fd) == 0 }
         let writeError = errno
         close(fd)
-        guard ok, rename(temporary, path) == 0 else {
-            let reason = String(cString: strerror(ok ? errno : writeError))
+        guard ok else {
+            unlink(temporary)
+            throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(writeError)))")
+        }
+        return temporary
+    }
+
+    /// Renames a staged file into place; removes it when that fails.
+    private static func commit(_ temporary: String, to path: String) throws(CommandFailure) {
+        guard rename(temporary, path) == 0 else {
+            let reason = String(cString: strerror(errno))
             unlink(temporary)
             throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(reason)")
         }
     }
 
-    /// Writes several files as one unit: every file is checked before any is written, and on a
-    /// failure the files already written are removed.
+    /// Writes several files as one unit: every file is checked and written under its temporary
+    /// name before any is renamed into place, so that a failure leaves the files already there
+    /// (with `force`) untouched; should a rename fail, the files already renamed are removed.
     static func writeAll(_ files: [(path: String, bytes: [UInt8], mode: mode_t)], force: Bool) throws(CommandFailure) {
         if !force {
             for file in files where FileManager.default.fileExists(atPath: file.path) {
                 throw CommandFailure(ExitCode.badInput, "\(file.path) already exists; pass --force to overwrite it")
             }
         }
-        var written: [String] = []
+        var staged: [(temporary: String, path: String)] = []
         for file in files {
             do throws(CommandFailure) {
-                try write(file.bytes, to: file.path, mode: file.mode, force: force)
-                written.append(file.path)
+                staged.append((try stage(file.bytes, to: file.path, mode: file.mode, force: force), file.path))
             } catch {
-                for path in written { unlink(path) }
+                for entry in staged { unlink(entry.temporary) }
+                throw error
+            }
+        }
+        for (index, entry) in staged.enumerated() {
+            do throws(CommandFailure) {
+                try commit(entry.temporary, to: entry.path)
+            } catch {
+                for later in staged[(index + 1)...] { unlink(later.temporary) }
+                for earlier in staged[..<index] { unlink(earlier.path) }
                 throw error
             }
         }

@@ -127,7 +127,9 @@ enum VerifyErrorCatalog {
         case X509_V_ERR_PATH_LENGTH_EXCEEDED:
             return ("the path length constraint of \(label) is exceeded", "there are more CAs below it than it allows")
         case X509_V_ERR_CERT_CHAIN_TOO_LONG:
-            return ("the chain is longer than the maximum depth\(policy.maximumDepth.map { " (\($0))" } ?? "")", "raise --max-depth if this chain is expected")
+            return (
+                "the chain is longer than the maximum depth (\(policy.maximumDepth.map { "\($0)" } ?? "100, OpenSSL's default"))", "raise --max-depth if this chain is expected"
+            )
         case X509_V_ERR_CERT_SIGNATURE_FAILURE:
             return (
                 "the signature on \(label) does not verify with the key of \(issuerName)",

@@ -6,6 +6,7 @@
 //   mtls-bench pin fast|full LIST [mem]
 //   mtls-bench https keepalive|full|resumed|download PORT CAFILE PATH N [OUTFILE]
 //   mtls-bench fuzz ITERATIONS SEED CERTIFICATE_FILE...
+//   mtls-bench memory-flat [--evaluations N] [--requests N] [--certs DIR] [--leak-bytes B]   (MemoryFlat.swift)
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -336,5 +337,6 @@ case "verify": verify(Array(arguments.dropFirst()))
 case "pin": pin(Array(arguments.dropFirst()))
 case "https": https(Array(arguments.dropFirst()))
 case "fuzz": fuzz(Array(arguments.dropFirst()))
+case "memory-flat": memoryFlat(Array(arguments.dropFirst()))
 default: fail("unknown mode \(mode)")
 }

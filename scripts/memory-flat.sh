@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Resident memory stays flat across 100,000 trust evaluations and 10,000 HTTPS requests (issue #9):
+# builds mtls-bench in release mode and runs `mtls-bench memory-flat`, which samples VmRSS after a
+# warm-up of 10 % and after every further tenth, prints the tables and fails when VmRSS grew after
+# the warm-up by more than 2 MiB (evaluations) or 3 MiB (requests).
+#
+#   scripts/memory-flat.sh                        the full check
+#   scripts/memory-flat.sh --evaluations 10000 --requests 1000
+#                                                 a shorter run (same budgets)
+#   scripts/memory-flat.sh --self-test            shows that the check can fail: the same run with a
+#                                                 deliberate leak (--leak-bytes 1024) must exit 1
+#   SCRATCH=/path/.build scripts/memory-flat.sh   another build directory (default .build)
+#
+# Exit status: 0 flat, 1 grew beyond a budget, 2 an unexpected outcome (or the self-test failed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCRATCH="${SCRATCH:-.build}"
+
+self_test=0
+args=()
+for argument in "$@"; do
+  if [[ "$argument" == --self-test ]]; then self_test=1; else args+=("$argument"); fi
+done
+
+swift build -c release --scratch-path "$SCRATCH" --product mtls-bench >&2
+bench="$(swift build -c release --scratch-path "$SCRATCH" --show-bin-path)/mtls-bench"
+# With GNU time when present: the wall time and peak RSS of the whole run.
+run() {
+  if [[ -x /usr/bin/time ]]; then
+    /usr/bin/time -f "memory-flat: %e s wall, peak RSS %M KiB" "$bench" memory-flat "$@"
+  else
+    "$bench" memory-flat "$@"
+  fi
+}
+
+if [[ $self_test == 1 ]]; then
+  status=0
+  run "${args[@]}" --leak-bytes 1024 || status=$?
+  if [[ $status == 1 ]]; then
+    echo "memory-flat self-test: a leak of 1024 bytes per iteration was caught (exit 1), as it must be"
+    exit 0
+  fi
+  echo "memory-flat self-test: FAILED: a leak of 1024 bytes per iteration gave exit $status, not 1" >&2
+  exit 2
+fi
+run "${args[@]}"
