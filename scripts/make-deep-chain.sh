@@ -17,8 +17,8 @@
 # are fresh on every run (and not kept): signatures differ between runs; names, serial numbers,
 # dates and extensions do not.
 #
-# Note: scripts/make-test-certs.sh wipes all of TestCerts/, this folder included; run this script
-# again after it.
+# scripts/make-test-certs.sh wipes all of TestCerts/, this folder included, and then runs this
+# script again.
 set -euo pipefail
 
 ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

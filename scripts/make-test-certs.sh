@@ -696,5 +696,8 @@ p12info() {
   done
 } >"$OUT/README.md"
 
+# TestCerts/deep/ (the 100-deep chain) has its own script; the wipe above removed it.
+"$(dirname "$0")/make-deep-chain.sh"
+
 echo "TestCerts regenerated and verified in $OUT"
 exit 0

@@ -330,6 +330,8 @@ final class SecretHygieneTests: XCTestCase {
             ["export", "--cert", cert, "--key", key, "--out", "/nonexistent/x.p12", "--password", secret],
             ["export", "--cert", cert, "--key", encryptedKey, "--out", "/nonexistent/x.p12", "--password", "env:P", "--key-password", secret],
             ["probe", "https://127.0.0.1:1/", "--user", "alice", "--user-password", secret],
+            // probe's --key-password was once resolved with try? and a bad form silently ignored.
+            ["probe", "https://127.0.0.1:1/", "--cert", cert, "--key", encryptedKey, "--key-password", secret],
         ] {
             for json in [false, true] {
                 let result = mtls(arguments + (json ? ["--json"] : []), environment: ["P": "mtls"])
@@ -339,6 +341,12 @@ final class SecretHygieneTests: XCTestCase {
                 assertNoSecret(result, arguments.joined(separator: " "))
             }
         }
+    }
+
+    func testProbeKeyPasswordFromAnUnsetVariableIsAnErrorNotIgnored() throws {
+        let result = mtls(["probe", "https://127.0.0.1:1/", "--cert", cert, "--key", encryptedKey, "--key-password", "env:MTLS_NOT_SET_ANYWHERE"])
+        XCTAssertExit(result, 2)
+        XCTAssertContains(result.stderr, "MTLS_NOT_SET_ANYWHERE")
     }
 
     func testPasswordsOfOtherFailuresAndOfSuccessesAreNotPrintedEither() throws {

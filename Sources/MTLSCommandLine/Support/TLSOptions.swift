@@ -38,6 +38,8 @@ enum TLSOptions {
         var anchors: [Certificate] = []
         for path in arguments.values("anchors") { anchors += try Inputs.certificates(path, password: nil, console: console) }
         let pins = try Inputs.pinSet(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+        let keyPassword =
+            arguments.value("cert") == nil ? nil : try SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
         var identities: [ClientIdentity] = []
         do throws(MTLSTrustError) {
             if let p12 = arguments.value("p12") {
@@ -45,8 +47,7 @@ enum TLSOptions {
             }
             if let cert = arguments.value("cert") {
                 guard let key = arguments.value("key") else { throw MTLSTrustError(.invalidArgument, "--cert needs --key") }
-                let keyPassword = try? SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
-                identities.append(try ClientIdentity.files(certificatePath: cert, keyPath: key, keyPassword: keyPassword ?? nil))
+                identities.append(try ClientIdentity.files(certificatePath: cert, keyPath: key, keyPassword: keyPassword))
             }
         } catch {
             throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: arguments.value("p12") ?? arguments.value("cert") ?? ""))

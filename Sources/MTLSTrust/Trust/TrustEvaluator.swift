@@ -165,8 +165,13 @@ public struct TrustEvaluator: Sendable {
         let time = time_t((policy.evaluationTime ?? Date()).timeIntervalSince1970.rounded(.down))
         var findings: [TrustFinding] = []
         var seen = Set<String>()
+        // OpenSSL stops building at the depth limit; when the callback lets it go on, it also reports
+        // that the cut chain's last certificate has no issuer, which is untrue (the issuer was not
+        // looked for): the depth finding says it all.
+        let cutAt = Set(collector.errors.filter { $0.code == X509_V_ERR_CERT_CHAIN_TOO_LONG }.map(\.depth))
         for error in collector.errors {
             let depth = Int(error.depth)
+            if cutAt.contains(error.depth) && (error.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT || error.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY) { continue }
             if waived(code: error.code, depth: depth, certificate: error.certificate, chainCount: chain.count, anchored: anchored, time: time) { continue }
             let certificate: Certificate? =
                 error.certificate.map { wrap($0, leaf: leaf) } ?? (depth < chain.count ? chain[depth] : nil)
