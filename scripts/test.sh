@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that installs what the tests need and runs them (CI runs exactly this).
-#   scripts/test.sh            build (no warnings allowed), unit + interop tests, lint
-#   scripts/test.sh --quick    skip the dependency install and lint
+#   scripts/test.sh            dependencies, build (no warnings allowed), lint, unit + interop tests,
+#                              x509-limbo conformance, memory-flat check, 30 s fuzz smoke per target
+#   scripts/test.sh --quick    build and tests only (no install, lint, conformance, memory, fuzz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,9 +44,13 @@ if [[ $quick -eq 0 ]]; then
   else
     echo "conformance: ../shared/conformance not present beside this checkout; skipped"
   fi
-  if [[ -x scripts/fuzz.sh && "${MTLS_FUZZ_SMOKE:-0}" == "1" ]]; then
-    step "fuzz smoke (30 s per target)"
-    scripts/fuzz.sh --smoke
+  step "memory flat (100,000 trust evaluations, 10,000 HTTPS requests; release build)"
+  scripts/memory-flat.sh
+  if [[ -x scripts/fuzz.sh && "${MTLS_FUZZ_SMOKE:-1}" == "1" ]]; then
+    step "fuzz smoke (30 s per target, then the saved regressions)"
+    # Its own work directory in the checkout: corpora and instrumented builds of other runs on the
+    # machine are not touched (MTLS_FUZZ_SMOKE=0 skips the step).
+    FUZZ_WORK="${FUZZ_WORK:-$PWD/.build/fuzz}" scripts/fuzz.sh --smoke
   fi
 fi
 
