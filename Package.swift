@@ -16,11 +16,8 @@ let package = Package(
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
-        .systemLibrary(
-            name: "CLibXML2",
-            pkgConfig: "libxml-2.0",
-            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]
-        ),
+        // libxml2's HTML parser, loaded with dlopen on first use (see Sources/CLibXML2/include).
+        .target(name: "CLibXML2"),
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),

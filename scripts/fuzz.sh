@@ -69,7 +69,7 @@ stale() {
 }
 
 build() {
-    mkdir -p "$BUILD/shims"
+    mkdir -p "$BUILD/shims" "$BUILD/xml"
     local cc
     cc=$(dirname "$(command -v "$SWIFTC")")/clang
     [[ -x $cc ]] || cc=clang
@@ -80,6 +80,19 @@ build() {
             "$ROOT/Sources/COpenSSLShims/shims.c" -o "$BUILD/shims.o"
         ar rcs "$BUILD/libCOpenSSLShims.a" "$BUILD/shims.o"
     fi
+    if stale "$BUILD/libCLibXML2.a" "$ROOT/Sources/CLibXML2"; then
+        # The libxml2 loader (dlopen on first use).
+        "$cc" -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CLibXML2/include" \
+            "$ROOT/Sources/CLibXML2/loader.c" -o "$BUILD/xml.o"
+        ar rcs "$BUILD/libCLibXML2.a" "$BUILD/xml.o"
+    fi
+    cat >"$BUILD/xml/module.modulemap" <<EOF
+module CLibXML2 {
+    header "$ROOT/Sources/CLibXML2/include/CLibXML2.h"
+    link "CLibXML2"
+    export *
+}
+EOF
     cat >"$BUILD/shims/module.modulemap" <<EOF
 module COpenSSLShims {
     header "$ROOT/Sources/COpenSSLShims/include/COpenSSLShims.h"
@@ -88,12 +101,10 @@ module COpenSSLShims {
 }
 EOF
     local common=(-sanitize=fuzzer,address -parse-as-library -package-name mtls -enable-testing "$OPT" -g
-        -swift-version 6 -I "$BUILD" -I "$BUILD/shims"
+        -swift-version 6 -I "$BUILD" -I "$BUILD/shims" -I "$BUILD/xml"
         -Xcc -fmodule-map-file="$ROOT/Sources/COpenSSL/module.modulemap"
-        -Xcc -fmodule-map-file="$ROOT/Sources/CZlib/module.modulemap"
-        -Xcc -fmodule-map-file="$ROOT/Sources/CLibXML2/module.modulemap"
-        -Xcc -I/usr/include/libxml2)
-    local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL")
+        -Xcc -fmodule-map-file="$ROOT/Sources/CZlib/module.modulemap")
+    local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CLibXML2")
     for module in MTLSTrust MTLSHTTP MTLSCommandLine; do
         dependencies+=("$ROOT/Sources/$module")
         if [[ $dirty -eq 1 ]] || stale "$BUILD/lib$module.a" "${dependencies[@]}"; then
@@ -109,7 +120,7 @@ EOF
         if [[ $dirty -eq 1 ]] || stale "$BUILD/fuzz-$target" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT/Fuzz/Support"; then
             echo "   fuzz-$target" >&2
             "$SWIFTC" "${common[@]}" -module-name "Fuzz_${target//-/_}" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT"/Fuzz/Support/*.swift \
-                -L "$BUILD" -lMTLSCommandLine -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lssl -lcrypto -lz -lxml2 \
+                -L "$BUILD" -lMTLSCommandLine -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lssl -lcrypto -lz \
                 -o "$BUILD/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; } >&2
             [[ ${PIPESTATUS[0]} -eq 0 ]] || die "building fuzz-$target failed"
         fi

@@ -4,7 +4,8 @@ import Foundation
 /// A parsed HTML document: libxml2's HTML parser (`htmlReadMemory`, error-recovering, no network)
 /// builds the tree, which is copied into Swift values and freed at once, so no C pointer outlives
 /// the initializer. Entities in text and attributes (`action="https&#x3a;&#x2f;&#x2f;…"`) arrive
-/// decoded.
+/// decoded. libxml2 is loaded on first use (`CLibXML2`); without it every document is empty and
+/// ``parserFailure`` says why.
 struct HTMLDocument: Sendable {
     /// An element or a run of text.
     indirect enum Node: Sendable {
@@ -45,10 +46,8 @@ struct HTMLDocument: Sendable {
     /// The root (`html`, or a synthetic root holding top-level nodes).
     let root: Element
 
-    private static let initialized: Bool = {
-        xmlInitParser()
-        return true
-    }()
+    /// Why HTML cannot be parsed (libxml2 could not be loaded), or nil when it can.
+    static var parserFailure: String? { mtls_xml_load().map { String(cString: $0) } }
 
     /// Parses HTML bytes.
     ///
@@ -58,20 +57,19 @@ struct HTMLDocument: Sendable {
     ///     `<meta charset>` is then ignored. Nil lets libxml2 decide (UTF-8 by default).
     ///   - url: The document's URL, for libxml2's diagnostics only.
     init(bytes: [UInt8], encoding: String? = "UTF-8", url: String? = nil) {
-        _ = HTMLDocument.initialized
-        var options = Int32(HTML_PARSE_RECOVER.rawValue | HTML_PARSE_NOERROR.rawValue | HTML_PARSE_NOWARNING.rawValue | HTML_PARSE_NONET.rawValue | HTML_PARSE_NOBLANKS.rawValue)
-        if encoding != nil { options |= Int32(HTML_PARSE_IGNORE_ENC.rawValue) }
+        var options = Int32(MTLS_HTML_PARSE_RECOVER | MTLS_HTML_PARSE_NOERROR | MTLS_HTML_PARSE_NOWARNING | MTLS_HTML_PARSE_NONET | MTLS_HTML_PARSE_NOBLANKS)
+        if encoding != nil { options |= Int32(MTLS_HTML_PARSE_IGNORE_ENC) }
         let input = bytes.isEmpty ? Array("<html></html>".utf8) : bytes
-        let document: htmlDocPtr? = input.withUnsafeBufferPointer { buffer in
+        let document: UnsafeMutablePointer<mtls_xmlDoc>? = input.withUnsafeBufferPointer { buffer in
             buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) { pointer in
-                htmlReadMemory(pointer, Int32(clamping: buffer.count), url, encoding, options)
+                mtls_htmlReadMemory(pointer, Int32(clamping: buffer.count), url, encoding, options)
             }
         }
         guard let document else {
             root = Element(name: "#document", attributes: [], children: [])
             return
         }
-        defer { xmlFreeDoc(document) }
+        defer { mtls_xmlFreeDoc(document) }
         var top: [Node] = []
         var child = document.pointee.children
         while let node = child {
@@ -86,15 +84,15 @@ struct HTMLDocument: Sendable {
         self.init(bytes: Array(text.utf8), encoding: "UTF-8", url: url)
     }
 
-    private static func string(_ pointer: UnsafePointer<xmlChar>?) -> String {
+    private static func string(_ pointer: UnsafePointer<mtls_xmlChar>?) -> String {
         guard let pointer else { return "" }
         return String(cString: pointer)
     }
 
-    private static func convert(_ node: xmlNodePtr, depth: Int) -> Node? {
+    private static func convert(_ node: UnsafeMutablePointer<mtls_xmlNode>, depth: Int) -> Node? {
         guard depth < 512 else { return nil }  // pathological nesting: stop copying
         switch node.pointee.type {
-        case XML_ELEMENT_NODE:
+        case Int32(MTLS_XML_ELEMENT_NODE):
             var attributes: [(name: String, value: String)] = []
             var attribute = node.pointee.properties
             while let current = attribute {
@@ -114,7 +112,7 @@ struct HTMLDocument: Sendable {
                 child = current.pointee.next
             }
             return .element(Element(name: string(node.pointee.name).lowercased(), attributes: attributes, children: children))
-        case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+        case Int32(MTLS_XML_TEXT_NODE), Int32(MTLS_XML_CDATA_SECTION_NODE):
             return .text(string(node.pointee.content))
         default:
             return nil
