@@ -187,7 +187,9 @@ public final class HTTPSClient: @unchecked Sendable {
         }
         var bodySent = !waitForContinue
         var parser = HTTPResponseParser(requestMethod: request.method)
-        var buffer = [UInt8](repeating: 0, count: 16384)
+        // The connection's read buffer, reused across the requests of a kept-alive connection.
+        var buffer = connection.takeReadBuffer()
+        defer { connection.keepReadBuffer(buffer) }
         var collected: [UInt8] = []
         var wireLength = 0
         var informational: [Int] = []

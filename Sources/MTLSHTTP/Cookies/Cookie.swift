@@ -83,7 +83,7 @@ enum CookieRules {
     }
 
     static func isIPAddress(_ host: String) -> Bool {
-        if host.contains(":") { return true }
+        if host.utf8.contains(UInt8(ascii: ":")) { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4
             && parts.allSatisfy { part in !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber) && (Int(part) ?? 999) <= 255 }

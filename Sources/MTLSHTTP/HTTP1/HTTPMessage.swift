@@ -148,7 +148,7 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `scheme://host:port`, the origin for same-origin checks.
     public var origin: String { "\(scheme)://\(hostForURL):\(port)" }
-    var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
+    var hostForURL: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
     /// The `Host` header value.
     public var hostHeader: String {
         let defaultPort = scheme == "https" ? 443 : 80

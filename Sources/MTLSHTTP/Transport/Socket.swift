@@ -181,7 +181,7 @@ enum Resolver {
     static func addresses(host: String, port: Int, label: String) throws(HTTPSError) -> [Address] {
         var literal = host
         if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
-        let numeric = literal.contains(":") || literal.allSatisfy({ $0.isNumber || $0 == "." })
+        let numeric = literal.utf8.contains(UInt8(ascii: ":")) || literal.allSatisfy({ $0.isNumber || $0 == "." })
         let key = "\(literal.lowercased())|\(port)"
         if !numeric {
             cache.lock.lock()
@@ -228,7 +228,7 @@ public enum TCP {
     ///
     /// - Throws: ``HTTPSError`` in phase `.nameResolution`, `.connect` or `.timeout`.
     public static func connect(host: String, port: Int, deadline: Deadline, token: CancellationToken? = nil) throws(HTTPSError) -> SocketHandle {
-        let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let label = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
         let addresses = try Resolver.addresses(host: host, port: port, label: label)
         var lastError = "no address"
         for address in addresses {

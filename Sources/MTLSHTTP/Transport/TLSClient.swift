@@ -95,7 +95,7 @@ public final class TLSClient: @unchecked Sendable {
         let total = deadline ?? .after(timeouts.total)
         let target = connectTo ?? (host, port)
         let socket = try TCP.connect(host: target.host, port: target.port, deadline: Deadline.earliest(total, .after(timeouts.connect)), token: token)
-        let label = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+        let label = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
         guard let ssl = SSL_new(context.pointer) else {
             socket.close()
             throw HTTPSError(.configuration, host: label, "OpenSSL could not create a connection")
@@ -145,7 +145,7 @@ public final class TLSClient: @unchecked Sendable {
     /// Stores the session after the first read (TLS 1.3 tickets arrive after the handshake).
     public func refreshSession(_ connection: TLSConnection) {
         let report = connection.report
-        let label = report.host.contains(":") ? "[\(report.host)]:\(report.port)" : "\(report.host):\(report.port)"
+        let label = report.host.utf8.contains(UInt8(ascii: ":")) ? "[\(report.host)]:\(report.port)" : "\(report.host):\(report.port)"
         rememberSession(connection, key: "\(label)/\(report.serverName ?? "")")
     }
 }

@@ -81,6 +81,8 @@ public final class TLSConnection: @unchecked Sendable {
     private var wroteSinceRead = false
     /// True once the client stored this connection's session after a response (TLS 1.3 tickets).
     var sessionRefreshed = false
+    /// A read buffer kept between the exchanges of a kept-alive connection.
+    private var spareReadBuffer: [UInt8] = []
     let label: String
 
     init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String) {
@@ -279,6 +281,15 @@ public final class TLSConnection: @unchecked Sendable {
         case .done: return readCount
         }
     }
+
+    /// The connection's read buffer (16 KiB), or a new one; hand it back with `keepReadBuffer`.
+    func takeReadBuffer() -> [UInt8] {
+        var taken: [UInt8] = []
+        swap(&taken, &spareReadBuffer)
+        return taken.count >= 16384 ? taken : [UInt8](repeating: 0, count: 16384)
+    }
+
+    func keepReadBuffer(_ buffer: [UInt8]) { spareReadBuffer = buffer }
 
     /// Writes all of `bytes`.
     public func write(_ bytes: [UInt8], deadline: Deadline) throws(HTTPSError) {
