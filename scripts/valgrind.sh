@@ -60,7 +60,9 @@ if [[ ${1:-} == --list ]]; then names; exit 0; fi
 BIN=${MTLS_BIN:-}
 if [[ -z $BIN ]]; then
     echo "== building mtls (debug) in $SCRATCH/build" >&2
-    swift build --package-path "$ROOT" --scratch-path "$SCRATCH/build" --product mtls >"$SCRATCH.build.log" 2>&1 \
+    # C targets with DWARF 4: valgrind 3.19's reader fails on clang's DWARF 5 (DW_FORM_strx/addrx)
+    # in some images ("debuginfo reader: ensure_valid failed") and then reports nothing useful.
+    swift build --package-path "$ROOT" --scratch-path "$SCRATCH/build" --product mtls -Xcc -gdwarf-4 >"$SCRATCH.build.log" 2>&1 \
         || { tail -30 "$SCRATCH.build.log" >&2; echo "valgrind.sh: build failed" >&2; exit 2; }
     BIN=$SCRATCH/build/debug/mtls
 fi
