@@ -46,6 +46,8 @@ public struct TrustEvaluator: Sendable {
     /// The anchors and intermediates by their `X509*`, so that the chain OpenSSL builds from them
     /// maps back to the values already held instead of being re-encoded certificate by certificate.
     private let known: [Int: Certificate]  // keyed by Int(bitPattern: X509*)
+    /// The ``CertificateFacts`` of those certificates, worked out once for every chain.
+    private let knownFacts: [Int: CertificateFacts]
     /// How many of the policy's intermediates are self-issued (and not anchors).
     private let selfIssuedIntermediates: Int
 
@@ -66,6 +68,7 @@ public struct TrustEvaluator: Sendable {
         var known: [Int: Certificate] = [:]
         for certificate in anchors + policy.intermediates { known[Int(bitPattern: certificate.reference.pointer)] = certificate }
         self.known = known
+        self.knownFacts = known.mapValues(CertificateFacts.init)
         let anchorSet = self.anchorSet
         self.selfIssuedIntermediates = policy.intermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
     }
@@ -191,7 +194,7 @@ public struct TrustEvaluator: Sendable {
         }
         ERR_clear_error()
         // The Swift policies judge the chain OpenSSL built in this attempt.
-        let chainContext = ChainContext(chain: chain, policy: policy, anchors: anchorSet)
+        let chainContext = ChainContext(chain: chain, policy: policy, anchors: anchorSet, knownFacts: knownFacts)
         for check in policy.chainPolicies {
             for finding in check.check(chainContext) where seen.insert("\(finding.depth)/\(finding.code)").inserted {
                 findings.append(finding)

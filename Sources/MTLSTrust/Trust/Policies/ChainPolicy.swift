@@ -15,9 +15,11 @@ struct ChainContext {
     /// True when the Web PKI (CA/Browser Forum) rules apply.
     let enforcesWebPKI: Bool
 
-    init(chain: [Certificate], policy: TrustPolicy, anchors: Set<Certificate>) {
+    /// - Parameter knownFacts: Facts already worked out, keyed by `Int(bitPattern: X509*)` (the
+    ///   evaluator's own anchors and intermediates, which every chain shares).
+    init(chain: [Certificate], policy: TrustPolicy, anchors: Set<Certificate>, knownFacts: [Int: CertificateFacts] = [:]) {
         self.chain = chain
-        self.facts = chain.map(CertificateFacts.init)
+        self.facts = chain.map { knownFacts[Int(bitPattern: $0.reference.pointer)] ?? CertificateFacts($0) }
         self.policy = policy
         self.time = policy.evaluationTime ?? Date()
         self.isAnchored = chain.last.map { anchors.contains($0) } ?? false
