@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Resident memory stays flat across 100,000 trust evaluations and 10,000 HTTPS requests (issue #9):
+# Resident memory stays flat across 100,000 trust evaluations and 50,000 HTTPS requests (issue #9 asks 10,000):
 # builds mtls-bench in release mode and runs `mtls-bench memory-flat`, which samples VmRSS after a
 # warm-up of 10 % and after every further tenth, prints the tables and fails when VmRSS grew after
 # the warm-up by more than 2 MiB (evaluations) or 3 MiB (requests).
 #
-#   scripts/memory-flat.sh                        the full check
+#   scripts/memory-flat.sh                        the full check (100,000 evaluations, 50,000 requests)
 #   scripts/memory-flat.sh --evaluations 10000 --requests 1000
 #                                                 a shorter run (same budgets)
 #   scripts/memory-flat.sh --self-test            shows that the check can fail: the same run with a
@@ -17,7 +17,10 @@ cd "$(dirname "$0")/.."
 SCRATCH="${SCRATCH:-.build}"
 
 self_test=0
-args=()
+# 50,000 requests by default, five times the issue's 10,000: a leak of one TLS session per new
+# connection (~1 KB, 1 in 10 requests here) grew 1 MiB over 10,000 requests, inside the 3 MiB
+# budget, and 4.4 MiB over 50,000 — caught. The run takes seconds more.
+args=(--requests 50000)
 for argument in "$@"; do
   if [[ "$argument" == --self-test ]]; then self_test=1; else args+=("$argument"); fi
 done

@@ -44,7 +44,7 @@ if [[ $quick -eq 0 ]]; then
   else
     echo "conformance: ../shared/conformance not present beside this checkout; skipped"
   fi
-  step "memory flat (100,000 trust evaluations, 10,000 HTTPS requests; release build)"
+  step "memory flat (100,000 trust evaluations, 50,000 HTTPS requests; release build)"
   scripts/memory-flat.sh
   if [[ -x scripts/fuzz.sh && "${MTLS_FUZZ_SMOKE:-1}" == "1" ]]; then
     step "fuzz smoke (30 s per target, then the saved regressions)"

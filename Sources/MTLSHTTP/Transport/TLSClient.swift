@@ -43,7 +43,10 @@ public final class TLSClient: @unchecked Sendable {
             }
             _ = SSL_CTX_set_alpn_protos(ctx, wire, UInt32(wire.count))
         }
-        _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT))
+        // Sessions are kept per host by `rememberSession`; OpenSSL's internal client cache would also
+        // keep every TLS 1.3 ticket received (up to 20,480, with the peer's certificates): memory
+        // that grew with every new connection.
+        _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE))
         // Read ahead: one read(2) takes what the socket has (a small response is one read, not a
         // record header and then its body). Whatever OpenSSL holds unprocessed is seen with
         // SSL_has_pending, which every wait on the socket checks first.
