@@ -281,11 +281,7 @@ public final class HTTPSClient: @unchecked Sendable {
         }
         // `Connection: close` among the connection options (a comma-separated token list).
         let closes = responseHead.headers.values("Connection").contains { value in
-            value.split(separator: ",").contains { option in
-                let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
-                guard let first = option.firstIndex(where: { !isSpace($0) }), let last = option.lastIndex(where: { !isSpace($0) }) else { return false }
-                return HTTPHeaders.sameName(String(option[first...last]), "close")
-            }
+            value.split(separator: ",").contains { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "close") }
         }
         let reusable =
             bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !closes && responseHead.status != 101

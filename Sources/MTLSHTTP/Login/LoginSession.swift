@@ -258,14 +258,15 @@ public final class LoginSession: @unchecked Sendable {
             }
 
             // SAML / WS-Federation HTTP-POST binding.
-            if submitsPostBindingForms, MediaType(response.headers["Content-Type"] ?? "text/html").isHTML, let failure = HTMLDocument.parserFailure,
-                response.body.count < 1 << 24, String(decoding: response.body, as: UTF8.self).lowercased().contains("<form")
+            let formsApply = submitsPostBindingForms && MediaType(response.headers["Content-Type"] ?? "text/html").isHTML
+            if formsApply, let failure = HTMLDocument.parserFailure, response.body.count < 1 << 24,
+                String(decoding: response.body, as: UTF8.self).lowercased().contains("<form")
             {
-                throw HTTPSError(.configuration, host: request.url.hostHeader, "the page holds a form, but HTML cannot be parsed: \(failure)", hint: "install libxml2")
+                throw HTTPSError(
+                    .configuration, host: request.url.hostHeader, "the page at \(request.url) holds a form, but HTML cannot be parsed: \(failure)",
+                    hint: "install libxml2 (Debian: apt-get install libxml2)")
             }
-            if submitsPostBindingForms, MediaType(response.headers["Content-Type"] ?? "text/html").isHTML,
-                let form = HTMLForm.forms(in: response).first(where: { $0.postBinding != nil }), let binding = form.postBinding
-            {
+            if formsApply, let form = HTMLForm.forms(in: response).first(where: { $0.postBinding != nil }), let binding = form.postBinding {
                 forms += 1
                 guard forms <= maximumFormSubmissions else {
                     throw HTTPSError(

@@ -68,7 +68,11 @@ public struct TrustEvaluator: Sendable {
         var known: [Int: Certificate] = [:]
         for certificate in anchors + policy.intermediates { known[Int(bitPattern: certificate.reference.pointer)] = certificate }
         self.known = known
-        self.knownFacts = known.mapValues(CertificateFacts.init)
+        // Facts for the given anchors and intermediates only: system roots (a hundred and more) are
+        // rarely in a chain, and working theirs out would slow every evaluator's start.
+        var knownFacts: [Int: CertificateFacts] = [:]
+        for certificate in policy.anchors + policy.intermediates { knownFacts[Int(bitPattern: certificate.reference.pointer)] = CertificateFacts(certificate) }
+        self.knownFacts = knownFacts
         let anchorSet = self.anchorSet
         self.selfIssuedIntermediates = policy.intermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
     }
