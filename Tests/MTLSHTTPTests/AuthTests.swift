@@ -242,7 +242,7 @@ final class AuthTests: XCTestCase {
     func testNTLMLoginOverOneKeptAliveConnection() throws {
         guard OpenSSLInfo.legacyProviderAvailable else { throw XCTSkip("OpenSSL's legacy provider (MD4) is not installed") }
         let ntlm = try LoginPeers.shared.ntlm()
-        let session = try LoginFixtures.session(credentials: Credentials(user: "\(ntlm["NTLM_DOMAIN"])\\\(ntlm["NTLM_USER"])", password: ntlm["NTLM_PASSWORD"]))
+        let session = try LoginFixtures.session(credentials: Credentials(user: "\(ntlm["NTLM_DOMAIN"])\\\(ntlm["NTLM_USER"])", password: Secret(ntlm["NTLM_PASSWORD"])))
         let result = try session.get("https://127.0.0.1:\(ntlm.port)/ntlm")
         XCTAssertEqual(result.status, 200, result.text.text)
         let fields = LoginFixtures.fields(result.text.text)
@@ -256,7 +256,7 @@ final class AuthTests: XCTestCase {
     func testNTLMInsideNegotiateWhenOnlyNegotiateIsOffered() throws {
         guard OpenSSLInfo.legacyProviderAvailable else { throw XCTSkip("OpenSSL's legacy provider (MD4) is not installed") }
         let ntlm = try LoginPeers.shared.ntlm()
-        let session = try LoginFixtures.session(credentials: Credentials(user: ntlm["NTLM_USER"], password: ntlm["NTLM_PASSWORD"], domain: ntlm["NTLM_DOMAIN"]))
+        let session = try LoginFixtures.session(credentials: Credentials(user: ntlm["NTLM_USER"], password: Secret(ntlm["NTLM_PASSWORD"]), domain: ntlm["NTLM_DOMAIN"]))
         let result = try session.get("https://127.0.0.1:\(ntlm.port)/negotiate")
         XCTAssertEqual(result.status, 200, result.text.text)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MTLSHTTP
+import MTLSTrust
 import XCTest
 
 /// A SAML 2.0 login end to end: Apache mod_auth_mellon as the service provider, the pysaml2 IdP of
@@ -8,7 +9,7 @@ import XCTest
 final class SAMLLoginTests: XCTestCase {
     private func session(_ peer: LoginPeer, password: String? = nil, allowIdP: Bool = true) throws -> LoginSession {
         let session = try LoginFixtures.session(
-            credentials: Credentials(user: peer["IDP_USER"], password: password ?? peer["IDP_PASSWORD"]),
+            credentials: Credentials(user: peer["IDP_USER"], password: Secret(password ?? peer["IDP_PASSWORD"])),
             authOrigins: allowIdP ? ["https://localhost:\(peer["IDP_PORT"])"] : [])
         session.submitsPostBindingForms = true
         return session

@@ -20,7 +20,7 @@ final class PKCS12ExportTests: XCTestCase {
     ) throws -> Written {
         let bytes = try PKCS12Bundle.export(
             certificate: T.certificate(T.clientAlice), privateKey: T.privateKey(T.clientAlice),
-            chain: [T.certificate(T.intermediateCA), T.certificate(T.rootCA)], password: password,
+            chain: [T.certificate(T.intermediateCA), T.certificate(T.rootCA)], password: Secret(password),
             friendlyName: friendlyName, protection: protection, iterations: iterations)
         let url = try T.temporaryDirectory(for: self).appendingPathComponent("alice-\(protection).p12")
         try Data(bytes).write(to: url)
@@ -38,7 +38,7 @@ final class PKCS12ExportTests: XCTestCase {
 
     func testModernExportRoundTripsThroughTheLibrary() throws {
         let written = try exportAlice(protection: .modern)
-        let bundle = try PKCS12Bundle(derBytes: written.bytes, password: written.password)
+        let bundle = try PKCS12Bundle(derBytes: written.bytes, password: Secret(written.password))
         XCTAssertEqual(bundle.leaf?.certificate, try T.certificate(T.clientAlice))
         XCTAssertEqual(bundle.chain.map(\.certificate), [try T.certificate(T.intermediateCA), try T.certificate(T.rootCA)])
         XCTAssertEqual(try bundle.privateKey?.pkcs8DER(), try T.privateKey(T.clientAlice).pkcs8DER())
@@ -61,7 +61,7 @@ final class PKCS12ExportTests: XCTestCase {
 
     func testLegacyExportIsTripleDESWithASHA1MACAndSuitsOlderImporters() throws {
         let written = try exportAlice(protection: .legacy3DES)
-        let bundle = try PKCS12Bundle(derBytes: written.bytes, password: written.password)
+        let bundle = try PKCS12Bundle(derBytes: written.bytes, password: Secret(written.password))
         let inspection = bundle.inspection
         XCTAssertEqual(inspection.mac?.digest, "sha1")
         XCTAssertEqual(inspection.algorithms.count, 2)
@@ -74,7 +74,7 @@ final class PKCS12ExportTests: XCTestCase {
 
     func testIterationCountIsUsedForTheMACAndTheKeyDerivation() throws {
         let written = try exportAlice(protection: .modern, iterations: 10_000)
-        let inspection = try PKCS12Bundle(derBytes: written.bytes, password: written.password).inspection
+        let inspection = try PKCS12Bundle(derBytes: written.bytes, password: Secret(written.password)).inspection
         XCTAssertEqual(inspection.mac?.iterations, 10_000)
         XCTAssertEqual(inspection.algorithms.map(\.iterations), [10_000, 10_000])
         let info = try OpenSSLCLI.runAllowingFailure(["pkcs12", "-info", "-noout", "-in", written.url.path, "-passin", "pass:export-pw"])
@@ -84,14 +84,14 @@ final class PKCS12ExportTests: XCTestCase {
     func testFriendlyNameRoundTripsOnTheCertificateAndTheKey() throws {
         for name in ["alice", "Alice's laptop – ünïcode ✓"] {
             let written = try exportAlice(protection: .modern, friendlyName: name)
-            let bundle = try PKCS12Bundle(derBytes: written.bytes, password: written.password)
+            let bundle = try PKCS12Bundle(derBytes: written.bytes, password: Secret(written.password))
             XCTAssertEqual(bundle.leaf?.friendlyName, name)
             XCTAssertEqual(bundle.keyFriendlyName, name)
             XCTAssertEqual(bundle.leaf?.localKeyID, bundle.inspection.safes.flatMap(\.bags).first { $0.kind == .shroudedKey }?.localKeyID)
             XCTAssertTrue(bundle.chain.allSatisfy { $0.friendlyName == nil })
         }
         let unnamed = try exportAlice(protection: .legacy3DES, friendlyName: nil)
-        let bundle = try PKCS12Bundle(derBytes: unnamed.bytes, password: unnamed.password)
+        let bundle = try PKCS12Bundle(derBytes: unnamed.bytes, password: Secret(unnamed.password))
         XCTAssertNil(bundle.leaf?.friendlyName)
         XCTAssertNil(bundle.keyFriendlyName)
     }

@@ -10,7 +10,7 @@ final class PKCS12ImportTests: XCTestCase {
     typealias P = TestCertificates.P12
 
     private func bundle(_ path: String, password: String? = P.password) throws -> PKCS12Bundle {
-        try PKCS12Bundle(derBytes: T.bytes(path), password: password)
+        try PKCS12Bundle(derBytes: T.bytes(path), password: password.map(Secret.init))
     }
 
     // MARK: Identities
@@ -347,7 +347,7 @@ final class PKCS12ImportTests: XCTestCase {
                 "-nomac", "-passout", "pass:\(password)", "-out", out,
             ])
             let bytes = [UInt8](try XCTUnwrap(FileManager.default.contents(atPath: out)))
-            let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
+            let bundle = try PKCS12Bundle(derBytes: bytes, password: Secret(password))
             XCTAssertNil(bundle.inspection.mac)
             XCTAssertEqual(bundle.leaf?.certificate, try T.certificate(T.clientAlice))
             assertThrowsMTLSError(.wrongPassword, "'\(password)'") { try PKCS12Bundle(derBytes: bytes, password: "wrong") }

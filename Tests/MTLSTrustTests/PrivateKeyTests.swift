@@ -10,7 +10,7 @@ final class PrivateKeyTests: XCTestCase {
     typealias K = TestCertificates.Keys
 
     private func key(_ path: String, password: String? = nil) throws -> PrivateKey {
-        try PrivateKey(bytes: T.bytes(path), password: password)
+        try PrivateKey(bytes: T.bytes(path), password: password.map(Secret.init))
     }
 
     private func publicKeyDER(ofPEM path: String) throws -> [UInt8] {

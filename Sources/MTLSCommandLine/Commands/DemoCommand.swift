@@ -43,7 +43,7 @@ enum DemoCommand {
             let captured = TraceSink()
             let inner = Console(
                 stdout: { captured.append($0) }, stderr: { captured.append($0) }, stdoutIsTerminal: console.stdoutIsTerminal,
-                environment: console.environment.merging(["MTLS_QUIET_PASS_WARNING": "1"]) { $1 })
+                environment: console.environment.merging(["MTLS_QUIET_PASS_WARNING": "1"]))
             let code = MTLSCommand.run(arguments: args, console: inner)
             var lines = captured.lines.joined().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             if let sections {

@@ -47,7 +47,7 @@ enum InspectCommand {
         return ExitCode.success
     }
 
-    private static func describe(pemBlock block: PEMBlock, password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
+    private static func describe(pemBlock block: PEMBlock, password: Secret?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
         switch block.label {
         case "CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE":
             let certificate = try Certificate.fromPEM(Array(block.text.utf8))[0]
@@ -68,7 +68,7 @@ enum InspectCommand {
         }
     }
 
-    private static func describe(der bytes: [UInt8], password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
+    private static func describe(der bytes: [UInt8], password: Secret?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
         switch DER.shape(of: bytes) {
         case .certificate: return certificateItem(try Certificate(derBytes: bytes), console: console)
         case .crl: return crlItem(try CertificateRevocationList(derBytes: bytes))
@@ -125,7 +125,7 @@ enum InspectCommand {
         )
     }
 
-    private static func privateKeyItem(_ bytes: [UInt8], encrypted: Bool, password: String?) throws(MTLSTrustError) -> (String, [String], JSON) {
+    private static func privateKeyItem(_ bytes: [UInt8], encrypted: Bool, password: Secret?) throws(MTLSTrustError) -> (String, [String], JSON) {
         if encrypted && password == nil {
             return (
                 "Private key (encrypted)", ["  Encrypted           yes: give --password to see the key type"],
@@ -146,7 +146,7 @@ enum InspectCommand {
         )
     }
 
-    static func describePKCS12(_ bytes: [UInt8], password: String?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
+    static func describePKCS12(_ bytes: [UInt8], password: Secret?, console: Console) throws(MTLSTrustError) -> (String, [String], JSON) {
         let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
         return pkcs12Item(bundle, console: console)
     }

@@ -122,7 +122,7 @@ enum VerifyCommand {
     /// ``CertificateSummaryReader/certificateDERs(ofFile:)`` rather than the general PEM reader (a
     /// batch of thousands of leaves spent as long in it as in `d2i_X509`). Same certificates; any
     /// other file, and any error, goes the general way.
-    static func certificates(_ path: String, password: String?, console: Console) throws(CommandFailure) -> [Certificate] {
+    static func certificates(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> [Certificate] {
         if path != "-", let bytes = CertificateSummaryReader.readRegularFile(path), let ders = CertificateSummaryReader.certificateDERs(ofFile: bytes) {
             var certificates: [Certificate] = []
             for der in ders {

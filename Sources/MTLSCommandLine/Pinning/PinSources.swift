@@ -33,7 +33,7 @@ enum PinSources {
 
     /// Loads a file: certificates (PEM, DER, PKCS#12), or a backup key (PEM/DER public key, CSR, or
     /// a private key, whose public half is pinned).
-    static func file(_ path: String, password: String?, console: Console) throws(CommandFailure) -> LoadedPinSource {
+    static func file(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> LoadedPinSource {
         let bytes = try Inputs.read(path, console: console)
         let name = path == "-" ? "standard input" : path
         // Labels name the file only, so generated outputs do not depend on where they were made.

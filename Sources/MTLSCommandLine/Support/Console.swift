@@ -16,9 +16,12 @@ public final class Console: @unchecked Sendable {
     /// True when standard input is a terminal (password prompts only then).
     public let stdinIsTerminal: Bool
     /// The environment (for `env:` secrets and `NO_COLOR`).
-    public let environment: [String: String]
+    public let environment: Environment
     /// Reads standard input to its end (for `stdin` secrets and `-`).
     public let readStandardInput: () -> [UInt8]
+    /// Reads the first line of standard input as a secret, into a buffer it wipes; nil for consoles
+    /// with injected input (their bytes come from ``readStandardInput``).
+    let readStandardInputSecret: (() -> Secret?)?
     /// Writes raw bytes to standard output (DER); nil sends them to the text sink as ISO 8859-1,
     /// which maps every byte to one character and back.
     private let stdoutBytesSink: (([UInt8]) -> Void)?
@@ -33,14 +36,19 @@ public final class Console: @unchecked Sendable {
             stdout: { text in writeAll(1, Array(text.utf8)) },
             stderr: { text in writeAll(2, Array(text.utf8)) },
             stdoutIsTerminal: isatty(1) == 1, stdinIsTerminal: isatty(0) == 1,
-            environment: processEnvironment(),
+            environment: .process,
             readStandardInput: { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) },
+            readStandardInputSecret: {
+                // Not FileHandle: its Data grows by copying, leaving unwiped copies behind.
+                var buffer = [UInt8](repeating: 0, count: SecretSpec.lineLimit)
+                return SecretSpec.firstLine(readingFrom: 0, wiping: &buffer)?.line
+            },
             stdoutBytes: { bytes in writeAll(1, bytes) })
     }
 
     /// Writes every byte to `fd`, retrying after signals and short writes; stops on an error (a
     /// closed pipe: the reader has gone).
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) {
         bytes.withUnsafeBytes { raw in
             var offset = 0
             while offset < raw.count {
@@ -56,26 +64,29 @@ public final class Console: @unchecked Sendable {
         }
     }
 
-    /// The process environment from `environ` (the first definition of a name wins, as `getenv`).
-    private static func processEnvironment() -> [String: String] {
-        var result: [String: String] = [:]
-        var cursor = environ
-        while let entry = cursor.pointee {
-            let text = String(cString: entry)
-            if let equals = text.firstIndex(of: "="), result[String(text[..<equals])] == nil {
-                result[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            cursor += 1
-        }
-        return result
-    }
-
     /// A console with custom sinks.
-    public init(
+    public convenience init(
         stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool = false,
         stdinIsTerminal: Bool = false, environment: [String: String] = [:], readStandardInput: @escaping () -> [UInt8] = { [] },
         stdoutBytes: (([UInt8]) -> Void)? = nil
     ) {
+        self.init(
+            stdout: stdout, stderr: stderr, stdoutIsTerminal: stdoutIsTerminal, stdinIsTerminal: stdinIsTerminal, environment: Environment(environment),
+            readStandardInput: readStandardInput, readStandardInputSecret: nil, stdoutBytes: stdoutBytes)
+    }
+
+    /// A console with custom sinks over an ``Environment`` (such as the process's, with overrides).
+    public convenience init(
+        stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool = false, environment: Environment
+    ) {
+        self.init(stdout: stdout, stderr: stderr, stdoutIsTerminal: stdoutIsTerminal, stdinIsTerminal: false, environment: environment, readStandardInput: { [] }, readStandardInputSecret: nil, stdoutBytes: nil)
+    }
+
+    private init(
+        stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool, stdinIsTerminal: Bool, environment: Environment,
+        readStandardInput: @escaping () -> [UInt8], readStandardInputSecret: (() -> Secret?)?, stdoutBytes: (([UInt8]) -> Void)?
+    ) {
+        self.readStandardInputSecret = readStandardInputSecret
         self.stdoutBytesSink = stdoutBytes
         self.stdoutSink = stdout
         self.stderrSink = stderr
@@ -167,5 +178,47 @@ extension CommandFailure {
     /// Maps a library error to the contract's exit code (3, bad input) and its sentence.
     init(_ error: MTLSTrustError) {
         self.init(ExitCode.badInput, error.message)
+    }
+}
+
+/// Environment variables, looked up by name when asked.
+///
+/// The process's variables are read with `getenv` one at a time rather than copied into a
+/// dictionary of `String`s at start: a secret passed as `env:VAR` is then copied only into a
+/// ``Secret``, which is wiped after use.
+public struct Environment: Sendable {
+    private let values: [String: String]
+    private let readsProcess: Bool
+
+    /// The process's environment.
+    public static let process = Environment(values: [:], readsProcess: true)
+
+    /// Exactly these variables (tests, embedding).
+    public init(_ values: [String: String]) {
+        self.init(values: values, readsProcess: false)
+    }
+
+    private init(values: [String: String], readsProcess: Bool) {
+        self.values = values
+        self.readsProcess = readsProcess
+    }
+
+    /// The value of `name` (not for secrets: use ``secret(_:)``).
+    public subscript(name: String) -> String? {
+        if let value = values[name] { return value }
+        guard readsProcess, let value = getenv(name) else { return nil }
+        return String(cString: value)
+    }
+
+    /// The value of `name` as a ``Secret``, copied straight from the environment block.
+    public func secret(_ name: String) -> Secret? {
+        if let value = values[name] { return Secret(value) }
+        guard readsProcess, let value = getenv(name) else { return nil }
+        return Secret(bytes: UnsafeRawBufferPointer(start: value, count: strlen(value)))
+    }
+
+    /// This environment with `overrides` set on top.
+    public func merging(_ overrides: [String: String]) -> Environment {
+        Environment(values: values.merging(overrides) { $1 }, readsProcess: readsProcess)
     }
 }

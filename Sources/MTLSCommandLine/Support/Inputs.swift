@@ -14,7 +14,7 @@ enum Inputs {
     }
 
     /// Loads certificates from a PEM, DER or PKCS#12 file.
-    static func certificates(_ path: String, password: String?, console: Console) throws(CommandFailure) -> [Certificate] {
+    static func certificates(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> [Certificate] {
         let bytes = try read(path, console: console)
         do throws(MTLSTrustError) {
             return try CertificateLoader.certificates(from: bytes, password: password, source: path).certificates
@@ -24,7 +24,7 @@ enum Inputs {
     }
 
     /// Loads a private key.
-    static func privateKey(_ path: String, password: String?, console: Console) throws(CommandFailure) -> PrivateKey {
+    static func privateKey(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> PrivateKey {
         let bytes = try read(path, console: console)
         do throws(MTLSTrustError) {
             return try PrivateKey(bytes: bytes, password: password)

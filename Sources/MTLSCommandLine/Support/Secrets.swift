@@ -1,4 +1,5 @@
 import Foundation
+import MTLSTrust
 
 #if canImport(Glibc)
     import Glibc
@@ -9,13 +10,17 @@ import Foundation
 enum SecretSpec {
     /// Resolves a spec to the secret.
     ///
+    /// The secret goes from where it was read straight into a ``Secret`` (wiped when released); the
+    /// buffers it was read into are wiped here. `pass:TEXT` is the exception the warning names: the
+    /// text is in the process's arguments, which cannot be wiped.
+    ///
     /// - Parameters:
     ///   - spec: The option's value, or nil when the option was not given.
     ///   - option: The option's name, for messages (`--password`).
     ///   - prompt: The prompt when asking on the terminal; nil means do not ask.
     ///   - console: For the environment, stdin and warnings.
     /// - Returns: The secret, or nil when no spec was given and no prompt is possible.
-    static func resolve(_ spec: String?, option: String, prompt: String?, console: Console) throws(CommandFailure) -> String? {
+    static func resolve(_ spec: String?, option: String, prompt: String?, console: Console) throws(CommandFailure) -> Secret? {
         guard let spec else {
             guard let prompt, console.stdinIsTerminal else { return nil }
             return askWithoutEcho(prompt)
@@ -24,11 +29,11 @@ enum SecretSpec {
             if console.environment["MTLS_QUIET_PASS_WARNING"] == nil {
                 console.err("warning: \(option) pass:… puts the secret on the command line, where `ps` and shell history show it; prefer env:, file: or fd:")
             }
-            return String(spec.dropFirst(5))
+            return Secret(bytes: spec.utf8.dropFirst(5))
         }
         if spec.hasPrefix("env:") {
             let name = String(spec.dropFirst(4))
-            guard let value = console.environment[name] else {
+            guard let value = console.environment.secret(name) else {
                 throw CommandFailure(
                     ExitCode.usage, "\(option) env:\(name): the environment variable \(name) is not set", hint: "export it, or use another secret form (pass:, file:, fd:, stdin)")
             }
@@ -52,9 +57,10 @@ enum SecretSpec {
                 throw CommandFailure(ExitCode.usage, "\(option) \(spec): fd: needs a file descriptor number")
             }
             var buffer = [UInt8](repeating: 0, count: lineLimit)
-            return firstLine(readingFrom: fd, wiping: &buffer)?.line ?? ""
+            return firstLine(readingFrom: fd, wiping: &buffer)?.line ?? Secret(bytes: [])
         }
         if spec == "stdin" {
+            if let read = console.readStandardInputSecret { return read() ?? Secret(bytes: []) }
             var bytes = console.readStandardInput()
             return firstLine(wiping: &bytes)
         }
@@ -68,28 +74,27 @@ enum SecretSpec {
     static let lineLimit = 65536
 
     /// The first line of `bytes`, without its line ending; then every byte of `bytes` is wiped.
-    static func firstLine(wiping bytes: inout [UInt8]) -> String {
-        let line = decodeFirstLine(bytes, count: bytes.count)
-        wipe(&bytes)
+    static func firstLine(wiping bytes: inout [UInt8]) -> Secret {
+        let line = firstLine(bytes, count: bytes.count)
+        Secret.wipe(&bytes)
         return line
     }
 
-    /// The first line of `bytes[0..<count]`, decoded without making a copy of the array that would
-    /// outlive the wipe (no slice is kept: a live slice would make the wipe copy the array).
-    private static func decodeFirstLine(_ bytes: [UInt8], count: Int) -> String {
+    /// The first line of `bytes[0..<count]` as a secret, copied without making a copy of the array
+    /// that would outlive the wipe (no slice is kept: a live slice would make the wipe copy the array).
+    private static func firstLine(_ bytes: [UInt8], count: Int) -> Secret {
         bytes.withUnsafeBufferPointer { raw in
-            // Split the bytes, not the String: Swift treats "\r\n" as one Character, so splitting
-            // the text on "\n" would keep a CRLF line whole, line ending included.
+            // Split at the byte: a CRLF line loses both its CR and its LF.
             var end = raw[0..<count].firstIndex(of: 0x0A) ?? count
             if end > 0 && raw[end - 1] == 0x0D { end -= 1 }
-            return String(decoding: UnsafeBufferPointer(rebasing: raw[0..<end]), as: UTF8.self)
+            return Secret(bytes: UnsafeBufferPointer(rebasing: raw[0..<end]))
         }
     }
 
     /// Reads from `fd` into `buffer` (never grown, so no copy is left behind) until a newline, end
     /// of file or a full buffer, and returns the first line and the number of bytes read; then every
     /// byte of `buffer` is wiped. Nil when the first read fails.
-    static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: String, bytesRead: Int)? {
+    static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: Secret, bytesRead: Int)? {
         var count = 0
         var failed = false
         buffer.withUnsafeMutableBytes { raw in
@@ -105,26 +110,14 @@ enum SecretSpec {
                 if newline { break }
             }
         }
-        let line = decodeFirstLine(buffer, count: count)
-        wipe(&buffer)
+        let line = firstLine(buffer, count: count)
+        Secret.wipe(&buffer)
         return failed ? nil : (line, count)
     }
 
-    /// Overwrites `bytes` with zeros in a way the optimiser cannot drop (`explicit_bzero`).
-    static func wipe(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { raw in
-            guard let base = raw.baseAddress, raw.count > 0 else { return }
-            #if canImport(Glibc)
-                explicit_bzero(base, raw.count)
-            #else
-                _ = memset_s(base, raw.count, 0, raw.count)
-            #endif
-        }
-    }
-
     /// Reads a line from the terminal with echo off.
-    private static func askWithoutEcho(_ prompt: String) -> String? {
-        FileHandle.standardError.write(Data(prompt.utf8))
+    private static func askWithoutEcho(_ prompt: String) -> Secret? {
+        Console.writeAll(2, Array(prompt.utf8))
         var old = termios()
         let haveTerminal = tcgetattr(0, &old) == 0
         if haveTerminal {
@@ -134,7 +127,7 @@ enum SecretSpec {
         }
         defer {
             if haveTerminal { tcsetattr(0, TCSAFLUSH, &old) }
-            FileHandle.standardError.write(Data("\n".utf8))
+            Console.writeAll(2, Array("\n".utf8))
         }
         // Not readLine(): it leaves the line in a buffer that is freed without being wiped.
         var buffer = [UInt8](repeating: 0, count: lineLimit)

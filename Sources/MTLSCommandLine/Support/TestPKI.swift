@@ -65,7 +65,7 @@ struct TestPKI {
             let client = try CertificateIssuer.issue(
                 .init(role: .client, commonName: "mtls demo client", notBefore: start, notAfter: now.addingTimeInterval(398 * 86400)), key: clientKey, issuer: (ca, caKey),
                 serial: UInt64.random(in: 1...UInt64(Int64.max)))
-            let p12 = try PKCS12Bundle.export(certificate: client, privateKey: clientKey, chain: [ca], password: p12Password, friendlyName: "mtls demo client")
+            let p12 = try PKCS12Bundle.export(certificate: client, privateKey: clientKey, chain: [ca], password: Secret(p12Password), friendlyName: "mtls demo client")
             files = [
                 (directory + "/ca.pem", Array(ca.pemString.utf8), 0o644),
                 (directory + "/ca.key", try caKey.pkcs8PEM(), 0o600),

@@ -1,18 +1,21 @@
 import Foundation
+import MTLSTrust
 
 /// A user name and password for HTTP authentication.
 ///
-/// - Warning: The password is held in memory as a `String` for the session's lifetime.
+/// The password is a ``Secret``: its bytes are wiped when the last copy of the credentials goes.
+/// What is derived from it per request is not: Basic's `Authorization` header (the password in
+/// base64), Digest's HA1 and NTLM's response are ordinary values of that request.
 public struct Credentials: Sendable {
     /// The user name (UTF-8). For NTLM it may be written `DOMAIN\user` or `user@domain`.
     public var user: String
     /// The password (UTF-8).
-    public var password: String
+    public var password: Secret
     /// The NTLM domain; nil takes it from ``user`` when written `DOMAIN\user`, else empty.
     public var domain: String?
 
     /// Creates credentials.
-    public init(user: String, password: String, domain: String? = nil) {
+    public init(user: String, password: Secret, domain: String? = nil) {
         self.user = user
         self.password = password
         self.domain = domain
@@ -78,13 +81,38 @@ public enum BasicAuth {
     /// - Throws: ``HTTPSError`` (`.auth`) when the user name contains a colon or a control
     ///   character, which Basic cannot carry.
     /// - Warning: Basic sends the password itself; only use it over TLS to a trusted server.
-    public static func authorization(user: String, password: String, host: String = "") throws(HTTPSError) -> String {
+    public static func authorization(user: String, password: Secret, host: String = "") throws(HTTPSError) -> String {
         guard !user.contains(":") else {
             throw HTTPSError(.auth, host: host, "the user name '\(user)' contains a colon, which Basic authentication cannot carry")
         }
-        guard !(user + password).unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+        let control = { (byte: UInt8) in byte < 0x20 || byte == 0x7F }
+        guard !user.utf8.contains(where: control), !password.contains(where: control) else {
             throw HTTPSError(.auth, host: host, "the user name or password contains a control character, which Basic authentication cannot carry")
         }
-        return "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+        // user:password is assembled in a Secret (wiped), and encoded straight from it.
+        return password.joined(after: Array("\(user):".utf8)).withUnsafeBytes { "Basic " + base64($0) }
+    }
+
+    /// Standard base64 with padding, read from `bytes` without copying them.
+    static func base64(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        let length = (bytes.count + 2) / 3 * 4
+        return String(unsafeUninitializedCapacity: length) { output in
+            var out = 0
+            var index = 0
+            while index < bytes.count {
+                let b0 = UInt32(bytes[index])
+                let b1 = index + 1 < bytes.count ? UInt32(bytes[index + 1]) : 0
+                let b2 = index + 2 < bytes.count ? UInt32(bytes[index + 2]) : 0
+                let group = b0 << 16 | b1 << 8 | b2
+                output[out] = alphabet[Int(group >> 18 & 63)]
+                output[out + 1] = alphabet[Int(group >> 12 & 63)]
+                output[out + 2] = index + 1 < bytes.count ? alphabet[Int(group >> 6 & 63)] : UInt8(ascii: "=")
+                output[out + 3] = index + 2 < bytes.count ? alphabet[Int(group & 63)] : UInt8(ascii: "=")
+                out += 4
+                index += 3
+            }
+            return length
+        }
     }
 }

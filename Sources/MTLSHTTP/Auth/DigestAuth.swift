@@ -1,4 +1,5 @@
 import Foundation
+import MTLSTrust
 
 /// HTTP Digest authentication (RFC 7616): MD5, MD5-sess, SHA-256, SHA-256-sess, SHA-512-256(-sess),
 /// qop `auth` and `auth-int`, nonce counting, `userhash`, and RFC 2069 servers without qop.
@@ -158,7 +159,8 @@ public struct DigestAuthenticator: Sendable {
             cnonce = AuthHash.hex(AuthHash.random(16))
         }
         clientNonce = cnonce
-        var ha1 = hash("\(credentials.user):\(realm):\(credentials.password)")
+        // user:realm:password is assembled in a Secret (wiped) and hashed from a wiped copy.
+        var ha1 = credentials.password.joined(after: Array("\(credentials.user):\(realm):".utf8)).withTemporaryArray { hash($0) }
         if algorithm.isSession {
             if let sessionHA1, fixedClientNonce == nil {
                 ha1 = sessionHA1

@@ -1,4 +1,5 @@
 import Foundation
+import MTLSTrust
 
 /// NTLM authentication (MS-NLMP) with NTLMv2 responses, as IIS "Windows authentication" uses over
 /// HTTP: a Negotiate (type 1) message, the server's Challenge (type 2), and an Authenticate
@@ -108,7 +109,15 @@ public enum NTLM {
     }
 
     /// The NT hash: MD4 of the UTF-16LE password, or nil without OpenSSL's legacy provider.
-    public static func ntHash(password: String) -> [UInt8]? { AuthHash.md4(utf16LE(password)) }
+    ///
+    /// The hash is password-equivalent for NTLM: callers wipe it (``Secret/wipe(_:)``) after use.
+    public static func ntHash(password: Secret) -> [UInt8]? {
+        password.withUTF16LittleEndian { utf16 in
+            var copy = [UInt8](utf16)
+            defer { Secret.wipe(&copy) }
+            return AuthHash.md4(copy)
+        }
+    }
 
     /// NTLMv2 (MS-NLMP §3.3.2): `NTOWFv2`, `NTProofStr`, the NT and LM responses, the session key.
     ///
@@ -116,10 +125,11 @@ public enum NTLM {
     ///   - timestamp: The 8-byte FILETIME (little-endian) placed in the blob.
     ///   - clientChallenge: 8 random bytes.
     /// - Returns: nil when MD4 is unavailable.
-    public static func v2Response(user: String, password: String, domain: String, serverChallenge: [UInt8], clientChallenge: [UInt8], timestamp: [UInt8], targetInfo: [UInt8])
+    public static func v2Response(user: String, password: Secret, domain: String, serverChallenge: [UInt8], clientChallenge: [UInt8], timestamp: [UInt8], targetInfo: [UInt8])
         -> V2Response?
     {
-        guard let ntHash = ntHash(password: password) else { return nil }
+        guard var ntHash = ntHash(password: password) else { return nil }
+        defer { Secret.wipe(&ntHash) }
         let responseKey = AuthHash.hmacMD5(key: ntHash, utf16LE(user.uppercased() + domain))
         // temp = RespType HiRespType Z(6) Time ClientChallenge Z(4) ServerName Z(4)
         let temp: [UInt8] = [1, 1, 0, 0, 0, 0, 0, 0] + timestamp + clientChallenge + [0, 0, 0, 0] + targetInfo + [0, 0, 0, 0]

@@ -21,7 +21,7 @@ public struct ClientIdentity: Sendable {
     }
 
     /// Loads an identity from a PKCS#12 file (modern or legacy).
-    public static func pkcs12(path: String, password: String?) throws(MTLSTrustError) -> ClientIdentity {
+    public static func pkcs12(path: String, password: Secret?) throws(MTLSTrustError) -> ClientIdentity {
         let bytes = try CertificateLoader.readFile(path)
         let bundle: PKCS12Bundle
         do throws(MTLSTrustError) {
@@ -36,7 +36,7 @@ public struct ClientIdentity: Sendable {
     }
 
     /// Loads an identity from PEM/DER certificate and key files (the certificate file may hold the chain).
-    public static func files(certificatePath: String, keyPath: String, keyPassword: String? = nil) throws(MTLSTrustError) -> ClientIdentity {
+    public static func files(certificatePath: String, keyPath: String, keyPassword: Secret? = nil) throws(MTLSTrustError) -> ClientIdentity {
         let certificates = try CertificateLoader.certificates(atPath: certificatePath)
         let keyBytes = try CertificateLoader.readFile(keyPath)
         let key: PrivateKey

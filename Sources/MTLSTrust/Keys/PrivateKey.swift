@@ -35,7 +35,7 @@ public struct PrivateKey: Sendable {
     ///   - password: The password of an encrypted key; nil when none was given.
     /// - Throws: ``MTLSTrustError`` with `.passwordRequired`, `.wrongPassword`, `.wrongObjectKind`
     ///   (a certificate where a key is expected), `.malformedInput` or `.unsupportedAlgorithm`.
-    public init(bytes: [UInt8], password: String? = nil) throws(MTLSTrustError) {
+    public init(bytes: [UInt8], password: Secret? = nil) throws(MTLSTrustError) {
         if bytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
         if PEM.looksLikePEM(bytes) {
             let blocks = try PEM.parse(bytes)
@@ -85,7 +85,7 @@ public struct PrivateKey: Sendable {
         return .unknown
     }
 
-    private static func decode(_ bytes: [UInt8], inputType: String, password: String?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
+    private static func decode(_ bytes: [UInt8], inputType: String, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
         // OSSL_DECODER_CTX keeps the input-type pointer without copying it, so the C string must
         // outlive the whole decode, not just the constructor call.
         let attempt = { () -> Result<OpaquePointer, MTLSTrustError> in
@@ -107,7 +107,7 @@ public struct PrivateKey: Sendable {
         return try result.get()
     }
 
-    private static func decode(_ bytes: [UInt8], inputType: UnsafePointer<CChar>, password: String?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
+    private static func decode(_ bytes: [UInt8], inputType: UnsafePointer<CChar>, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
         OpenSSLErrorQueue.clear()
         var key: OpaquePointer? = nil
         guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, inputType, nil, nil, mtls_EVP_PKEY_KEYPAIR(), nil, nil) else {
@@ -115,9 +115,8 @@ public struct PrivateKey: Sendable {
         }
         defer { OSSL_DECODER_CTX_free(decoder) }
         if let password {
-            var passwordBytes = Array(password.utf8)
-            defer { passwordBytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-            _ = OSSL_DECODER_CTX_set_passphrase(decoder, passwordBytes, passwordBytes.count)
+            // OpenSSL copies the passphrase and frees its copy with OPENSSL_clear_free.
+            _ = password.withUnsafeBytes { OSSL_DECODER_CTX_set_passphrase(decoder, $0.baseAddress, $0.count) }
         } else {
             // An empty passphrase stops OpenSSL from prompting on the terminal.
             _ = OSSL_DECODER_CTX_set_passphrase(decoder, "", 0)
@@ -157,16 +156,16 @@ public struct PrivateKey: Sendable {
 
     /// The key as PEM: unencrypted PKCS#8 (`PRIVATE KEY`), or encrypted PKCS#8 with AES-256-CBC and
     /// PBKDF2 when a password is given.
-    public func pkcs8PEM(password: String? = nil) throws(MTLSTrustError) -> [UInt8] {
+    public func pkcs8PEM(password: Secret? = nil) throws(MTLSTrustError) -> [UInt8] {
         try encode(format: "PEM", password: password)
     }
 
     /// The key as PKCS#8 DER (unencrypted, or encrypted when a password is given).
-    public func pkcs8DER(password: String? = nil) throws(MTLSTrustError) -> [UInt8] {
+    public func pkcs8DER(password: Secret? = nil) throws(MTLSTrustError) -> [UInt8] {
         try encode(format: "DER", password: password)
     }
 
-    private func encode(format: String, password: String?) throws(MTLSTrustError) -> [UInt8] {
+    private func encode(format: String, password: Secret?) throws(MTLSTrustError) -> [UInt8] {
         // OSSL_ENCODER_CTX keeps the output type and structure pointers without copying them: keep
         // the C strings alive until the encoder is freed.
         let result: Result<[UInt8], MTLSTrustError> = format.withCString { formatC in
@@ -181,7 +180,7 @@ public struct PrivateKey: Sendable {
         return try result.get()
     }
 
-    private func encode(format: String, formatC: UnsafePointer<CChar>, structureC: UnsafePointer<CChar>, password: String?) throws(MTLSTrustError) -> [UInt8] {
+    private func encode(format: String, formatC: UnsafePointer<CChar>, structureC: UnsafePointer<CChar>, password: Secret?) throws(MTLSTrustError) -> [UInt8] {
         OpenSSLErrorQueue.clear()
         guard let encoder = OSSL_ENCODER_CTX_new_for_pkey(reference.pointer, mtls_EVP_PKEY_KEYPAIR(), formatC, structureC, nil) else {
             throw MTLSTrustError(.internalFailure, "OpenSSL has no PKCS#8 \(format) encoder for this key")
@@ -189,9 +188,7 @@ public struct PrivateKey: Sendable {
         defer { OSSL_ENCODER_CTX_free(encoder) }
         if let password {
             _ = OSSL_ENCODER_CTX_set_cipher(encoder, "AES-256-CBC", nil)
-            var passwordBytes = Array(password.utf8)
-            defer { passwordBytes.withUnsafeMutableBytes { OPENSSL_cleanse($0.baseAddress, $0.count) } }
-            _ = OSSL_ENCODER_CTX_set_passphrase(encoder, passwordBytes, passwordBytes.count)
+            _ = password.withUnsafeBytes { OSSL_ENCODER_CTX_set_passphrase(encoder, $0.baseAddress, $0.count) }
         }
         var data: UnsafeMutablePointer<UInt8>? = nil
         var length = 0

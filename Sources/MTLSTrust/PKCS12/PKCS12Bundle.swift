@@ -39,7 +39,7 @@ public struct PKCS12Bundle: Sendable {
     /// - Throws: ``MTLSTrustError`` with `.wrongPassword`, `.passwordRequired`,
     ///   `.unsupportedAlgorithm`, `.corruptInput` (a MAC that fails for a reason other than the
     ///   password) or `.malformedInput` (not a PKCS#12 file, or truncated).
-    public init(derBytes: [UInt8], password: String?) throws(MTLSTrustError) {
+    public init(derBytes: [UInt8], password: Secret?) throws(MTLSTrustError) {
         if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
         OpenSSLErrorQueue.clear()
         var parsed: OpaquePointer?
@@ -178,7 +178,7 @@ public struct PKCS12Bundle: Sendable {
         self.neededLegacyProvider = needsLegacy
     }
 
-    private static func attempt(_ authSafes: OpaquePointer, password: String?, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
+    private static func attempt(_ authSafes: OpaquePointer, password: Secret?, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
         let body = { () -> Result<SafeReader, MTLSTrustError> in
             var reader = SafeReader(password: password, macPresent: macPresent)
             do throws(MTLSTrustError) {
@@ -191,7 +191,7 @@ public struct PKCS12Bundle: Sendable {
         return legacy ? LegacyLibraryContext.shared.withAsThreadDefault(body) : body()
     }
 
-    private static func verifyMAC(_ p12: OpaquePointer, _ password: String) -> Bool {
+    private static func verifyMAC(_ p12: OpaquePointer, _ password: Secret) -> Bool {
         password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
     }
 
@@ -201,7 +201,7 @@ public struct PKCS12Bundle: Sendable {
     /// Tries the password on the first encrypted item (an encrypted safe, else a shrouded key bag).
     /// Decryption succeeds only when the padding checks out *and* the plaintext parses as DER, which
     /// a wrong password does not produce; so success means the password is right.
-    static func probeDecryption(_ p12: OpaquePointer, password: String) -> DecryptionProbe {
+    static func probeDecryption(_ p12: OpaquePointer, password: Secret) -> DecryptionProbe {
         defer { OpenSSLErrorQueue.clear() }
         OpenSSLErrorQueue.clear()
         guard let authSafes = PKCS12_unpack_authsafes(p12) else { return .nothingEncrypted }
@@ -235,13 +235,13 @@ public struct PKCS12Bundle: Sendable {
 
     /// Walks the safes and bags.
     private struct SafeReader {
-        var password: String?
+        var password: Secret?
         var macPresent: Bool
         var certificates: [Entry] = []
         var keys: [(key: PrivateKey, friendlyName: String?, localKeyID: String?)] = []
         var safes: [PKCS12Inspection.Safe] = []
 
-        init(password: String?, macPresent: Bool) {
+        init(password: Secret?, macPresent: Bool) {
             self.password = password
             self.macPresent = macPresent
         }
@@ -378,7 +378,7 @@ public struct PKCS12Bundle: Sendable {
     /// - Throws: `.keyMismatch` when the key is not the certificate's; `.invalidArgument` for an
     ///   iteration count below 1 or above 2³¹ − 1.
     public static func export(
-        certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = [], password: String,
+        certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = [], password: Secret,
         friendlyName: String? = nil, protection: Protection = .modern, iterations: Int = 2048
     ) throws(MTLSTrustError) -> [UInt8] {
         guard iterations >= 1, iterations <= Int(Int32.max) else {

@@ -41,7 +41,7 @@ public enum CertificateLoader {
     ///   - password: Used when the content is PKCS#12.
     ///   - source: The file name, for messages.
     /// - Returns: The certificates (for PKCS#12: the leaf first, then the chain) and the format found.
-    public static func certificates(from bytes: [UInt8], password: String? = nil, source: String) throws(MTLSTrustError) -> (certificates: [Certificate], format: Format) {
+    public static func certificates(from bytes: [UInt8], password: Secret? = nil, source: String) throws(MTLSTrustError) -> (certificates: [Certificate], format: Format) {
         do throws(MTLSTrustError) {
             if bytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
             if PEM.looksLikePEM(bytes) { return (try Certificate.fromPEM(bytes), .pem) }
@@ -68,7 +68,7 @@ public enum CertificateLoader {
     }
 
     /// Reads and parses a certificate file.
-    public static func certificates(atPath path: String, password: String? = nil) throws(MTLSTrustError) -> [Certificate] {
+    public static func certificates(atPath path: String, password: Secret? = nil) throws(MTLSTrustError) -> [Certificate] {
         let bytes = try readFile(path)
         return try certificates(from: bytes, password: password, source: path).certificates
     }

@@ -1,0 +1,175 @@
+internal import COpenSSL
+import Foundation
+
+/// A password or other secret, held in memory this value owns and overwrites with zeros when the
+/// last reference to it goes away.
+///
+/// A Swift `String` cannot be wiped: its storage is freed with the secret still in it, and every
+/// conversion makes another copy. `Secret` keeps the bytes in one allocation of its own, hands
+/// them out only inside a closure, and never prints them (`description`, `debugDescription` and
+/// `Mirror` all say `<redacted>`).
+///
+/// ```swift
+/// let password = try Secret(readingFrom: fd)   // or Secret(bytes:), or a literal
+/// let bundle = try PKCS12Bundle(derBytes: pfx, password: password)
+/// ```
+///
+/// A string literal makes a `Secret` too (`password: "changeit"`): a literal is in the program's
+/// read-only data anyway, so there is nothing more to wipe. ``init(_:)`` takes a `String` the
+/// caller already has; that `String` itself cannot be wiped.
+public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
+    // Immutable after init, so sharing across threads is safe; the bytes are followed by a NUL so
+    // that C functions which want a C string (PKCS12_create) get one without a copy.
+    private let storage: UnsafeMutablePointer<UInt8>
+
+    /// The number of bytes (UTF-8 for text).
+    public let count: Int
+
+    /// A secret holding a copy of `bytes`. The caller wipes its own copy.
+    public init(bytes: some Collection<UInt8>) {
+        count = bytes.count
+        storage = .allocate(capacity: count + 1)
+        var index = 0
+        for byte in bytes {
+            storage[index] = byte
+            index += 1
+        }
+        storage[count] = 0
+    }
+
+    /// A secret holding a copy of `bytes`; then every byte of `bytes` is overwritten with zeros.
+    public convenience init(wiping bytes: inout [UInt8]) {
+        self.init(bytes: bytes)
+        Secret.wipe(&bytes)
+    }
+
+    /// A secret holding the UTF-8 of `text`. `text` itself cannot be wiped: prefer
+    /// ``init(bytes:)`` or ``init(wiping:)`` for secrets read at run time.
+    public convenience init(_ text: String) {
+        self.init(bytes: text.utf8)
+    }
+
+    /// A secret from a string literal.
+    public convenience init(stringLiteral value: StaticString) {
+        self.init(bytes: UnsafeBufferPointer(start: value.utf8Start, count: value.utf8CodeUnitCount))
+    }
+
+    deinit {
+        OPENSSL_cleanse(storage, count + 1)
+        Secret.deallocationObserver.notify(UnsafeRawBufferPointer(start: storage, count: count + 1))
+        storage.deallocate()
+    }
+
+    /// True when the secret has no bytes.
+    public var isEmpty: Bool { count == 0 }
+
+    /// Calls `body` with the secret's bytes. The pointer is valid only inside `body`; do not copy
+    /// the bytes out into memory that is not wiped.
+    public func withUnsafeBytes<Result, Failure: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(Failure) -> Result) throws(Failure) -> Result {
+        defer { withExtendedLifetime(self) {} }
+        return try body(UnsafeBufferPointer(start: storage, count: count))
+    }
+
+    /// Calls `body` with the bytes in a temporary array that is wiped before this returns (for
+    /// functions that take `[UInt8]`; `body` must not keep the array).
+    public func withTemporaryArray<Result>(_ body: ([UInt8]) -> Result) -> Result {
+        var copy = withUnsafeBytes { [UInt8]($0) }
+        defer { Secret.wipe(&copy) }
+        return body(copy)
+    }
+
+    /// Calls `body` with the secret as a NUL-terminated C string (for C functions that take one).
+    /// A secret with a NUL byte inside is cut there by such functions.
+    public func withCString<Result, Failure: Error>(_ body: (UnsafePointer<CChar>) throws(Failure) -> Result) throws(Failure) -> Result {
+        defer { withExtendedLifetime(self) {} }
+        return try storage.withMemoryRebound(to: CChar.self, capacity: count + 1) { (pointer) throws(Failure) -> Result in try body(pointer) }
+    }
+
+    /// True when some byte satisfies `predicate` (for checks such as "no control characters").
+    public func contains(where predicate: (UInt8) -> Bool) -> Bool {
+        withUnsafeBytes { $0.contains(where: predicate) }
+    }
+
+    /// True when the bytes are valid UTF-8.
+    public var isValidUTF8: Bool {
+        withUnsafeBytes { bytes in
+            var iterator = bytes.makeIterator()
+            var decoder = UTF8()
+            while true {
+                switch decoder.decode(&iterator) {
+                case .scalarValue: continue
+                case .emptyInput: return true
+                case .error: return false
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the secret re-encoded as UTF-16LE (NTLM's hash input), in a buffer that is
+    /// wiped before this returns. Invalid UTF-8 becomes U+FFFD, as `String(decoding:as:)` would.
+    public func withUTF16LittleEndian<Result>(_ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        // UTF-16 needs at most one code unit (two bytes) per UTF-8 byte; the buffer is never grown,
+        // so no copy is left behind.
+        var buffer = [UInt8](repeating: 0, count: 2 * count)
+        var length = 0
+        withUnsafeBytes { bytes in
+            buffer.withUnsafeMutableBufferPointer { output in
+                _ = transcode(bytes.makeIterator(), from: UTF8.self, to: UTF16.self, stoppingOnError: false) { unit in
+                    output[length] = UInt8(truncatingIfNeeded: unit)
+                    output[length + 1] = UInt8(truncatingIfNeeded: unit >> 8)
+                    length += 2
+                }
+            }
+        }
+        defer { Secret.wipe(&buffer) }
+        return buffer.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<length])) }
+    }
+
+    /// A new secret made of `prefix`, this secret's bytes and `suffix`, built without an intermediate
+    /// copy that is not wiped (for `user:password` and `user:realm:password`).
+    public func joined(after prefix: [UInt8], before suffix: [UInt8] = []) -> Secret {
+        var combined = [UInt8](repeating: 0, count: prefix.count + count + suffix.count)
+        combined.withUnsafeMutableBufferPointer { output in
+            for (index, byte) in prefix.enumerated() { output[index] = byte }
+            withUnsafeBytes { bytes in
+                for (index, byte) in bytes.enumerated() { output[prefix.count + index] = byte }
+            }
+            for (index, byte) in suffix.enumerated() { output[prefix.count + count + index] = byte }
+        }
+        return Secret(wiping: &combined)
+    }
+
+    /// Overwrites every byte of `bytes` with zeros, in a way the optimiser cannot drop.
+    public static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return }
+            OPENSSL_cleanse(base, raw.count)
+        }
+    }
+
+    /// Test hook: called with each secret's memory after it was wiped, before it is freed.
+    static let deallocationObserver = DeallocationObserver()
+}
+
+extension Secret: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// Always `<redacted>`.
+    public var description: String { "<redacted>" }
+    /// Always `<redacted>`.
+    public var debugDescription: String { "<redacted>" }
+    /// A mirror with no children, so `dump` shows nothing of the bytes.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .class) }
+}
+
+/// Lets tests see a secret's memory at the moment it is freed (it must be all zeros by then).
+final class DeallocationObserver: @unchecked Sendable {
+    private let lock = NSLock()
+    private var observer: ((UnsafeRawBufferPointer) -> Void)?
+
+    func set(_ observer: ((UnsafeRawBufferPointer) -> Void)?) {
+        lock.withLock { self.observer = observer }
+    }
+
+    func notify(_ memory: UnsafeRawBufferPointer) {
+        lock.withLock { observer }?(memory)
+    }
+}
