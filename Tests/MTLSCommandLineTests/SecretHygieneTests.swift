@@ -418,6 +418,22 @@ final class SecretHygieneTests: XCTestCase {
         XCTAssertTrue(bytes.allSatisfy { $0 == 0 }, "\(bytes)")
     }
 
+    func testTheProcessEnvironmentIsReadByNameAndEnvSecretsGoStraightIntoASecret() throws {
+        // Console.standard() no longer copies the whole environment into Strings at start: env:
+        // secrets are copied from the environment block into a Secret only.
+        setenv("MTLS_TEST_ENV_SECRET", "from-the-environment", 1)
+        defer { unsetenv("MTLS_TEST_ENV_SECRET") }
+        let environment = Environment.process
+        XCTAssertEqual(environment.secret("MTLS_TEST_ENV_SECRET").map(text), "from-the-environment")
+        XCTAssertEqual(environment["MTLS_TEST_ENV_SECRET"], "from-the-environment")
+        XCTAssertNil(environment.secret("MTLS_TEST_ENV_NOT_SET"))
+        XCTAssertNil(environment["MTLS_TEST_ENV_NOT_SET"])
+        let merged = environment.merging(["MTLS_TEST_ENV_SECRET": "override", "ONLY_HERE": "1"])
+        XCTAssertEqual(merged.secret("MTLS_TEST_ENV_SECRET").map(text), "override", "an override wins over the process")
+        XCTAssertEqual(merged["ONLY_HERE"], "1")
+        XCTAssertNil(Environment(["A": "b"])["MTLS_TEST_ENV_SECRET"], "a given environment does not read the process's")
+    }
+
     func testTheSecretReaderWipesEvenWhenTheReadFails() throws {
         var buffer = [UInt8](repeating: 0xEE, count: 64)
         XCTAssertNil(SecretSpec.firstLine(readingFrom: -1, wiping: &buffer))

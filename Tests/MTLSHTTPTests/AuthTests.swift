@@ -37,6 +37,25 @@ final class AuthTests: XCTestCase {
         XCTAssertEqual(header, "Basic " + Data("Jäsøn:pässword+1".utf8).base64EncodedString())
     }
 
+    func testBasicsOwnBase64MatchesFoundationsForEveryPaddingLength() throws {
+        // The header is encoded straight from the password's wiped buffer by our own encoder.
+        for length in 0..<12 {
+            let password = String(repeating: "ü9", count: length / 2) + (length % 2 == 1 ? "z" : "")
+            let header = try BasicAuth.authorization(user: "u", password: Secret(password))
+            XCTAssertEqual(header, "Basic " + Data("u:\(password)".utf8).base64EncodedString(), "password length \(length)")
+        }
+        XCTAssertEqual(try BasicAuth.authorization(user: "", password: ""), "Basic " + Data(":".utf8).base64EncodedString())
+    }
+
+    func testBasicRefusesControlCharactersInTheNameOrPasswordWithoutShowingThePassword() {
+        for (user, password) in [("a\nb", "x"), ("alice", "pass\rword"), ("alice", "del\u{7F}")] {
+            XCTAssertThrowsError(try BasicAuth.authorization(user: user, password: Secret(password))) { error in
+                XCTAssertEqual((error as? HTTPSError)?.phase, .auth)
+                XCTAssertFalse("\(error)".contains(password), "\(error)")
+            }
+        }
+    }
+
     func testBasicRefusesAColonInTheUserName() {
         XCTAssertThrowsError(try BasicAuth.authorization(user: "a:b", password: "x")) { error in
             XCTAssertEqual((error as? HTTPSError)?.phase, .auth)

@@ -15,6 +15,9 @@
 
 // Memory
 void mtls_OPENSSL_free(void *_Nullable ptr);
+/// 1 when this process wipes every block OpenSSL frees (installed by a load-time constructor
+/// before OpenSSL allocated anything); 0 when OpenSSL had allocated first.
+int mtls_openssl_wipes_freed_memory(void);
 
 // Stacks of X509
 STACK_OF(X509) *_Nullable mtls_sk_X509_new_null(void);

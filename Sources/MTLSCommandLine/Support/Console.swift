@@ -79,7 +79,9 @@ public final class Console: @unchecked Sendable {
     public convenience init(
         stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool = false, environment: Environment
     ) {
-        self.init(stdout: stdout, stderr: stderr, stdoutIsTerminal: stdoutIsTerminal, stdinIsTerminal: false, environment: environment, readStandardInput: { [] }, readStandardInputSecret: nil, stdoutBytes: nil)
+        self.init(
+            stdout: stdout, stderr: stderr, stdoutIsTerminal: stdoutIsTerminal, stdinIsTerminal: false, environment: environment, readStandardInput: { [] },
+            readStandardInputSecret: nil, stdoutBytes: nil)
     }
 
     private init(

@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import COpenSSLShims
 import Foundation
 
 /// The library's own OpenSSL library context with the `default` and `legacy` providers, created on
@@ -54,4 +55,8 @@ public enum OpenSSLInfo {
     public static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
     /// True when OpenSSL's legacy provider (RC2, RC4, DES) can be loaded.
     public static var legacyProviderAvailable: Bool { LegacyLibraryContext.shared.isAvailable }
+    /// True when every block OpenSSL frees is overwritten with zeros first (installed when this
+    /// library is loaded): OpenSSL's PKCS#12 key derivation frees a copy of the password without
+    /// clearing it.
+    public static var wipesFreedMemory: Bool { mtls_openssl_wipes_freed_memory() == 1 }
 }
