@@ -233,3 +233,20 @@ final class PEMAndDERTests: XCTestCase {
         XCTAssertEqual(certificate.subjectPublicKeyInfoDER, try T.certificate(T.server).subjectPublicKeyInfoDER)
     }
 }
+
+final class CertificateIdentityTests: XCTestCase {
+    func testTheSameCertificateFromPEMAndDERIsOneSetMemberAndDifferentOnesAreNot() throws {
+        // Certificate hashes its length and signature only; equality still compares every byte.
+        let names = ["root-ca", "intermediate-ca", "client-alice", "client-bob-rsa", "client-other", "other-root-ca"]
+        var set = Set<Certificate>()
+        for name in names {
+            set.insert(try CertificateLoader.certificates(atPath: TestCertificates.url("\(name).pem").path)[0])
+            set.insert(try Certificate(derBytes: try TestCertificates.bytes("\(name).der")))
+        }
+        XCTAssertEqual(set.count, names.count, "PEM and DER of one certificate are one member")
+        let alice = try Certificate(derBytes: try TestCertificates.bytes("client-alice.der"))
+        XCTAssertTrue(set.contains(alice))
+        XCTAssertEqual(alice.hashValue, try CertificateLoader.certificates(atPath: TestCertificates.url("client-alice.pem").path)[0].hashValue)
+        XCTAssertFalse(set.contains(try Certificate(derBytes: try TestCertificates.bytes("client-alice-expired.der"))), "same subject and key, another certificate")
+    }
+}
