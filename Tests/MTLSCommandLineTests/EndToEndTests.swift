@@ -21,6 +21,27 @@ final class EndToEndTests: XCTestCase {
         XCTAssertTrue(result.stderr.isEmpty, result.stderr)
     }
 
+    func testTheRealConsoleReadsSecretsFromStdinAndTheProcessEnvironment() throws {
+        // The process console reads `stdin` secrets from descriptor 0 into a wiped buffer and
+        // `env:` from the environment block by name; both must still give the password.
+        let p12 = Fixtures.path("p12/client-alice-modern.p12")
+        let fromStdin = try run(["import", p12, "--password", "stdin"], stdin: Array("mtls\nnot this line\n".utf8))
+        XCTAssertEqual(fromStdin.status, 0, "\(fromStdin)")
+        var environment = ProcessInfo.processInfo.environment
+        environment["MTLS_E2E_PASSWORD"] = "mtls"
+        let fromEnvironment = try runProcess(try BuiltBinary.path(), ["import", p12, "--password", "env:MTLS_E2E_PASSWORD"], environment: environment)
+        XCTAssertEqual(fromEnvironment.status, 0, "\(fromEnvironment)")
+        environment["MTLS_E2E_PASSWORD"] = "Zq9-not-it"
+        let wrong = try runProcess(try BuiltBinary.path(), ["import", p12, "--password", "env:MTLS_E2E_PASSWORD"], environment: environment)
+        XCTAssertEqual(wrong.status, 3, "\(wrong)")
+        XCTAssertContains(wrong.stderr, "password")
+        XCTAssertNotContains(wrong.stderr + wrong.stdoutText, "Zq9-not-it")
+        environment.removeValue(forKey: "MTLS_E2E_PASSWORD")
+        let unset = try runProcess(try BuiltBinary.path(), ["import", p12, "--password", "env:MTLS_E2E_PASSWORD"], environment: environment)
+        XCTAssertEqual(unset.status, 2, "\(unset)")
+        XCTAssertContains(unset.stderr, "MTLS_E2E_PASSWORD is not set")
+    }
+
     func testHelpGoesToStandardOutputWithExitZero() throws {
         let result = try run(["--help"])
         XCTAssertEqual(result.status, 0, "\(result)")
