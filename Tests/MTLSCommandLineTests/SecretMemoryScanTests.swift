@@ -57,8 +57,9 @@ final class SecretMemoryScanTests: XCTestCase {
         let password = MaskedPassword()
         let directory = try TemporaryDirectory(self)
         try useThePasswordEverywhere(password, directory)
-        let (found, scanned) = try Self.scanWritableMemory(for: password.patterns)
+        let (found, scanned, regions) = try Self.scanWritableMemory(for: password.patterns)
         XCTAssertGreaterThan(scanned, 1 << 20, "the scan read this process's writable memory")
+        XCTAssertGreaterThan(regions, 20, "every writable mapping, not the first block of /proc/self/maps")
         XCTAssertEqual(found, [], "pieces of the password left in memory after use")
         XCTAssertTrue(OpenSSLInfo.wipesFreedMemory, "OpenSSL's frees go through the wiping allocator")
     }
@@ -70,7 +71,7 @@ final class SecretMemoryScanTests: XCTestCase {
         defer { leaked.deallocate() }
         leaked.initialize(repeating: 0, count: 4096)
         for (index, byte) in password.masked.enumerated() { leaked[100 + index] = byte ^ Self.mask }
-        let (found, _) = try Self.scanWritableMemory(for: password.patterns)
+        let (found, _, _) = try Self.scanWritableMemory(for: password.patterns)
         for index in 0..<4096 { leaked[index] = 0 }
         XCTAssertEqual(found.filter { $0.hasPrefix("UTF-8") }.count, Self.length / Self.piece, "every UTF-8 piece of the unwiped copy is found: \(found)")
     }
@@ -146,13 +147,13 @@ final class SecretMemoryScanTests: XCTestCase {
 
     /// Searches every readable, writable private mapping of this process for the masked patterns;
     /// returns the names of the patterns found (with where) and the bytes scanned.
-    private static func scanWritableMemory(for patterns: [(name: String, masked: [UInt8])]) throws -> (found: [String], scanned: Int) {
+    private static func scanWritableMemory(for patterns: [(name: String, masked: [UInt8])]) throws -> (found: [String], scanned: Int, regions: Int) {
         // ASan and TSan reserve terabytes of shadow and allocator space as writable mappings, and
         // keep freed blocks in a quarantine of their own: the scan means something only without them.
         for runtime in ["__asan_init", "__tsan_init", "__msan_init"] where dlsym(UnsafeMutableRawPointer(bitPattern: 0), runtime) != nil {
             throw XCTSkip("a sanitizer runtime (\(runtime)) is loaded; the memory scan runs in the normal test run")
         }
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
+        let maps = try Self.readToEnd("/proc/self/maps")
         let memory = open("/proc/self/mem", O_RDONLY)
         guard memory >= 0 else { throw XCTSkip("/proc/self/mem cannot be read here") }
         defer { close(memory) }
@@ -168,6 +169,7 @@ final class SecretMemoryScanTests: XCTestCase {
         let buffer = mapped.assumingMemoryBound(to: UInt8.self)
         var found: [String] = []
         var scanned = 0
+        var regions = 0
         for line in maps.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             guard fields.count >= 5, fields[1].hasPrefix("rw"), fields[1].hasSuffix("p") else { continue }
@@ -176,6 +178,7 @@ final class SecretMemoryScanTests: XCTestCase {
             guard range.count == 2, let start = UInt(range[0], radix: 16), let end = UInt(range[1], radix: 16) else { continue }
             // The scan's own buffer holds what it read last; a copy there is not a finding.
             if (start..<end).contains(UInt(bitPattern: buffer)) { continue }
+            regions += 1
             var offset = start
             while offset < end {
                 let want = Int(min(UInt(chunkSize + overlap), end - offset))
@@ -192,7 +195,24 @@ final class SecretMemoryScanTests: XCTestCase {
             }
         }
         // A piece found twice through the overlap is one finding.
-        return (Array(Set(found)).sorted(), scanned)
+        return (Array(Set(found)).sorted(), scanned, regions)
+    }
+
+    /// A /proc file read to its end: Foundation's String(contentsOfFile:) stops after one block
+    /// there (the files report size 0), which would leave most mappings unscanned.
+    private static func readToEnd(_ path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw XCTSkip("\(path) cannot be read here") }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += block[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The first offset of `masked` (unmasked on the fly) in `bytes[0..<count]`.

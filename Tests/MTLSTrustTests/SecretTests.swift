@@ -37,6 +37,23 @@ final class SecretTests: XCTestCase {
         for memory in freed { XCTAssertTrue(memory.allSatisfy { $0 == 0 }, "\(memory)") }
     }
 
+    func testASecretLivesInPagesOfItsOwnKeptOutOfCoreDumpsAndLockedWhereAllowed() throws {
+        let secret = Secret("in its own pages")
+        let flags = try XCTUnwrap(secret.pageFlags, "the secret's pages are a mapping of their own in /proc/self/smaps")
+        XCTAssertTrue(flags.excludedFromCoreDumps, "MADV_DONTDUMP (VmFlags dd)")
+        var limit = rlimit()
+        getrlimit(__rlimit_resource_t(__RLIMIT_MEMLOCK.rawValue), &limit)
+        if limit.rlim_cur >= 65536 {
+            XCTAssertTrue(flags.locked, "mlock (VmFlags lo) with RLIMIT_MEMLOCK \(limit.rlim_cur)")
+        }
+        XCTAssertEqual(bytes(secret), Array("in its own pages".utf8))
+        // Many secrets at once: each its own mapping, each readable.
+        let many = (0..<200).map { Secret("secret \($0)") }
+        for (index, one) in many.enumerated() { XCTAssertEqual(bytes(one), Array("secret \(index)".utf8)) }
+        let large = Secret(bytes: [UInt8](repeating: 0x41, count: 10_000))
+        XCTAssertEqual(bytes(large).count, 10_000, "a secret larger than a page")
+    }
+
     func testInitWipingZeroesTheCallersBufferInPlace() {
         var source = Array("hunter2".utf8)
         let address = source.withUnsafeBufferPointer { $0.baseAddress }

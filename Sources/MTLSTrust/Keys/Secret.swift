@@ -10,9 +10,14 @@ import Foundation
 /// `Mirror` all say `<redacted>`).
 ///
 /// ```swift
-/// let password = try Secret(readingFrom: fd)   // or Secret(bytes:), or a literal
+/// var typed: [UInt8] = readPasswordSomehow()      // bytes the caller read
+/// let password = Secret(wiping: &typed)           // copied, then `typed` is zeroed
 /// let bundle = try PKCS12Bundle(derBytes: pfx, password: password)
 /// ```
+///
+/// The bytes live in pages of their own, mapped for this secret alone: locked in memory where the
+/// system allows it (`mlock`: never written to swap) and left out of core dumps
+/// (`MADV_DONTDUMP`), as libsodium's `sodium_malloc` does.
 ///
 /// A string literal makes a `Secret` too (`password: "changeit"`): a literal is in the program's
 /// read-only data anyway, so there is nothing more to wipe. ``init(_:)`` takes a `String` the
@@ -21,6 +26,8 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
     // Immutable after init, so sharing across threads is safe; the bytes are followed by a NUL so
     // that C functions which want a C string (PKCS12_create) get one without a copy.
     private let storage: UnsafeMutablePointer<UInt8>
+    // False when mapping pages failed and the bytes are on the heap instead (still wiped).
+    private let inOwnPages: Bool
 
     /// The number of bytes (UTF-8 for text).
     public let count: Int
@@ -28,7 +35,7 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
     /// A secret holding a copy of `bytes`. The caller wipes its own copy.
     public init(bytes: some Collection<UInt8>) {
         count = bytes.count
-        storage = .allocate(capacity: count + 1)
+        (storage, inOwnPages) = Secret.allocate(count + 1)
         var index = 0
         for byte in bytes {
             storage[index] = byte
@@ -57,7 +64,62 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
     deinit {
         OPENSSL_cleanse(storage, count + 1)
         Secret.deallocationObserver.notify(UnsafeRawBufferPointer(start: storage, count: count + 1))
-        storage.deallocate()
+        Secret.deallocate(storage, count + 1, inOwnPages: inOwnPages)
+    }
+
+    private static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+    private static func mappedLength(_ size: Int) -> Int { (size + pageSize - 1) / pageSize * pageSize }
+
+    /// Pages of its own for `size` bytes, locked and kept out of core dumps where the system allows;
+    /// the heap when mapping fails.
+    private static func allocate(_ size: Int) -> (UnsafeMutablePointer<UInt8>, inOwnPages: Bool) {
+        let length = mappedLength(size)
+        guard let mapped = mmap(nil, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), mapped != MAP_FAILED else {
+            return (.allocate(capacity: size), false)
+        }
+        _ = mlock(mapped, length)  // best effort: RLIMIT_MEMLOCK may be small
+        #if os(Linux)
+            _ = madvise(mapped, length, MADV_DONTDUMP)
+        #endif
+        return (mapped.assumingMemoryBound(to: UInt8.self), true)
+    }
+
+    private static func deallocate(_ storage: UnsafeMutablePointer<UInt8>, _ size: Int, inOwnPages: Bool) {
+        guard inOwnPages else { return storage.deallocate() }
+        let length = mappedLength(size)
+        _ = munlock(storage, length)
+        _ = munmap(storage, length)
+    }
+
+    /// The locked and no-dump state of this secret's pages, from `/proc/self/smaps` (tests).
+    var pageFlags: (locked: Bool, excludedFromCoreDumps: Bool)? {
+        // Read to the end by hand: Foundation stops /proc files (size 0) after its first block.
+        let fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += block[0..<n]
+        }
+        let smaps = String(decoding: bytes, as: UTF8.self)
+        let address = UInt(bitPattern: storage)
+        var inside = false
+        for line in smaps.split(separator: "\n") {
+            if let dash = line.firstIndex(of: "-"), let space = line.firstIndex(of: " "), dash < space,
+                let start = UInt(line[..<dash], radix: 16), let end = UInt(line[line.index(after: dash)..<space], radix: 16)
+            {
+                inside = (start..<end).contains(address)
+            } else if inside, line.hasPrefix("VmFlags:") {
+                let flags = line.split(separator: " ")
+                return (flags.contains("lo"), flags.contains("dd"))
+            }
+        }
+        return nil
     }
 
     /// True when the secret has no bytes.
