@@ -33,15 +33,30 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
     public let count: Int
 
     /// A secret holding a copy of `bytes`. The caller wipes its own copy.
-    public init(bytes: some Collection<UInt8>) {
-        count = bytes.count
-        (storage, inOwnPages) = Secret.allocate(count + 1)
+    public convenience init(bytes: some Collection<UInt8>) {
+        self.init(bytes: bytes, ownPages: true)
+    }
+
+    /// `ownPages: false` keeps a short-lived secret (one request's `user:password`) on the heap,
+    /// still wiped: mapping, locking and unmapping pages costs five system calls.
+    convenience init(bytes: some Collection<UInt8>, ownPages: Bool) {
+        self.init(zeros: bytes.count, ownPages: ownPages)
         var index = 0
         for byte in bytes {
             storage[index] = byte
             index += 1
         }
-        storage[count] = 0
+    }
+
+    /// `count` zero bytes (and the NUL after them), to be filled in by this file.
+    private init(zeros count: Int, ownPages: Bool) {
+        self.count = count
+        if ownPages {
+            (storage, inOwnPages) = Secret.allocate(count + 1)
+        } else {
+            (storage, inOwnPages) = (.allocate(capacity: count + 1), false)
+        }
+        storage.initialize(repeating: 0, count: count + 1)
     }
 
     /// A secret holding a copy of `bytes`; then every byte of `bytes` is overwritten with zeros.
@@ -190,15 +205,18 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
     /// A new secret made of `prefix`, this secret's bytes and `suffix`, built without an intermediate
     /// copy that is not wiped (for `user:password` and `user:realm:password`).
     public func joined(after prefix: [UInt8], before suffix: [UInt8] = []) -> Secret {
-        var combined = [UInt8](repeating: 0, count: prefix.count + count + suffix.count)
-        combined.withUnsafeMutableBufferPointer { output in
-            for (index, byte) in prefix.enumerated() { output[index] = byte }
-            withUnsafeBytes { bytes in
-                for (index, byte) in bytes.enumerated() { output[prefix.count + index] = byte }
+        let joined = Secret(zeros: prefix.count + count + suffix.count, ownPages: false)
+        var offset = 0
+        for part in [prefix, nil, suffix] {
+            if let part {
+                for byte in part { joined.storage[offset] = byte; offset += 1 }
+            } else {
+                withUnsafeBytes { bytes in
+                    for byte in bytes { joined.storage[offset] = byte; offset += 1 }
+                }
             }
-            for (index, byte) in suffix.enumerated() { output[prefix.count + count + index] = byte }
         }
-        return Secret(wiping: &combined)
+        return joined
     }
 
     /// Overwrites every byte of `bytes` with zeros, in a way the optimiser cannot drop.
