@@ -209,10 +209,16 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
         var offset = 0
         for part in [prefix, nil, suffix] {
             if let part {
-                for byte in part { joined.storage[offset] = byte; offset += 1 }
+                for byte in part {
+                    joined.storage[offset] = byte
+                    offset += 1
+                }
             } else {
                 withUnsafeBytes { bytes in
-                    for byte in bytes { joined.storage[offset] = byte; offset += 1 }
+                    for byte in bytes {
+                        joined.storage[offset] = byte
+                        offset += 1
+                    }
                 }
             }
         }
