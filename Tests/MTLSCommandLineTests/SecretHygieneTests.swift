@@ -401,7 +401,7 @@ final class SecretHygieneTests: XCTestCase {
         let fd = try pipeHolding("\(secret)\r\nsecond line \(secret)", self)
         var buffer = [UInt8](repeating: 0xEE, count: 256)
         let address = buffer.withUnsafeBufferPointer { $0.baseAddress }
-        let read = SecretSpec.firstLine(readingFrom: fd, wiping: &buffer)
+        let read = Secret.firstLine(readingFrom: fd, wiping: &buffer)
         XCTAssertEqual(read.map { text($0.line) }, secret, "the first line, without CR LF")
         XCTAssertEqual(buffer.count, 256)
         XCTAssertEqual(buffer.withUnsafeBufferPointer { $0.baseAddress }, address, "wiped in place, not a copy of it")
@@ -412,7 +412,7 @@ final class SecretHygieneTests: XCTestCase {
         var bytes = Array("\(secret)\nmore \(secret)\n".utf8)
         let count = bytes.count
         let address = bytes.withUnsafeBufferPointer { $0.baseAddress }
-        XCTAssertEqual(text(SecretSpec.firstLine(wiping: &bytes)), secret)
+        XCTAssertEqual(text(Secret.firstLine(wiping: &bytes)), secret)
         XCTAssertEqual(bytes.count, count)
         XCTAssertEqual(bytes.withUnsafeBufferPointer { $0.baseAddress }, address, "wiped in place, not a copy of it")
         XCTAssertTrue(bytes.allSatisfy { $0 == 0 }, "\(bytes)")
@@ -436,7 +436,7 @@ final class SecretHygieneTests: XCTestCase {
 
     func testTheSecretReaderWipesEvenWhenTheReadFails() throws {
         var buffer = [UInt8](repeating: 0xEE, count: 64)
-        XCTAssertNil(SecretSpec.firstLine(readingFrom: -1, wiping: &buffer))
+        XCTAssertNil(Secret.firstLine(readingFrom: -1, wiping: &buffer))
         XCTAssertTrue(buffer.allSatisfy { $0 == 0 })
     }
 

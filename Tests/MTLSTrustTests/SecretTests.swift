@@ -54,6 +54,30 @@ final class SecretTests: XCTestCase {
         XCTAssertEqual(bytes(large).count, 10_000, "a secret larger than a page")
     }
 
+    func testTheFirstLineOfAFileOrDescriptorIsReadWithoutItsLineEnding() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-secret-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (content, expected) in [("pw\r\nsecond\n", "pw"), ("pw\nsecond", "pw"), ("no newline", "no newline"), ("", ""), ("\n", ""), ("pässwörd\n", "pässwörd")] {
+            let file = directory.appendingPathComponent("p.txt")
+            try Data(content.utf8).write(to: file)
+            XCTAssertEqual(bytes(try Secret.readFirstLine(ofFileAt: file.path)), Array(expected.utf8), content.debugDescription)
+        }
+        for path in [directory.appendingPathComponent("missing").path, directory.path] {
+            XCTAssertThrowsError(try Secret.readFirstLine(ofFileAt: path)) { error in
+                XCTAssertEqual((error as? MTLSTrustError)?.reason, .unreadableFile)
+                XCTAssertTrue("\(error)".contains(path), "the error names the file: \(error)")
+            }
+        }
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        _ = Array("from a pipe\nrest".utf8).withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
+        close(ends[1])
+        XCTAssertEqual(Secret.readFirstLine(from: ends[0]).map(bytes), Array("from a pipe".utf8))
+        close(ends[0])
+        XCTAssertNil(Secret.readFirstLine(from: -1), "a descriptor that cannot be read")
+    }
+
     func testInitWipingZeroesTheCallersBufferInPlace() {
         var source = Array("hunter2".utf8)
         let address = source.withUnsafeBufferPointer { $0.baseAddress }

@@ -38,11 +38,8 @@ public final class Console: @unchecked Sendable {
             stdoutIsTerminal: isatty(1) == 1, stdinIsTerminal: isatty(0) == 1,
             environment: .process,
             readStandardInput: { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) },
-            readStandardInputSecret: {
-                // Not FileHandle: its Data grows by copying, leaving unwiped copies behind.
-                var buffer = [UInt8](repeating: 0, count: SecretSpec.lineLimit)
-                return SecretSpec.firstLine(readingFrom: 0, wiping: &buffer)?.line
-            },
+            // Not FileHandle: its Data grows by copying, leaving unwiped copies behind.
+            readStandardInputSecret: { Secret.readFirstLine(from: 0) },
             stdoutBytes: { bytes in writeAll(1, bytes) })
     }
 

@@ -41,78 +41,27 @@ enum SecretSpec {
         }
         if spec.hasPrefix("file:") {
             let path = String(spec.dropFirst(5))
-            let fd = open(path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
+            do throws(MTLSTrustError) {
+                return try Secret.readFirstLine(ofFileAt: path)
+            } catch {
                 throw CommandFailure(ExitCode.badInput, "\(option) file:\(path): the file cannot be read")
             }
-            defer { close(fd) }
-            var buffer = [UInt8](repeating: 0, count: lineLimit)
-            guard let read = firstLine(readingFrom: fd, wiping: &buffer) else {
-                throw CommandFailure(ExitCode.badInput, "\(option) file:\(path): the file cannot be read")
-            }
-            return read.line
         }
         if spec.hasPrefix("fd:") {
             guard let fd = Int32(spec.dropFirst(3)), fd >= 0 else {
                 throw CommandFailure(ExitCode.usage, "\(option) \(spec): fd: needs a file descriptor number")
             }
-            var buffer = [UInt8](repeating: 0, count: lineLimit)
-            return firstLine(readingFrom: fd, wiping: &buffer)?.line ?? Secret(bytes: [])
+            return Secret.readFirstLine(from: fd) ?? Secret(bytes: [])
         }
         if spec == "stdin" {
             if let read = console.readStandardInputSecret { return read() ?? Secret(bytes: []) }
             var bytes = console.readStandardInput()
-            return firstLine(wiping: &bytes)
+            return Secret.firstLine(wiping: &bytes)
         }
         // The value is not repeated: it may be the secret itself, typed without a form.
         throw CommandFailure(
             ExitCode.usage, "\(option): the value is not a secret specification (it is not shown here, as it may be the secret itself)",
             hint: "use pass:TEXT, env:VAR, file:PATH, fd:N or stdin")
-    }
-
-    /// The longest secret line read from a file, a descriptor or the terminal.
-    static let lineLimit = 65536
-
-    /// The first line of `bytes`, without its line ending; then every byte of `bytes` is wiped.
-    static func firstLine(wiping bytes: inout [UInt8]) -> Secret {
-        let line = firstLine(bytes, count: bytes.count)
-        Secret.wipe(&bytes)
-        return line
-    }
-
-    /// The first line of `bytes[0..<count]` as a secret, copied without making a copy of the array
-    /// that would outlive the wipe (no slice is kept: a live slice would make the wipe copy the array).
-    private static func firstLine(_ bytes: [UInt8], count: Int) -> Secret {
-        bytes.withUnsafeBufferPointer { raw in
-            // Split at the byte: a CRLF line loses both its CR and its LF.
-            var end = raw[0..<count].firstIndex(of: 0x0A) ?? count
-            if end > 0 && raw[end - 1] == 0x0D { end -= 1 }
-            return Secret(bytes: UnsafeBufferPointer(rebasing: raw[0..<end]))
-        }
-    }
-
-    /// Reads from `fd` into `buffer` (never grown, so no copy is left behind) until a newline, end
-    /// of file or a full buffer, and returns the first line and the number of bytes read; then every
-    /// byte of `buffer` is wiped. Nil when the first read fails.
-    static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: Secret, bytesRead: Int)? {
-        var count = 0
-        var failed = false
-        buffer.withUnsafeMutableBytes { raw in
-            while count < raw.count {
-                let n = read(fd, raw.baseAddress! + count, raw.count - count)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 {
-                    failed = n < 0 && count == 0
-                    break
-                }
-                let newline = raw[count..<(count + n)].contains(0x0A)
-                count += n
-                if newline { break }
-            }
-        }
-        let line = firstLine(buffer, count: count)
-        Secret.wipe(&buffer)
-        return failed ? nil : (line, count)
     }
 
     /// Reads a line from the terminal with echo off.
@@ -130,8 +79,8 @@ enum SecretSpec {
             Console.writeAll(2, Array("\n".utf8))
         }
         // Not readLine(): it leaves the line in a buffer that is freed without being wiped.
-        var buffer = [UInt8](repeating: 0, count: lineLimit)
-        guard let read = firstLine(readingFrom: 0, wiping: &buffer), read.bytesRead > 0 else { return nil }  // end of input, as readLine()
+        var buffer = [UInt8](repeating: 0, count: Secret.lineLimit)
+        guard let read = Secret.firstLine(readingFrom: 0, wiping: &buffer), read.bytesRead > 0 else { return nil }  // end of input, as readLine()
         return read.line
     }
 }

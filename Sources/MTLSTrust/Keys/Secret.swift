@@ -237,6 +237,79 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
     static let deallocationObserver = DeallocationObserver()
 }
 
+// MARK: - Reading secrets
+
+extension Secret {
+    /// The longest line ``readFirstLine(from:)`` and ``readFirstLine(ofFileAt:)`` read.
+    public static let lineLimit = 65536
+
+    /// The first line of what `fd` gives — up to a newline, the end of input or ``lineLimit``
+    /// bytes, without its line ending (LF or CR LF) — read into one buffer that is never grown and
+    /// is wiped afterwards. Nil when the first read fails; an empty secret at once-empty input.
+    /// The descriptor is not closed; what follows the line may have been read too.
+    public static func readFirstLine(from fd: Int32) -> Secret? {
+        var buffer = [UInt8](repeating: 0, count: lineLimit)
+        return firstLine(readingFrom: fd, wiping: &buffer)?.line
+    }
+
+    /// The first line of the file at `path` (a password file, as `openssl -passin file:` reads it).
+    ///
+    /// - Throws: ``MTLSTrustError`` `.unreadableFile` naming the file.
+    public static func readFirstLine(ofFileAt path: String) throws(MTLSTrustError) -> Secret {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
+        }
+        defer { close(fd) }
+        guard let line = readFirstLine(from: fd) else {
+            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
+        }
+        return line
+    }
+
+    /// The first line of `bytes`, without its line ending; then every byte of `bytes` is wiped.
+    public static func firstLine(wiping bytes: inout [UInt8]) -> Secret {
+        let line = firstLine(bytes, count: bytes.count)
+        wipe(&bytes)
+        return line
+    }
+
+    /// Reads from `fd` into `buffer` (never grown, so no copy is left behind) until a newline, end
+    /// of file or a full buffer, and returns the first line and the number of bytes read; then every
+    /// byte of `buffer` is wiped. Nil when the first read fails.
+    package static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: Secret, bytesRead: Int)? {
+        var count = 0
+        var failed = false
+        buffer.withUnsafeMutableBytes { raw in
+            while count < raw.count {
+                let n = read(fd, raw.baseAddress! + count, raw.count - count)
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 {
+                    failed = n < 0 && count == 0
+                    break
+                }
+                let newline = raw[count..<(count + n)].contains(0x0A)
+                count += n
+                if newline { break }
+            }
+        }
+        let line = firstLine(buffer, count: count)
+        wipe(&buffer)
+        return failed ? nil : (line, count)
+    }
+
+    /// The first line of `bytes[0..<count]`, copied without making a copy of the array that would
+    /// outlive the wipe (no slice is kept: a live slice would make the wipe copy the array).
+    private static func firstLine(_ bytes: [UInt8], count: Int) -> Secret {
+        bytes.withUnsafeBufferPointer { raw in
+            // Split at the byte: a CRLF line loses both its CR and its LF.
+            var end = raw[0..<count].firstIndex(of: 0x0A) ?? count
+            if end > 0 && raw[end - 1] == 0x0D { end -= 1 }
+            return Secret(bytes: UnsafeBufferPointer(rebasing: raw[0..<end]))
+        }
+    }
+}
+
 extension Secret: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// Always `<redacted>`.
     public var description: String { "<redacted>" }
