@@ -64,6 +64,47 @@ final class SecretMemoryScanTests: XCTestCase {
         XCTAssertTrue(OpenSSLInfo.wipesFreedMemory, "OpenSSL's frees go through the wiping allocator")
     }
 
+    func testNoPieceOfAPrivateKeyIsLeftInMemoryAfterImportConvertAndExportHaveWrittenIt() throws {
+        // A fresh P-256 key, known to the test only masked: its 32-byte private scalar is searched
+        // for raw, in pieces of 10 bytes, after the commands that decrypt it and write it out.
+        let directory = try TemporaryDirectory(self)
+        let p12 = directory.file("fresh.p12")
+        let encryptedKey = directory.file("fresh.enc.pem")
+        let maskedScalar: [UInt8]
+        do {
+            let key = try CertificateIssuer.generateKey()
+            let now = Date()
+            let certificate = try CertificateIssuer.issue(
+                .init(role: .client, commonName: "memory scan", notBefore: now, notAfter: now.addingTimeInterval(86400)), key: key, issuer: nil, serial: 1)
+            try write(try PKCS12Bundle.export(certificate: certificate, privateKey: key, password: "scan"), to: p12)
+            try write(try key.pkcs8PEM(password: "scan"), to: encryptedKey)
+            try write(Array(certificate.pemString.utf8), to: directory.file("fresh.pem"))
+            var der = try key.pkcs8DER()
+            defer { Secret.wipe(&der) }
+            // ECPrivateKey: INTEGER 1, then OCTET STRING of 32 bytes: the scalar.
+            let marker: [UInt8] = [0x02, 0x01, 0x01, 0x04, 0x20]
+            let at = try XCTUnwrap((0..<(der.count - marker.count - 32)).first { Array(der[$0..<($0 + marker.count)]) == marker }, "the scalar in the PKCS#8 DER")
+            maskedScalar = der[(at + marker.count)..<(at + marker.count + 32)].map { $0 ^ Self.mask }
+        }
+        let runs: [[String]] = [
+            ["import", p12, "--password", "pass:scan", "--out-dir", directory.file("pem")],
+            ["import", p12, "--password", "pass:scan", "--out-dir", directory.file("der"), "--to", "der"],
+            ["convert", encryptedKey, "--to", "pem", "--password", "pass:scan", "--out", directory.file("plain.pem")],
+            ["convert", encryptedKey, "--to", "der", "--password", "pass:scan", "--out", directory.file("plain.der")],
+            ["export", "--cert", directory.file("fresh.pem"), "--key", encryptedKey, "--key-password", "pass:scan", "--password", "pass:scan", "--out", directory.file("re.p12")],
+            ["inspect", encryptedKey, "--password", "pass:scan"],
+        ]
+        for arguments in runs {
+            let result = mtls(arguments, environment: ["MTLS_QUIET_PASS_WARNING": "1"])
+            XCTAssertEqual(result.exitCode, 0, "\(arguments.prefix(2)): \(result.stderr)")
+        }
+        let patterns = stride(from: 0, to: 30, by: 10).map { ("private scalar bytes \($0)…", Array(maskedScalar[$0..<($0 + 10)])) }
+        let (found, scanned, regions) = try Self.scanWritableMemory(for: patterns)
+        XCTAssertGreaterThan(scanned, 1 << 20, "the scan read this process's writable memory")
+        XCTAssertGreaterThan(regions, 20, "every writable mapping")
+        XCTAssertEqual(found, [], "pieces of the private key left in memory after the commands wrote it")
+    }
+
     func testTheScanFindsAPasswordThatIsStillInMemory() throws {
         // The control: a copy that is not wiped must be found, or the test above proves nothing.
         let password = MaskedPassword()

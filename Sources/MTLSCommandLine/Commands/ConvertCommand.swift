@@ -30,6 +30,8 @@ enum ConvertCommand {
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
         var output: [UInt8] = []
         var secret = false
+        // A private key's bytes are overwritten once written: freed, they would stay in the heap.
+        defer { if secret { Secret.wipe(&output) } }
         do throws(MTLSTrustError) {
             let kind = try objectKind(bytes)
             switch kind {

@@ -59,6 +59,10 @@ enum ImportCommand {
                 throw CommandFailure(ExitCode.badInput, "\(directory) exists and is not a directory")
             }
             var files: [(path: String, bytes: [UInt8], mode: mode_t)] = []
+            // The key's bytes are overwritten once written (or not): freed, they would stay in the heap.
+            defer {
+                for index in files.indices where files[index].mode == 0o600 { Secret.wipe(&files[index].bytes) }
+            }
             do throws(MTLSTrustError) {
                 if format == "pem" {
                     files.append((directory + "/key.pem", try key.pkcs8PEM(), 0o600))
