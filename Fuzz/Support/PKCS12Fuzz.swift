@@ -2,7 +2,7 @@ import Foundation
 import MTLSTrust
 
 enum PKCS12Fuzz {
-    static func read(_ bytes: [UInt8], password: String?) {
+    static func read(_ bytes: [UInt8], password: Secret?) {
         guard let bundle = try? PKCS12Bundle(derBytes: bytes, password: password) else { return }
         _ = bundle.leaf?.friendlyName
         _ = bundle.privateKey?.algorithm.description

@@ -6,7 +6,7 @@ import MTLSTrust
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     runFuzzer(data, size) { input in
         let bytes = input.all
-        for password in [nil, "secret"] as [String?] {
+        for password in [nil, "secret"] as [Secret?] {
             guard let key = try? PrivateKey(bytes: bytes, password: password) else { continue }
             _ = key.algorithm.description
             _ = key.publicKey
