@@ -194,7 +194,7 @@ final class SecretMemoryScanTests: XCTestCase {
         for runtime in ["__asan_init", "__tsan_init", "__msan_init"] where dlsym(UnsafeMutableRawPointer(bitPattern: 0), runtime) != nil {
             throw XCTSkip("a sanitizer runtime (\(runtime)) is loaded; the memory scan runs in the normal test run")
         }
-        let maps = try Self.readToEnd("/proc/self/maps")
+        guard let maps = ProcFile.text("/proc/self/maps") else { throw XCTSkip("/proc/self/maps cannot be read here") }
         let memory = open("/proc/self/mem", O_RDONLY)
         guard memory >= 0 else { throw XCTSkip("/proc/self/mem cannot be read here") }
         defer { close(memory) }
@@ -237,23 +237,6 @@ final class SecretMemoryScanTests: XCTestCase {
         }
         // A piece found twice through the overlap is one finding.
         return (Array(Set(found)).sorted(), scanned, regions)
-    }
-
-    /// A /proc file read to its end: Foundation's String(contentsOfFile:) stops after one block
-    /// there (the files report size 0), which would leave most mappings unscanned.
-    private static func readToEnd(_ path: String) throws -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw XCTSkip("\(path) cannot be read here") }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var block = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += block[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The first offset of `masked` (unmasked on the fly) in `bytes[0..<count]`.

@@ -109,19 +109,7 @@ public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
 
     /// The locked and no-dump state of this secret's pages, from `/proc/self/smaps` (tests).
     var pageFlags: (locked: Bool, excludedFromCoreDumps: Bool)? {
-        // Read to the end by hand: Foundation stops /proc files (size 0) after its first block.
-        let fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var block = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { break }
-            bytes += block[0..<n]
-        }
-        let smaps = String(decoding: bytes, as: UTF8.self)
+        guard let smaps = ProcFile.text("/proc/self/smaps") else { return nil }
         let address = UInt(bitPattern: storage)
         var inside = false
         for line in smaps.split(separator: "\n") {
@@ -330,5 +318,25 @@ final class DeallocationObserver: @unchecked Sendable {
 
     func notify(_ memory: UnsafeRawBufferPointer) {
         lock.withLock { observer }?(memory)
+    }
+}
+
+/// Files under /proc, read to their end.
+package enum ProcFile {
+    /// The whole file as text, or nil when it cannot be opened. Read by hand: Foundation's
+    /// `String(contentsOfFile:)` stops /proc files, which report size 0, after its first block.
+    package static func text(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var block = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            bytes += block[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
