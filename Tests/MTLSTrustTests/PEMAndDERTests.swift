@@ -250,3 +250,59 @@ final class CertificateIdentityTests: XCTestCase {
         XCTAssertFalse(set.contains(try Certificate(derBytes: try TestCertificates.bytes("client-alice-expired.der"))), "same subject and key, another certificate")
     }
 }
+
+final class ReadFileTests: XCTestCase {
+    func testFilesPipesAndFailuresAreReadOrNamed() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-read-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Every size around the first read's boundaries reads back byte for byte.
+        for size in [0, 1, 4095, 4096, 65535, 65536, 65537, 300_000] {
+            let file = directory.appendingPathComponent("f\(size)")
+            let content = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            try Data(content).write(to: file)
+            XCTAssertEqual(try CertificateLoader.readFile(file.path), content, "size \(size)")
+        }
+        // The size limit, for files and for what is not a regular file (/dev/zero never ends).
+        let big = directory.appendingPathComponent("big")
+        try Data(repeating: 7, count: 2 << 20).write(to: big)
+        for path in [big.path, "/dev/zero"] {
+            XCTAssertThrowsError(try CertificateLoader.readFile(path, maximumSize: 1 << 20)) { error in
+                XCTAssertEqual((error as? MTLSTrustError)?.reason, .malformedInput, path)
+                XCTAssertTrue("\(error)".contains("larger than 1 MiB"), "\(error)")
+            }
+        }
+        XCTAssertEqual(try CertificateLoader.readFile(big.path, maximumSize: 2 << 20).count, 2 << 20, "exactly the limit is allowed")
+        // A pipe (what `<(cat file)` gives) is read to its end.
+        var ends: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&ends), 0)
+        let piped = [UInt8](repeating: 0x42, count: 200_000)
+        let writeEnd = ends[1]
+        let writer = Thread {
+            piped.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(writeEnd, raw.baseAddress! + offset, raw.count - offset)
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+            close(writeEnd)
+        }
+        writer.start()
+        XCTAssertEqual(try CertificateLoader.readFile("/proc/self/fd/\(ends[0])"), piped)
+        close(ends[0])
+        // Failures name the file and say why.
+        let cases: [(String, String)] = [
+            (directory.appendingPathComponent("missing").path, "no such file"),
+            (directory.appendingPathComponent("f1/below-a-file").path, "no such file"),
+            (directory.path, "is a directory"),
+        ]
+        for (path, fragment) in cases {
+            XCTAssertThrowsError(try CertificateLoader.readFile(path)) { error in
+                XCTAssertEqual((error as? MTLSTrustError)?.reason, .unreadableFile, path)
+                XCTAssertTrue("\(error)".contains(path) && "\(error)".contains(fragment), "\(error)")
+            }
+        }
+    }
+}

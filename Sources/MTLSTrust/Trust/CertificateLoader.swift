@@ -7,28 +7,49 @@ public enum CertificateLoader {
     ///
     /// - Throws: `.unreadableFile` for a missing file, a directory or no permission.
     public static func readFile(_ path: String, maximumSize: Int = 64 << 20) throws(MTLSTrustError) -> [UInt8] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw MTLSTrustError(.unreadableFile, "\(path): no such file", source: path)
+        // open/fstat/read into one array: no FileManager, FileHandle or Data, whose buffer would be
+        // one more copy (of a key, perhaps) freed without being cleared.
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            switch errno {
+            case ENOENT, ENOTDIR: throw MTLSTrustError(.unreadableFile, "\(path): no such file", source: path)
+            case EACCES, EPERM: throw MTLSTrustError(.unreadableFile, "\(path) cannot be read (permission denied?)", source: path)
+            default: throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
+            }
         }
-        if isDirectory.boolValue {
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
+        }
+        if info.st_mode & S_IFMT == S_IFDIR {
             throw MTLSTrustError(.unreadableFile, "\(path) is a directory, not a file", source: path)
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read (permission denied?)", source: path)
-        }
-        defer { try? handle.close() }
-        do {
-            let data = try handle.read(upToCount: maximumSize + 1) ?? Data()
-            if data.count > maximumSize {
-                throw MTLSTrustError(.malformedInput, "\(path) is larger than \(maximumSize >> 20) MiB: not a certificate, key or PKCS#12 file", source: path)
+        // A regular file is read into an array of its size (one more byte shows growth); pipes and
+        // devices grow the array as they go, up to the limit.
+        let regular = info.st_mode & S_IFMT == S_IFREG
+        var capacity = regular ? min(Int(info.st_size), maximumSize) + 1 : 65536
+        var bytes = [UInt8](repeating: 0, count: capacity)
+        var count = 0
+        while true {
+            if count == capacity {
+                guard capacity <= maximumSize else { break }
+                capacity = min(capacity * 2, maximumSize + 1)
+                bytes += [UInt8](repeating: 0, count: capacity - bytes.count)
             }
-            return [UInt8](data)
-        } catch let error as MTLSTrustError {
-            throw error
-        } catch {
-            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(error.localizedDescription)", source: path)
+            let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, capacity - count) }
+            if n < 0 && errno == EINTR { continue }
+            if n < 0 {
+                throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
+            }
+            if n == 0 { break }
+            count += n
         }
+        if count > maximumSize {
+            throw MTLSTrustError(.malformedInput, "\(path) is larger than \(maximumSize >> 20) MiB: not a certificate, key or PKCS#12 file", source: path)
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 
     /// What a certificate input turned out to be.
