@@ -64,13 +64,14 @@ final class SecretMemoryScanTests: XCTestCase {
         XCTAssertTrue(OpenSSLInfo.wipesFreedMemory, "OpenSSL's frees go through the wiping allocator")
     }
 
-    func testNoPieceOfAPrivateKeyIsLeftInMemoryAfterImportConvertAndExportHaveWrittenIt() throws {
+    func testNoPieceOfAPrivateKeyIsLeftInMemoryAfterImportConvertAndExportHaveReadAndWrittenIt() throws {
         // A fresh P-256 key, known to the test only masked: its 32-byte private scalar is searched
         // for raw, in pieces of 10 bytes, after the commands that decrypt it and write it out.
         let directory = try TemporaryDirectory(self)
         let p12 = directory.file("fresh.p12")
         let encryptedKey = directory.file("fresh.enc.pem")
         let maskedScalar: [UInt8]
+        var maskedTextPieces: [[UInt8]] = []
         do {
             let key = try CertificateIssuer.generateKey()
             let now = Date()
@@ -85,6 +86,21 @@ final class SecretMemoryScanTests: XCTestCase {
             let marker: [UInt8] = [0x02, 0x01, 0x01, 0x04, 0x20]
             let at = try XCTUnwrap((0..<(der.count - marker.count - 32)).first { Array(der[$0..<($0 + marker.count)]) == marker }, "the scalar in the PKCS#8 DER")
             maskedScalar = der[(at + marker.count)..<(at + marker.count + 32)].map { $0 ^ Self.mask }
+            // The same scalar as PEM text: base64 of the DER, made masked character by character
+            // (Foundation's encoder would leave plain copies of its own). Pieces of three 4-character
+            // groups that encode scalar bytes only and stand on one 64-column line.
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+            var maskedBase64: [UInt8] = []
+            for group in 0..<(der.count / 3) {
+                let value = Int(der[3 * group]) << 16 | Int(der[3 * group + 1]) << 8 | Int(der[3 * group + 2])
+                for shift in [18, 12, 6, 0] { maskedBase64.append(alphabet[value >> shift & 63] ^ Self.mask) }
+            }
+            let scalarStart = at + marker.count
+            var group = (scalarStart + 2) / 3
+            while 3 * (group + 3) <= scalarStart + 32 {
+                if group / 16 == (group + 2) / 16 { maskedTextPieces.append(Array(maskedBase64[(4 * group)..<(4 * group + 12)])) }
+                group += 1
+            }
         }
         let runs: [[String]] = [
             ["import", p12, "--password", "pass:scan", "--out-dir", directory.file("pem")],
@@ -93,12 +109,19 @@ final class SecretMemoryScanTests: XCTestCase {
             ["convert", encryptedKey, "--to", "der", "--password", "pass:scan", "--out", directory.file("plain.der")],
             ["export", "--cert", directory.file("fresh.pem"), "--key", encryptedKey, "--key-password", "pass:scan", "--password", "pass:scan", "--out", directory.file("re.p12")],
             ["inspect", encryptedKey, "--password", "pass:scan"],
+            // And the unencrypted key the first convert wrote, read back (PKCS#8 PEM and DER).
+            ["convert", directory.file("plain.pem"), "--to", "der", "--out", directory.file("again.der")],
+            ["convert", directory.file("plain.der"), "--to", "pem", "--out", directory.file("again.pem")],
+            ["export", "--cert", directory.file("fresh.pem"), "--key", directory.file("plain.pem"), "--password", "pass:scan", "--out", directory.file("plain.p12")],
         ]
         for arguments in runs {
             let result = mtls(arguments, environment: ["MTLS_QUIET_PASS_WARNING": "1"])
             XCTAssertEqual(result.exitCode, 0, "\(arguments.prefix(2)): \(result.stderr)")
         }
-        let patterns = stride(from: 0, to: 30, by: 10).map { ("private scalar bytes \($0)…", Array(maskedScalar[$0..<($0 + 10)])) }
+        XCTAssertGreaterThanOrEqual(maskedTextPieces.count, 3, "pieces of PEM text that encode the scalar only")
+        let patterns =
+            stride(from: 0, to: 30, by: 10).map { ("private scalar bytes \($0)…", Array(maskedScalar[$0..<($0 + 10)])) }
+            + maskedTextPieces.enumerated().map { ("private key PEM text, piece \($0.offset)", $0.element) }
         let (found, scanned, regions) = try Self.scanWritableMemory(for: patterns)
         XCTAssertGreaterThan(scanned, 1 << 20, "the scan read this process's writable memory")
         XCTAssertGreaterThan(regions, 20, "every writable mapping")

@@ -25,7 +25,9 @@ enum ConvertCommand {
         guard let target = arguments.value("to")?.lowercased(), target == "pem" || target == "der" else {
             throw CommandFailure.usage(arguments.value("to").map { "--to '\($0)' must be pem or der" } ?? "--to pem|der is required", command: "convert")
         }
-        let bytes = try Inputs.read(path, console: console)
+        var bytes = try Inputs.read(path, console: console)
+        // The input may be an unencrypted key: overwritten once converted.
+        defer { Secret.wipe(&bytes) }
         if bytes.isEmpty { throw CommandFailure(ExitCode.badInput, "\(path): the file is empty") }
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
         var output: [UInt8] = []
@@ -79,8 +81,13 @@ enum ConvertCommand {
 
     static func objectKind(_ bytes: [UInt8]) throws(MTLSTrustError) -> Kind {
         if PEM.looksLikePEM(bytes) {
+            // A key file is recognised by its labels alone: parsing it would copy the key's text
+            // into Strings, which cannot be wiped.
+            let located = PEM.blockLocations(in: bytes).map(\.label)
+            let certificateLabel = { (label: String) in label.contains("CERTIFICATE") && !label.contains("REQUEST") }
+            if !located.contains(where: certificateLabel), located.contains(where: { $0.hasSuffix("PRIVATE KEY") }) { return .privateKey }
             let blocks = try PEM.parse(bytes)
-            if blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") }) { return .certificates }
+            if blocks.contains(where: { certificateLabel($0.label) }) { return .certificates }
             if blocks.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return .privateKey }
             if let block = blocks.first(where: { $0.label == "PUBLIC KEY" }) { return .publicKey(block.derBytes) }
             let crls = blocks.filter { $0.label == "X509 CRL" }.map(\.derBytes)

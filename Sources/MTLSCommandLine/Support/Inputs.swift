@@ -25,7 +25,9 @@ enum Inputs {
 
     /// Loads a private key.
     static func privateKey(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> PrivateKey {
-        let bytes = try read(path, console: console)
+        var bytes = try read(path, console: console)
+        // The file's bytes may be an unencrypted key: overwritten once OpenSSL holds the key.
+        defer { Secret.wipe(&bytes) }
         do throws(MTLSTrustError) {
             return try PrivateKey(bytes: bytes, password: password)
         } catch {

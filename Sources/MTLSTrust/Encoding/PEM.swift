@@ -53,6 +53,79 @@ public enum PEM {
         return start
     }
 
+    /// Where a PEM block stands in its input, found without decoding it or copying its text.
+    package struct BlockLocation {
+        /// The label, e.g. `PRIVATE KEY`.
+        package var label: String
+        /// From the start of the BEGIN line to the end of the END line (its line break included).
+        package var range: Range<Int>
+        /// True when a `Proc-Type:` header says `ENCRYPTED` (traditional encrypted keys).
+        package var isTraditionallyEncrypted: Bool
+    }
+
+    /// The complete blocks of `bytes` (a BEGIN line, then its END line), in order, found by comparing
+    /// bytes: no `String` is made of anything but the labels, so a private key's text is not copied
+    /// into memory that cannot be wiped. Blocks without their END line are left out; ``parse(_:)``
+    /// reports those.
+    package static func blockLocations(in bytes: [UInt8]) -> [BlockLocation] {
+        guard let first = firstBeginLine(in: bytes) else { return [] }
+        return bytes.withUnsafeBufferPointer { raw -> [BlockLocation] in
+            // Lines as [start, end) without the line break and the spaces and CRs around them.
+            func trimmed(_ start: Int, _ end: Int) -> Range<Int> {
+                var lower = start
+                var upper = end
+                while lower < upper, raw[lower] == 0x20 || raw[lower] == 0x09 { lower += 1 }
+                while upper > lower, raw[upper - 1] == 0x20 || raw[upper - 1] == 0x09 || raw[upper - 1] == 0x0D { upper -= 1 }
+                return lower..<upper
+            }
+            func hasPrefix(_ line: Range<Int>, _ prefix: [UInt8]) -> Bool {
+                line.count >= prefix.count && prefix.indices.allSatisfy { raw[line.lowerBound + $0] == prefix[$0] }
+            }
+            func equals(_ line: Range<Int>, _ text: [UInt8]) -> Bool { line.count == text.count && hasPrefix(line, text) }
+            let begin = Array("-----BEGIN ".utf8)
+            let dashes = Array("-----".utf8)
+            let procType = Array("proc-type:".utf8)
+            var lines: [(content: Range<Int>, end: Int)] = []  // `end`: after the line break
+            var start = first
+            while start < raw.count {
+                let newline = raw[start...].firstIndex(of: 0x0A)
+                let end = newline ?? raw.count
+                lines.append((trimmed(start, end), newline.map { $0 + 1 } ?? raw.count))
+                start = end + 1
+            }
+            var found: [BlockLocation] = []
+            var index = 0
+            while index < lines.count {
+                let line = lines[index].content
+                index += 1
+                guard hasPrefix(line, begin), line.count > 16, raw[(line.upperBound - 5)..<line.upperBound].elementsEqual(dashes) else { continue }
+                let labelBytes = raw[(line.lowerBound + begin.count)..<(line.upperBound - dashes.count)]
+                let label = String(decoding: labelBytes, as: UTF8.self)
+                let endLine = Array("-----END ".utf8) + Array(labelBytes) + dashes
+                var encrypted = false
+                var cursor = index
+                while cursor < lines.count {
+                    let candidate = lines[cursor].content
+                    if equals(candidate, endLine) {
+                        found.append(BlockLocation(label: label, range: lines[index - 1].content.lowerBound..<lines[cursor].end, isTraditionallyEncrypted: encrypted))
+                        break
+                    }
+                    if hasPrefix(candidate, begin) { break }
+                    // Header lines: compare "Proc-Type:" without case, then look for ENCRYPTED.
+                    if candidate.count > procType.count,
+                        procType.indices.allSatisfy({ raw[candidate.lowerBound + $0] | 0x20 == procType[$0] | 0x20 }),
+                        String(decoding: raw[candidate], as: UTF8.self).uppercased().contains("ENCRYPTED")
+                    {
+                        encrypted = true
+                    }
+                    cursor += 1
+                }
+                index = cursor
+            }
+            return found
+        }
+    }
+
     /// Parses every PEM block in `bytes`; text between blocks is ignored.
     ///
     /// - Throws: ``MTLSTrustError`` `.malformedInput` naming the block whose base64 is damaged or

@@ -38,6 +38,12 @@ public struct PrivateKey: Sendable {
     public init(bytes: [UInt8], password: Secret? = nil) throws(MTLSTrustError) {
         if bytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
         if PEM.looksLikePEM(bytes) {
+            // First the key block where it stands in `bytes`, handed to OpenSSL as it is: the PEM
+            // parser below would copy the key's text into Strings, which cannot be wiped.
+            if let (key, format) = try PrivateKey.decodeInPlace(bytes, password: password) {
+                self.init(taking: key, format: format)
+                return
+            }
             let blocks = try PEM.parse(bytes)
             guard let block = blocks.first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else {
                 if blocks.isEmpty { throw MTLSTrustError(.malformedInput, "no complete PEM block was found") }
@@ -75,6 +81,41 @@ public struct PrivateKey: Sendable {
         }
     }
 
+    /// The format a PEM label (and its encryption headers) names.
+    private static func pemFormat(label: String, traditionallyEncrypted: Bool) -> SourceFormat {
+        switch label {
+        case "RSA PRIVATE KEY": traditionallyEncrypted ? .traditionalEncrypted : .pkcs1
+        case "EC PRIVATE KEY": traditionallyEncrypted ? .traditionalEncrypted : .sec1
+        case "ENCRYPTED PRIVATE KEY": .encryptedPKCS8
+        case "PRIVATE KEY": .pkcs8
+        default: traditionallyEncrypted ? .traditionalEncrypted : .unknown
+        }
+    }
+
+    /// Decodes the first private key block of `bytes` from where it stands, without copying its
+    /// text. Nil when there is none, or when OpenSSL cannot read the block as it stands (indented
+    /// lines, say): the PEM parser's normalised copy is tried then, and reports what is wrong.
+    private static func decodeInPlace(_ bytes: [UInt8], password: Secret?) throws(MTLSTrustError) -> (OpaquePointer, SourceFormat)? {
+        guard let block = PEM.blockLocations(in: bytes).first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else { return nil }
+        let format = pemFormat(label: block.label, traditionallyEncrypted: block.isTraditionallyEncrypted)
+        let encrypted = format == .encryptedPKCS8 || format == .traditionalEncrypted
+        if encrypted && password == nil {
+            throw MTLSTrustError(.passwordRequired, "the private key is encrypted (\(format.rawValue)): give its password")
+        }
+        let result: Result<OpaquePointer, MTLSTrustError> = bytes.withUnsafeBufferPointer { raw in
+            do throws(MTLSTrustError) {
+                return .success(try decode(UnsafeBufferPointer(rebasing: raw[block.range]), inputType: "PEM", password: encrypted ? password : nil, encrypted: encrypted))
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch result {
+        case .success(let key): return (key, format)
+        case .failure(let error) where error.reason == .malformedInput: return nil
+        case .failure(let error): throw error
+        }
+    }
+
     private static func derFormat(_ bytes: [UInt8]) -> SourceFormat {
         guard let outer = DER.element(in: bytes, at: 0), let version = DER.element(in: bytes, at: outer.contentStart),
             let second = DER.element(in: bytes, at: version.end)
@@ -86,6 +127,17 @@ public struct PrivateKey: Sendable {
     }
 
     private static func decode(_ bytes: [UInt8], inputType: String, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
+        let result: Result<OpaquePointer, MTLSTrustError> = bytes.withUnsafeBufferPointer { raw in
+            do throws(MTLSTrustError) {
+                return .success(try decode(raw, inputType: inputType, password: password, encrypted: encrypted))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, inputType: String, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
         // OSSL_DECODER_CTX keeps the input-type pointer without copying it, so the C string must
         // outlive the whole decode, not just the constructor call.
         let attempt = { () -> Result<OpaquePointer, MTLSTrustError> in
@@ -107,7 +159,7 @@ public struct PrivateKey: Sendable {
         return try result.get()
     }
 
-    private static func decode(_ bytes: [UInt8], inputType: UnsafePointer<CChar>, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
+    private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, inputType: UnsafePointer<CChar>, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
         OpenSSLErrorQueue.clear()
         var key: OpaquePointer? = nil
         guard let decoder = OSSL_DECODER_CTX_new_for_pkey(&key, inputType, nil, nil, mtls_EVP_PKEY_KEYPAIR(), nil, nil) else {
@@ -121,11 +173,9 @@ public struct PrivateKey: Sendable {
             // An empty passphrase stops OpenSSL from prompting on the terminal.
             _ = OSSL_DECODER_CTX_set_passphrase(decoder, "", 0)
         }
-        let ok = bytes.withUnsafeBufferPointer { buffer -> Int32 in
-            var cursor = buffer.baseAddress
-            var remaining = buffer.count
-            return OSSL_DECODER_from_data(decoder, &cursor, &remaining)
-        }
+        var cursor = bytes.baseAddress
+        var remaining = bytes.count
+        let ok = OSSL_DECODER_from_data(decoder, &cursor, &remaining)
         let errors = OpenSSLErrorQueue.drain()
         if ok == 1, let key { return key }
         if let key { EVP_PKEY_free(key) }
