@@ -306,3 +306,50 @@ final class ReadFileTests: XCTestCase {
         }
     }
 }
+
+final class PEMBlockLocationTests: XCTestCase {
+    func testLocationsAgreeWithTheParserOnEveryPEMFixture() throws {
+        let root = TestCertificates.directory
+        let files = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)!.compactMap { $0 as? URL }
+            .filter { $0.pathExtension == "pem" || $0.pathExtension == "key" }
+        XCTAssertGreaterThan(files.count, 20)
+        for file in files {
+            let bytes = [UInt8](try Data(contentsOf: file))
+            guard let blocks = try? PEM.parse(bytes) else { continue }
+            let located = PEM.blockLocations(in: bytes)
+            XCTAssertEqual(located.map(\.label), blocks.map(\.label), file.lastPathComponent)
+            XCTAssertEqual(located.map(\.isTraditionallyEncrypted), blocks.map(\.isTraditionallyEncrypted), file.lastPathComponent)
+            for (location, block) in zip(located, blocks) {
+                XCTAssertEqual(String(decoding: bytes[location.range], as: UTF8.self), block.text, "\(file.lastPathComponent): the range is the block's text")
+            }
+        }
+    }
+
+    func testIncompleteBlocksCRLFIndentationAndHeadersAreHandled() throws {
+        let key = try TestCertificates.bytes("keys/rsa-traditional-encrypted.pem")
+        let located = PEM.blockLocations(in: key)
+        XCTAssertEqual(located.map(\.label), ["RSA PRIVATE KEY"])
+        XCTAssertEqual(located.first?.isTraditionallyEncrypted, true, "Proc-Type: 4,ENCRYPTED")
+        // CRLF line ends and indentation: found, the range from the BEGIN marker over the original bytes.
+        let crlf = Array("junk\r\n  -----BEGIN PRIVATE KEY-----\r\n  QUJD\r\n  -----END PRIVATE KEY-----  \r\ntail".utf8)
+        let found = PEM.blockLocations(in: crlf)
+        XCTAssertEqual(found.map(\.label), ["PRIVATE KEY"])
+        XCTAssertEqual(found.first.map { String(decoding: crlf[$0.range], as: UTF8.self) }, "-----BEGIN PRIVATE KEY-----\r\n  QUJD\r\n  -----END PRIVATE KEY-----  \r\n")
+        // A block without its END line, or cut by another BEGIN, is not listed.
+        XCTAssertEqual(PEM.blockLocations(in: Array("-----BEGIN PRIVATE KEY-----\nQUJD\n".utf8)).count, 0)
+        let cut = Array("-----BEGIN PRIVATE KEY-----\nQUJD\n-----BEGIN CERTIFICATE-----\nQUJD\n-----END CERTIFICATE-----\n".utf8)
+        XCTAssertEqual(PEM.blockLocations(in: cut).map(\.label), ["CERTIFICATE"])
+        XCTAssertEqual(PEM.blockLocations(in: Array("no pem here".utf8)).count, 0)
+        XCTAssertEqual(PEM.blockLocations(in: []).count, 0)
+    }
+
+    func testAnIndentedKeyStillLoadsThroughTheParsersNormalisedCopy() throws {
+        // OpenSSL cannot read the block where it stands when its lines are indented; the parser's
+        // trimmed copy is tried then, as before.
+        let text = String(decoding: try TestCertificates.bytes("keys/ec-p256-pkcs8.pem"), as: UTF8.self)
+        let indented = text.split(separator: "\n").map { "    " + $0 }.joined(separator: "\r\n") + "\r\n"
+        let key = try PrivateKey(bytes: Array(indented.utf8))
+        XCTAssertEqual(key.sourceFormat, .pkcs8)
+        XCTAssertEqual(key.publicKey.spkiDER, try PrivateKey(bytes: TestCertificates.bytes("keys/ec-p256-pkcs8.pem")).publicKey.spkiDER)
+    }
+}

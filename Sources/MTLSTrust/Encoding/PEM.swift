@@ -57,7 +57,7 @@ public enum PEM {
     package struct BlockLocation {
         /// The label, e.g. `PRIVATE KEY`.
         package var label: String
-        /// From the start of the BEGIN line to the end of the END line (its line break included).
+        /// From the BEGIN marker to the end of the END line (its line break included).
         package var range: Range<Int>
         /// True when a `Proc-Type:` header says `ENCRYPTED` (traditional encrypted keys).
         package var isTraditionallyEncrypted: Bool
