@@ -64,7 +64,7 @@ final class SecretMemoryScanTests: XCTestCase {
         XCTAssertTrue(OpenSSLInfo.wipesFreedMemory, "OpenSSL's frees go through the wiping allocator")
     }
 
-    func testNoPieceOfAPrivateKeyIsLeftInMemoryAfterImportConvertAndExportHaveReadAndWrittenIt() throws {
+    func testNoPieceOfAPrivateKeyIsLeftInMemoryAfterTheCommandsHaveReadAndWrittenIt() throws {
         // A fresh P-256 key, known to the test only masked: its 32-byte private scalar is searched
         // for raw, in pieces of 10 bytes, after the commands that decrypt it and write it out.
         let directory = try TemporaryDirectory(self)
@@ -113,6 +113,8 @@ final class SecretMemoryScanTests: XCTestCase {
             ["convert", directory.file("plain.pem"), "--to", "der", "--out", directory.file("again.der")],
             ["convert", directory.file("plain.der"), "--to", "pem", "--out", directory.file("again.pem")],
             ["export", "--cert", directory.file("fresh.pem"), "--key", directory.file("plain.pem"), "--password", "pass:scan", "--out", directory.file("plain.p12")],
+            ["inspect", directory.file("plain.pem")],
+            ["pin", directory.file("plain.pem")],
         ]
         for arguments in runs {
             let result = mtls(arguments, environment: ["MTLS_QUIET_PASS_WARNING": "1"])

@@ -343,6 +343,28 @@ final class PEMBlockLocationTests: XCTestCase {
         XCTAssertEqual(PEM.blockLocations(in: []).count, 0)
     }
 
+    func testParsingKeepsKeyBlocksInPlaceAndOtherwiseMatchesTheParser() throws {
+        let key = try TestCertificates.bytes("keys/ec-p256-pkcs8.pem")
+        let certificate = try TestCertificates.bytes("client-alice.pem")
+        let mixed = certificate + key + Array("text between\n".utf8) + certificate
+        let elements = try PEM.parseKeepingKeysInPlace(mixed)
+        XCTAssertEqual(elements.count, 3)
+        guard elements.count == 3, case .parsed(let first) = elements[0], case .privateKey(let location) = elements[1], case .parsed(let last) = elements[2] else {
+            return XCTFail("certificate, key in place, certificate: \(elements)")
+        }
+        XCTAssertEqual(first, try PEM.parse(certificate)[0])
+        XCTAssertEqual(last, first)
+        XCTAssertEqual(Array(mixed[location.range]), key, "the key block's own bytes")
+        XCTAssertEqual(PEM.beginMarkerCount(in: mixed), 3)
+        // Without a key it is the parser; a damaged block gets the parser's error, naming it by number.
+        XCTAssertEqual(try PEM.parseKeepingKeysInPlace(certificate).count, 1)
+        let damaged = key + Array("-----BEGIN CERTIFICATE-----\nQUJD\n".utf8)
+        XCTAssertThrowsError(try PEM.parseKeepingKeysInPlace(damaged)) { error in
+            XCTAssertEqual((error as? MTLSTrustError)?.reason, .malformedInput)
+            XCTAssertTrue("\(error)".contains("block 2"), "\(error)")
+        }
+    }
+
     func testAnIndentedKeyStillLoadsThroughTheParsersNormalisedCopy() throws {
         // OpenSSL cannot read the block where it stands when its lines are indented; the parser's
         // trimmed copy is tried then, as before.

@@ -16,16 +16,29 @@ enum InspectCommand {
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         guard let path = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<FILE>'", command: "inspect") }
-        let bytes = try Inputs.read(path, console: console)
+        var bytes = try Inputs.read(path, console: console)
+        // The file may hold an unencrypted key: overwritten once described.
+        defer { Secret.wipe(&bytes) }
         if bytes.isEmpty { throw CommandFailure(ExitCode.badInput, "\(path): the file is empty") }
         let isPKCS12 = !PEM.looksLikePEM(bytes) && DER.shape(of: bytes) == .pkcs12
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: isPKCS12 ? "Password for \(path): " : nil, console: console)
         var items: [(kind: String, human: [String], json: JSON)] = []
         do throws(MTLSTrustError) {
             if PEM.looksLikePEM(bytes) {
-                let blocks = try PEM.parse(bytes)
-                if blocks.isEmpty { throw MTLSTrustError(.malformedInput, "no PEM block was found") }
-                for block in blocks { items.append(try describe(pemBlock: block, password: password, console: console)) }
+                // Private key blocks are read where they stand, not copied into the parser's Strings.
+                let elements = try PEM.parseKeepingKeysInPlace(bytes)
+                if elements.isEmpty { throw MTLSTrustError(.malformedInput, "no PEM block was found") }
+                for element in elements {
+                    switch element {
+                    case .parsed(let block):
+                        items.append(try describe(pemBlock: block, password: password, console: console))
+                    case .privateKey(let location):
+                        var keyBytes = Array(bytes[location.range])
+                        defer { Secret.wipe(&keyBytes) }
+                        let encrypted = location.label == "ENCRYPTED PRIVATE KEY" || location.isTraditionallyEncrypted
+                        items.append(try privateKeyItem(keyBytes, encrypted: encrypted, password: password))
+                    }
+                }
             } else if isPKCS12 {
                 items.append(try describePKCS12(bytes, password: password, console: console))
             } else {

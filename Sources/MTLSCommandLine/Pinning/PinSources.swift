@@ -34,15 +34,30 @@ enum PinSources {
     /// Loads a file: certificates (PEM, DER, PKCS#12), or a backup key (PEM/DER public key, CSR, or
     /// a private key, whose public half is pinned).
     static func file(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> LoadedPinSource {
-        let bytes = try Inputs.read(path, console: console)
+        var bytes = try Inputs.read(path, console: console)
+        // The file may hold an unencrypted key: overwritten once pinned.
+        defer { Secret.wipe(&bytes) }
         let name = path == "-" ? "standard input" : path
         // Labels name the file only, so generated outputs do not depend on where they were made.
         let short = path == "-" ? "standard input" : (path as NSString).lastPathComponent
-        if PEM.looksLikePEM(bytes), let blocks = try? PEM.parse(bytes),
-            !blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") })
+        // Private key blocks are read where they stand, not copied into the parser's Strings.
+        if PEM.looksLikePEM(bytes), let elements = try? PEM.parseKeepingKeysInPlace(bytes),
+            !elements.contains(where: { if case .parsed(let block) = $0 { block.label.contains("CERTIFICATE") && !block.label.contains("REQUEST") } else { false } })
         {
             var entries: [PinEntry] = []
-            for block in blocks {
+            for element in elements {
+                if case .privateKey(let location) = element {
+                    var keyBytes = Array(bytes[location.range])
+                    defer { Secret.wipe(&keyBytes) }
+                    let key: PrivateKey
+                    do throws(MTLSTrustError) { key = try PrivateKey(bytes: keyBytes, password: password) } catch {
+                        throw CommandFailure(ExitCode.badInput, error.attributed(to: name).message, hint: Inputs.hint(for: error, path: name))
+                    }
+                    console.err("warning: \(name) is a private key; only its public half is pinned. A public key or CSR is enough, and the private key can stay where it is kept")
+                    entries.append(PinEntry(pin: .publicKey(of: key.publicKey), role: .backup, label: "backup key (\(short))", source: path))
+                    continue
+                }
+                guard case .parsed(let block) = element else { continue }
                 if block.label == "PUBLIC KEY" || block.label == "RSA PUBLIC KEY", let key = try? PublicKey(spkiDER: block.derBytes) {
                     entries.append(PinEntry(pin: .publicKey(of: key), role: .backup, label: "backup key (\(short))", source: path))
                 } else if block.label.contains("CERTIFICATE REQUEST"), let request = try? CertificateSigningRequest(derBytes: block.derBytes) {

@@ -126,6 +126,58 @@ public enum PEM {
         }
     }
 
+    /// A block of ``parseKeepingKeysInPlace(_:)``: parsed, or a private key left where it stands.
+    package enum Element {
+        case parsed(PEMBlock)
+        case privateKey(BlockLocation)
+    }
+
+    /// Every block like ``parse(_:)``, except that private key blocks are not decoded or copied:
+    /// they are returned as their place in `bytes`, for the caller to hand to ``PrivateKey`` and wipe.
+    /// When some BEGIN line has no block (a damaged file), this is ``parse(_:)``, which says what is wrong.
+    package static func parseKeepingKeysInPlace(_ bytes: [UInt8]) throws(MTLSTrustError) -> [Element] {
+        let located = blockLocations(in: bytes)
+        guard located.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }), located.count == beginMarkerCount(in: bytes) else {
+            return try parse(bytes).map { .parsed($0) }
+        }
+        var elements: [Element] = []
+        for location in located {
+            if location.label.hasSuffix("PRIVATE KEY") {
+                elements.append(.privateKey(location))
+            } else if let block = try? parse(Array(bytes[location.range])).first {
+                elements.append(.parsed(block))
+            } else {
+                return try parse(bytes).map { .parsed($0) }  // its error names the block by number
+            }
+        }
+        return elements
+    }
+
+    /// How many times `-----BEGIN ` occurs in `bytes` (searched in place, nothing copied).
+    static func beginMarkerCount(in bytes: [UInt8]) -> Int {
+        let marker = Array("-----BEGIN ".utf8)
+        guard bytes.count >= marker.count else { return 0 }
+        return bytes.withUnsafeBytes { haystack in
+            marker.withUnsafeBytes { needle in
+                guard let base = haystack.baseAddress, let needleBase = needle.baseAddress else { return 0 }
+                let last = haystack.count - needle.count
+                var count = 0
+                var offset = 0
+                while offset <= last {
+                    guard let hit = memchr(base + offset, 0x2D, last - offset + 1) else { break }
+                    let position = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(hit, needleBase, needle.count) == 0 {
+                        count += 1
+                        offset = position + needle.count
+                    } else {
+                        offset = position + 1
+                    }
+                }
+                return count
+            }
+        }
+    }
+
     /// Parses every PEM block in `bytes`; text between blocks is ignored.
     ///
     /// - Throws: ``MTLSTrustError`` `.malformedInput` naming the block whose base64 is damaged or
