@@ -355,7 +355,7 @@ final class PEMBlockLocationTests: XCTestCase {
         XCTAssertEqual(first, try PEM.parse(certificate)[0])
         XCTAssertEqual(last, first)
         XCTAssertEqual(Array(mixed[location.range]), key, "the key block's own bytes")
-        XCTAssertEqual(PEM.beginMarkerCount(in: mixed), 3)
+        XCTAssertEqual(PEM.occurrences(of: "-----BEGIN ", in: mixed), 3)
         // Without a key it is the parser; a damaged block gets the parser's error, naming it by number.
         XCTAssertEqual(try PEM.parseKeepingKeysInPlace(certificate).count, 1)
         let damaged = key + Array("-----BEGIN CERTIFICATE-----\nQUJD\n".utf8)

@@ -81,14 +81,12 @@ enum ConvertCommand {
 
     static func objectKind(_ bytes: [UInt8]) throws(MTLSTrustError) -> Kind {
         if PEM.looksLikePEM(bytes) {
-            // A key file is recognised by its labels alone: parsing it would copy the key's text
-            // into Strings, which cannot be wiped.
-            let located = PEM.blockLocations(in: bytes).map(\.label)
-            let certificateLabel = { (label: String) in label.contains("CERTIFICATE") && !label.contains("REQUEST") }
-            if !located.contains(where: certificateLabel), located.contains(where: { $0.hasSuffix("PRIVATE KEY") }) { return .privateKey }
-            let blocks = try PEM.parse(bytes)
-            if blocks.contains(where: { certificateLabel($0.label) }) { return .certificates }
-            if blocks.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return .privateKey }
+            // Key blocks stay where they stand (PEM.parseKeepingKeysInPlace): parsing them would copy
+            // the key's text into Strings, which cannot be wiped.
+            let elements = try PEM.parseKeepingKeysInPlace(bytes)
+            let blocks = elements.compactMap { if case .parsed(let block) = $0 { block } else { nil } }
+            if blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") }) { return .certificates }
+            if blocks.count < elements.count || blocks.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return .privateKey }
             if let block = blocks.first(where: { $0.label == "PUBLIC KEY" }) { return .publicKey(block.derBytes) }
             let crls = blocks.filter { $0.label == "X509 CRL" }.map(\.derBytes)
             if !crls.isEmpty { return .crl(crls) }

@@ -44,7 +44,8 @@ enum SecretSpec {
             do throws(MTLSTrustError) {
                 return try Secret.readFirstLine(ofFileAt: path)
             } catch {
-                throw CommandFailure(ExitCode.badInput, "\(option) file:\(path): the file cannot be read")
+                // "PATH cannot be read: No such file or directory": the file and the reason.
+                throw CommandFailure(ExitCode.badInput, "\(option) file: \(error.message)", hint: "give a readable file whose first line is the secret")
             }
         }
         if spec.hasPrefix("fd:") {

@@ -136,8 +136,10 @@ public enum PEM {
     /// they are returned as their place in `bytes`, for the caller to hand to ``PrivateKey`` and wipe.
     /// When some BEGIN line has no block (a damaged file), this is ``parse(_:)``, which says what is wrong.
     package static func parseKeepingKeysInPlace(_ bytes: [UInt8]) throws(MTLSTrustError) -> [Element] {
+        // Files without a key (most: certificate bundles) go to the parser after one memchr pass.
+        guard occurrences(of: "PRIVATE KEY-----", in: bytes) > 0 else { return try parse(bytes).map { .parsed($0) } }
         let located = blockLocations(in: bytes)
-        guard located.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }), located.count == beginMarkerCount(in: bytes) else {
+        guard located.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }), located.count == occurrences(of: "-----BEGIN ", in: bytes) else {
             return try parse(bytes).map { .parsed($0) }
         }
         var elements: [Element] = []
@@ -153,9 +155,10 @@ public enum PEM {
         return elements
     }
 
-    /// How many times `-----BEGIN ` occurs in `bytes` (searched in place, nothing copied).
-    static func beginMarkerCount(in bytes: [UInt8]) -> Int {
-        let marker = Array("-----BEGIN ".utf8)
+    /// How many times `marker` (which starts with `-`) occurs in `bytes`, without overlaps;
+    /// searched in place with `memchr` and `memcmp`, nothing copied.
+    static func occurrences(of marker: String, in bytes: [UInt8]) -> Int {
+        let marker = Array(marker.utf8)
         guard bytes.count >= marker.count else { return 0 }
         return bytes.withUnsafeBytes { haystack in
             marker.withUnsafeBytes { needle in
@@ -164,7 +167,7 @@ public enum PEM {
                 var count = 0
                 var offset = 0
                 while offset <= last {
-                    guard let hit = memchr(base + offset, 0x2D, last - offset + 1) else { break }
+                    guard let hit = memchr(base + offset, Int32(marker[0]), last - offset + 1) else { break }
                     let position = base.distance(to: UnsafeRawPointer(hit))
                     if memcmp(hit, needleBase, needle.count) == 0 {
                         count += 1

@@ -50,14 +50,7 @@ public struct PrivateKey: Sendable {
                 let labels = Set(blocks.map(\.label)).sorted().joined(separator: ", ")
                 throw MTLSTrustError(.wrongObjectKind, "it holds \(labels), not a private key")
             }
-            let format: SourceFormat
-            switch block.label {
-            case "RSA PRIVATE KEY": format = block.isTraditionallyEncrypted ? .traditionalEncrypted : .pkcs1
-            case "EC PRIVATE KEY": format = block.isTraditionallyEncrypted ? .traditionalEncrypted : .sec1
-            case "ENCRYPTED PRIVATE KEY": format = .encryptedPKCS8
-            case "PRIVATE KEY": format = .pkcs8
-            default: format = block.isTraditionallyEncrypted ? .traditionalEncrypted : .unknown
-            }
+            let format = PrivateKey.pemFormat(label: block.label, traditionallyEncrypted: block.isTraditionallyEncrypted)
             let encrypted = format == .encryptedPKCS8 || format == .traditionalEncrypted
             if encrypted && password == nil {
                 throw MTLSTrustError(.passwordRequired, "the private key is encrypted (\(format.rawValue)): give its password")
