@@ -24,8 +24,8 @@ let package = Package(
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
         .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
+        // Its example (and a consumer of the library) is the separate package in Examples/.
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
-        .executableTarget(name: "PinnedApp", path: "Examples/PinnedApp", plugins: ["PinSetPlugin"]),
         // In-process benchmarks and the DER-walk differential fuzzer of scripts/bench/run_all.sh.
         .executableTarget(name: "mtls-bench", dependencies: ["MTLSTrust", "MTLSHTTP"], path: "scripts/bench/MTLSBench"),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one command that installs what the tests need and runs them (CI runs exactly this).
-#   scripts/test.sh            dependencies, build (no warnings allowed), lint, unit + interop tests,
+#   scripts/test.sh            dependencies, build (no warnings allowed), lint, the Examples/ packages,
+#                              unit + interop tests,
 #                              x509-limbo conformance, memory-flat check, 30 s fuzz smoke per target
-#   scripts/test.sh --quick    build and tests only (no install, lint, conformance, memory, fuzz)
+#   scripts/test.sh --quick    build, examples and tests only (no install, lint, conformance, memory, fuzz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,14 +31,19 @@ if [[ $quick -eq 0 && -x scripts/lint.sh ]]; then
   scripts/lint.sh || { [[ "${MTLS_LINT_STRICT:-1}" == "1" ]] && exit 1; }
 fi
 
+step "examples (packages that depend on mtls by path; the library consumer against mtls serve)"
+scripts/examples.sh
+
 step "tests"
 set +e
-swift test 2>&1 | tee "$build_log"
+MTLS_REQUIRE_EXAMPLES=1 swift test 2>&1 | tee "$build_log"
 status=${PIPESTATUS[0]}
 set -e
 [[ $status -eq 0 ]] || exit "$status"
 
 if [[ $quick -eq 0 ]]; then
+  step "API guide (DocC catalogs of MTLSTrust and MTLSHTTP)"
+  scripts/docs.sh
   step "x509-limbo conformance (no false accepts, >= 99.8 %)"
   if [[ -f ../shared/conformance/limbo/run_limbo.py ]]; then
     MTLS_BIN="$(swift build --show-bin-path)/mtls" scripts/conformance.sh --check

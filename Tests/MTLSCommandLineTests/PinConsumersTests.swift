@@ -394,16 +394,22 @@ enum PinTools {
         throw XCTSkip("\(name) is not installed; it is the consumer this test proves the output against (install: \(package))")
     }
 
-    /// An executable built next to the test bundle (the PinSetPlugin example).
+    /// An executable of the Examples package (the PinSetPlugin example), built by scripts/examples.sh.
     static func builtProduct(_ name: String) throws -> String {
-        for directory in BuiltBinary.candidates {
+        let examples = Fixtures.packageRoot.appendingPathComponent("Examples/.build")
+        for directory in [examples.appendingPathComponent("debug"), examples.appendingPathComponent("release")] {
             let candidate = directory.appendingPathComponent(name).path
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), !isDirectory.boolValue, FileManager.default.isExecutableFile(atPath: candidate) {
                 return candidate
             }
         }
-        throw XCTSkip("\(name) was not built next to the test bundle; run `swift build` (it builds the PinSetPlugin example) first")
+        // scripts/test.sh builds the examples first, so there a missing product is a failure, not a skip.
+        if ProcessInfo.processInfo.environment["MTLS_REQUIRE_EXAMPLES"] == "1" {
+            XCTFail("\(name) was not built in Examples/.build; scripts/examples.sh builds it")
+            throw XCTSkip("\(name) is missing (failed above)")
+        }
+        throw XCTSkip("\(name) was not built in Examples/.build; run scripts/examples.sh (or `swift build --package-path Examples`) first")
     }
 }
 

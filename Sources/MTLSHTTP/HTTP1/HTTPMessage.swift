@@ -146,6 +146,13 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
         self.target = target
     }
 
+    /// Takes a Foundation `URL` (`https://` or `http://`), with the same checks as the text form.
+    ///
+    /// - Throws: `HTTPSError` `.url` naming the part that is wrong (scheme, host, port, path).
+    public init(_ url: URL) throws(HTTPSError) {
+        try self.init(url.absoluteString)
+    }
+
     /// `scheme://host:port`, the origin for same-origin checks.
     public var origin: String { "\(scheme)://\(hostForURL):\(port)" }
     var hostForURL: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }

@@ -20,6 +20,22 @@ public struct ClientIdentity: Sendable {
         self.label = label ?? certificate.displayName
     }
 
+    /// Makes an identity from a PKCS#12 bundle already read (for example one kept in a keychain-like
+    /// store): its leaf, the key that matches it and the chain certificates that are not self-signed
+    /// roots (a server has those already).
+    ///
+    /// - Parameters:
+    ///   - bundle: The bundle, from `PKCS12Bundle(derBytes:password:)`.
+    ///   - label: Where it came from, for reports; defaults to the leaf's subject.
+    /// - Throws: `MTLSTrustError` `.wrongObjectKind` when the bundle holds no private key with its certificate.
+    public init(_ bundle: PKCS12Bundle, label: String? = nil) throws(MTLSTrustError) {
+        guard let leaf = bundle.leaf, let key = bundle.privateKey else {
+            let what = label.map { "\($0) holds" } ?? "the PKCS#12 bundle holds"
+            throw MTLSTrustError(.wrongObjectKind, "\(what) no identity (no private key with its certificate)", source: label)
+        }
+        try self.init(certificate: leaf.certificate, privateKey: key, chain: bundle.chain.map(\.certificate).filter { !$0.isSelfSigned }, label: label)
+    }
+
     /// Loads an identity from a PKCS#12 file (modern or legacy).
     public static func pkcs12(path: String, password: Secret?) throws(MTLSTrustError) -> ClientIdentity {
         let bytes = try CertificateLoader.readFile(path)
@@ -29,10 +45,7 @@ public struct ClientIdentity: Sendable {
         } catch {
             throw error.attributed(to: path)
         }
-        guard let leaf = bundle.leaf, let key = bundle.privateKey else {
-            throw MTLSTrustError(.wrongObjectKind, "\(path) holds no identity (no private key with its certificate)", source: path)
-        }
-        return try ClientIdentity(certificate: leaf.certificate, privateKey: key, chain: bundle.chain.map(\.certificate).filter { !$0.isSelfSigned }, label: path)
+        return try ClientIdentity(bundle, label: path)
     }
 
     /// Loads an identity from PEM/DER certificate and key files (the certificate file may hold the chain).
