@@ -49,9 +49,11 @@ declare -A SEEDS=(
     [ntlm-challenge]="Fuzz/seeds/ntlm-challenge/*"
     [html-form]="Fuzz/seeds/html-form/*"
     [cli-arguments]="Fuzz/seeds/cli-arguments/*"
+    [pin-document]="Fuzz/seeds/pin-document/*"
 )
 TARGETS=(certificate-pem certificate-der certificate-loader private-key pkcs12 pkcs12-nopass der-spki
-    http-response chunked http-request decompressor url cookie www-authenticate ntlm-challenge html-form cli-arguments)
+    http-response chunked http-request decompressor url cookie www-authenticate ntlm-challenge html-form cli-arguments
+    pin-document)
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 

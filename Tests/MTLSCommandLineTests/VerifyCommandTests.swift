@@ -333,6 +333,29 @@ final class VerifyCommandTests: XCTestCase {
         XCTAssertExit(verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--pins", stale]), 1)
     }
 
+    func testPinsFilesOfEveryPerHostFormatAreEnforcedForTheCheckedHost() throws {
+        // What `mtls pin` writes for a pinned host and a backup key, read back by `verify --pins`
+        // (it read only pin lists and JSON before): the chain's host is pinned, another host is not.
+        let directory = try TemporaryDirectory(self)
+        let backup = Fixtures.path("keys/backup.key")
+        for format in ["android", "okhttp", "trustkit-plist", "ats", "json"] {
+            let out = directory.file("pins-\(format)")
+            let made = mtls(["pin", intermediate, backup, "--host", "localhost", "--format", format, "--offline", "--out", out, "--expires", "2030-01-01"])
+            XCTAssertExit(made, 0, format)
+            XCTAssertExit(
+                verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost", "--pins", out]), 0,
+                "\(format): localhost is pinned to the intermediate")
+
+            let wrong = directory.file("wrong-\(format)")
+            XCTAssertExit(
+                mtls(["pin", backup, Fixtures.path("keys/ec-p256-public.pem"), "--host", "localhost", "--format", format, "--offline", "--out", wrong, "--expires", "2030-01-01"]),
+                0, format)
+            let refused = verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost", "--pins", wrong, "--json"])
+            XCTAssertExit(refused, 1, "\(format): only keys outside the chain are pinned for localhost")
+            XCTAssertEqual((try refused.json()["pins"] as? [String: Any])?["satisfied"] as? Bool, false, format)
+        }
+    }
+
     func testEveryChainPinAsPrintedByOpenSSLIsAcceptedByPin() throws {
         // A base64 digest may begin with "/", so "sha256/" + digest can begin "sha256//": that must
         // still be read as the 44-character digest, not as curl's "sha256//" prefix.

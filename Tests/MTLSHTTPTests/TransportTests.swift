@@ -188,7 +188,7 @@ final class TransportTests: XCTestCase {
         let client = try HTTPSClient(configuration: configuration)
         XCTAssertThrowsError(try get(client, server, "/")) { error in
             let message = (error as? HTTPSError)?.message ?? ""
-            XCTAssertTrue(message.contains("expected sha256/AAAA"), message)
+            XCTAssertTrue(message.contains("expected one of sha256/AAAA"), message)
             XCTAssertTrue(message.contains((try? HTTPFixtures.certificates("server.pem")[0].spkiPin) ?? "?"), message)
         }
         let right = Pin.publicKey(of: try HTTPFixtures.certificates("intermediate-ca.pem")[0])
@@ -197,6 +197,36 @@ final class TransportTests: XCTestCase {
                 trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), pins: PinSet(pins: [right])))
         XCTAssertEqual(try get(pinned, server, "/").status, 200)
         pinned.closeIdleConnections()
+    }
+
+    func testAPinDocumentIsEnforcedForItsHostOnlyAndReportOnlyNeverRefuses() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let wrong = try Pin(parsing: "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+        let trust = TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime)
+        func document(_ host: String, enforced: Bool = true) -> PinDocument {
+            PinDocument(
+                format: "test", domains: [PinDomain(pattern: host, matching: .domain, requirements: [PinRequirement(scope: .chain, pins: [wrong])], enforced: enforced)])
+        }
+        // The server is reached as localhost: a document pinning another host does not apply.
+        let elsewhere = try HTTPSClient(configuration: TLSClientConfiguration(trust: trust, pinning: document("api.example.com")))
+        let response = try get(elsewhere, server, "/")
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.tls.pinEvaluation?.verdict, .notPinned)
+        elsewhere.closeIdleConnections()
+
+        let enforced = try HTTPSClient(configuration: TLSClientConfiguration(trust: trust, pinning: document("localhost")))
+        XCTAssertThrowsError(try get(enforced, server, "/")) { error in
+            let message = (error as? HTTPSError)?.message ?? ""
+            XCTAssertTrue(message.contains("no pin matched for localhost"), message)
+        }
+
+        let reportOnly = try HTTPSClient(configuration: TLSClientConfiguration(trust: trust, pinning: document("localhost", enforced: false)))
+        let reported = try get(reportOnly, server, "/")
+        XCTAssertEqual(reported.status, 200)
+        XCTAssertEqual(reported.tls.pinEvaluation?.verdict, .drift)
+        XCTAssertEqual(reported.tls.pinEvaluation?.refusesConnection, false)
+        reportOnly.closeIdleConnections()
     }
 
     func testKeepAliveReusesTheConnectionAndSessionsResume() throws {

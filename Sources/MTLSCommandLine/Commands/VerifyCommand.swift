@@ -59,7 +59,7 @@ enum VerifyCommand {
         }
         var crls: [CertificateRevocationList] = []
         for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
-        let pinSet = try Inputs.pinSet(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+        let pinning = try Inputs.pinDocument(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
 
         let useSystem = anchors.isEmpty || arguments.flag("system-roots")
         let host = arguments.flag("no-hostname-check") ? nil : arguments.value("host")
@@ -91,11 +91,12 @@ enum VerifyCommand {
         var allTrusted = true
         for (index, job) in jobs.enumerated() {
             let evaluation = evaluator.evaluate(job.leaf, extraIntermediates: job.extra)
-            let pinMatch = pinSet.map { $0.check(evaluation.chain, at: time ?? Date()) }
-            let trusted = evaluation.isTrusted && (pinMatch?.isSatisfied ?? true)
+            let pinResult = pinning.map { $0.evaluate(evaluation.chain, host: host, at: time ?? Date()) }
+            let pinMatch = pinResult?.summary
+            let trusted = evaluation.isTrusted && !(pinResult?.refusesConnection ?? false)
             allTrusted = allTrusted && trusted
             if arguments.flag("json") {
-                results.append(json(job.source, evaluation, policy: policy, anchors: anchors, pinSet: pinSet, pinMatch: pinMatch, trusted: trusted))
+                results.append(json(job.source, evaluation, policy: policy, anchors: anchors, pinMatch: pinMatch, trusted: trusted))
             } else if arguments.flag("batch") && !arguments.flag("verbose") {
                 let verdict = trusted ? console.paint("trusted", .green) : console.paint("NOT trusted", .red)
                 let reason = evaluation.findings.first.map { ": \($0.reason)" } ?? (pinMatch.map { $0.isSatisfied ? "" : ": no pin matched" } ?? "")
@@ -103,7 +104,7 @@ enum VerifyCommand {
             } else {
                 if index > 0 { console.out() }
                 if jobs.count > 1 { console.out(console.paint(job.source, .bold)) }
-                printHuman(evaluation, policy: policy, anchors: anchors, pinSet: pinSet, pinMatch: pinMatch, trusted: trusted, console: console, verbose: arguments.flag("verbose"))
+                printHuman(evaluation, policy: policy, anchors: anchors, pinMatch: pinMatch, trusted: trusted, console: console, verbose: arguments.flag("verbose"))
             }
         }
         if arguments.flag("json") {
@@ -134,7 +135,7 @@ enum VerifyCommand {
         return try Inputs.certificates(path, password: password, console: console)
     }
 
-    private static func json(_ source: String, _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool)
+    private static func json(_ source: String, _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinMatch: PinSet.Match?, trusted: Bool)
         -> JSON
     {
         let chain: [JSON] = evaluation.chain.enumerated().map { depth, certificate in
@@ -158,14 +159,14 @@ enum VerifyCommand {
             ("findings", .array(findings)),
             ("pathsTried", .int(evaluation.pathsTried)),
         ]
-        if let pinSet, let pinMatch {
+        if let pinMatch {
             pairs.append(
                 (
                     "pins",
                     .object([
                         ("satisfied", .bool(pinMatch.isSatisfied)),
                         ("expired", .bool(pinMatch.expired)),
-                        ("expected", .strings(pinSet.pins.map(\.description))),
+                        ("expected", .strings(pinMatch.expected.map(\.description))),
                         ("presented", .strings(pinMatch.presented.map(\.description))),
                         ("matched", .array(pinMatch.matched.map { .object([("pin", .string($0.pin.description)), ("depth", .int($0.depth))]) })),
                     ])
@@ -180,7 +181,7 @@ enum VerifyCommand {
     }
 
     private static func printHuman(
-        _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinSet: PinSet?, pinMatch: PinSet.Match?, trusted: Bool, console: Console, verbose: Bool
+        _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinMatch: PinSet.Match?, trusted: Bool, console: Console, verbose: Bool
     ) {
         console.out("Chain (as built):")
         for (depth, certificate) in evaluation.chain.enumerated() {
@@ -205,14 +206,14 @@ enum VerifyCommand {
             console.out("    \(console.paint(finding.name, .dim))")
             if !finding.hint.isEmpty { console.out("    hint: \(finding.hint)") }
         }
-        if let pinSet, let pinMatch {
+        if let pinMatch {
             if pinMatch.expired {
                 console.out("  pins: the pin set expired; not enforced")
             } else if pinMatch.isSatisfied {
                 for match in pinMatch.matched { console.out("  \(console.paint("✓", .green)) pin \(match.pin) matches depth \(match.depth)") }
             } else {
                 console.out("  \(console.paint("✗", .red)) no pin matched the chain")
-                console.out("    expected:  \(pinSet.pins.map(\.description).joined(separator: ", "))")
+                console.out("    expected:  \(pinMatch.expected.map(\.description).joined(separator: ", "))")
                 console.out("    presented: \(pinMatch.presented.map(\.description).joined(separator: ", "))")
             }
         }

@@ -40,30 +40,3 @@ struct PinHost: Sendable, Equatable {
         return includesSubdomains ? "\(name) and its subdomains" : name
     }
 }
-
-/// Host-pattern matching as each platform does it, for `--check` to choose the pins that apply.
-enum HostMatching {
-    /// OkHttp 4+: `**.x` matches x and any depth below; `*.x` exactly one label below; else exact.
-    static func okhttp(pattern: String, host: String) -> Bool {
-        let pattern = pattern.lowercased()
-        let host = host.lowercased()
-        if pattern.hasPrefix("**.") {
-            let suffix = String(pattern.dropFirst(3))
-            return host == suffix || host.hasSuffix("." + suffix)
-        }
-        if pattern.hasPrefix("*.") {
-            let suffix = String(pattern.dropFirst(2))
-            guard host.hasSuffix("." + suffix) else { return false }
-            let prefix = host.dropLast(suffix.count + 1)
-            return !prefix.isEmpty && !prefix.contains(".")
-        }
-        return host == pattern
-    }
-
-    /// TrustKit, Android, ATS: the domain itself, and with include-subdomains any name below it.
-    static func domain(_ domain: String, includesSubdomains: Bool, host: String) -> Bool {
-        let domain = domain.lowercased()
-        let host = host.lowercased()
-        return host == domain || (includesSubdomains && host.hasSuffix("." + domain))
-    }
-}

@@ -11,22 +11,9 @@ enum PinCheck {
         var chainDescription: String
     }
 
-    /// The outcome for one target.
-    enum Verdict: String {
-        /// Every requirement has a matching pin.
-        case ok
-        /// A requirement has no match: enforcing clients refuse the connection.
-        case drift
-        /// No match, but the set has expired and is no longer enforced.
-        case expired
-        /// No pin set in the file applies to the host.
-        case notPinned = "not-pinned"
-    }
-
-    struct RequirementResult {
-        var requirement: PinRequirement
-        var matched: [(pin: Pin, depth: Int)]
-    }
+    /// The outcome for one target (the library's, so `--check` and `--pins` agree).
+    typealias Verdict = PinEvaluation.Verdict
+    typealias RequirementResult = PinEvaluation.RequirementResult
 
     struct Result {
         var target: Target
@@ -100,21 +87,10 @@ enum PinCheck {
                     "the pin set for \(domain.display) expires on \(PinDates.string(day)) (\(PinDates.relative(days))): ship new pins before then, or clients stop pinning")
             }
         }
-        var results: [RequirementResult] = []
-        for requirement in domain.requirements {
-            var matched: [(Pin, Int)] = []
-            for (depth, certificate) in chain.enumerated() {
-                switch requirement.scope {
-                case .chain: break
-                case .leaf: if depth != 0 { continue }
-                case .ca: if !(roles[depth].isCA || depth > 0) { continue }
-                }
-                for pin in requirement.pins where pin.matches(certificate) { matched.append((pin, depth)) }
-            }
-            results.append(RequirementResult(requirement: requirement, matched: matched))
-        }
-        let satisfied = !results.isEmpty && results.allSatisfy { !$0.matched.isEmpty }
-        let verdict: Verdict = satisfied ? .ok : (domain.isExpired(at: now) ? .expired : .drift)
+        let evaluation = PinDocument(format: document.format, domains: [domain]).evaluate(chain, host: nil, at: now)
+        let results = evaluation.requirements
+        let satisfied = evaluation.verdict == .ok
+        let verdict = evaluation.verdict
         // Pins that protect nothing beyond today's chain.
         let spare = domain.pins.filter { pin in !chain.contains { pin.matches($0) } }
         if satisfied, spare.isEmpty {

@@ -72,27 +72,26 @@ enum Inputs {
         return value
     }
 
-    /// Resolves a pin set from `--pin` and `--pins`.
-    static func pinSet(pins: [String], pinsFile: String?, console: Console) throws(CommandFailure) -> PinSet? {
-        var set = PinSet(pins: [])
+    /// Resolves `--pin` and `--pins` into one pin document: `--pins` in any format `mtls pin` writes
+    /// (per host, with expiry and report-only as the file says), `--pin` values as extra pins that
+    /// satisfy every requirement (or, alone, one any-host set).
+    static func pinDocument(pins: [String], pinsFile: String?, console: Console) throws(CommandFailure) -> PinDocument? {
+        var extra: [Pin] = []
         for spec in pins {
             do throws(MTLSTrustError) {
-                set.pins.append(try Pin(parsing: spec))
+                extra.append(try Pin(parsing: spec))
             } catch {
                 throw CommandFailure(ExitCode.usage, "--pin: \(error.message)")
             }
         }
-        if let pinsFile {
-            let bytes = try read(pinsFile, console: console)
-            do throws(MTLSTrustError) {
-                let fileSet = try PinSet.parse(bytes, source: pinsFile)
-                set.pins += fileSet.pins
-                set.expiration = fileSet.expiration
-            } catch {
-                throw CommandFailure(error)
-            }
+        guard let pinsFile else {
+            return extra.isEmpty ? nil : PinDocument(PinSet(pins: extra))
         }
-        return set.pins.isEmpty ? nil : set
+        var document = try PinFileReader.read(pinsFile, console: console)
+        for d in document.domains.indices {
+            for r in document.domains[d].requirements.indices { document.domains[d].requirements[r].pins += extra }
+        }
+        return document
     }
 }
 

@@ -10,7 +10,7 @@ enum TLSOptions {
         OptionSpec(names: ["--insecure", "-k"], help: "Report trust problems but continue (diagnosis only)."),
         OptionSpec(names: ["--no-hostname-check"], help: "Do not check the server's name against its certificate."),
         OptionSpec(names: ["--pin"], valueName: "SPEC", repeatable: true, help: "Require a chain certificate to match this pin (sha256/BASE64)."),
-        OptionSpec(names: ["--pins"], valueName: "FILE", help: "Require a match with a pin from FILE."),
+        OptionSpec(names: ["--pins"], valueName: "FILE", help: "Require the pins FILE sets for the host (any format `mtls pin` writes)."),
         OptionSpec(names: ["--p12"], valueName: "FILE", help: "Client identity from a PKCS#12/PFX file."),
         OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of --p12 (pass:, env:, file:, fd:, stdin)."),
         OptionSpec(names: ["--cert"], valueName: "FILE", help: "Client certificate (PEM/DER; may include the chain)."),
@@ -37,7 +37,7 @@ enum TLSOptions {
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: arguments.value("p12").map { "Password for \($0): " }, console: console)
         var anchors: [Certificate] = []
         for path in arguments.values("anchors") { anchors += try Inputs.certificates(path, password: nil, console: console) }
-        let pins = try Inputs.pinSet(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+        let pinning = try Inputs.pinDocument(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
         let keyPassword =
             arguments.value("cert") == nil ? nil : try SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
         var identities: [ClientIdentity] = []
@@ -81,7 +81,7 @@ enum TLSOptions {
         _ = connectTo
         return TLSClientConfiguration(
             trust: trust, validatesHostname: !arguments.flag("no-hostname-check"), continuesOnTrustFailure: arguments.flag("insecure"),
-            pins: pins, identities: identities, minimumVersion: minimum, maximumVersion: maximum, serverName: arguments.value("servername"),
+            pinning: pinning, identities: identities, minimumVersion: minimum, maximumVersion: maximum, serverName: arguments.value("servername"),
             allowsLegacyRenegotiation: arguments.flag("legacy-renegotiation"), timeouts: timeouts)
     }
 

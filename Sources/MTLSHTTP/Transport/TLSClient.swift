@@ -186,13 +186,11 @@ private func clientVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: Unsaf
     let evaluation = evaluator.evaluate(leaf, extraIntermediates: Array(sent.dropFirst()))
     state.report.trust = evaluation
     var problems: [String] = evaluation.findings.map { $0.reason }
-    if let pins = configuration.pins {
-        let match = pins.check(evaluation.chain)
-        state.report.pinMatch = match
-        if !match.isSatisfied {
-            problems.append(
-                "no pin matched: expected \(pins.pins.map(\.description).joined(separator: ", ")); presented \(match.presented.map(\.description).joined(separator: ", "))")
-        }
+    if let pinning = configuration.pinning ?? configuration.pins.map(PinDocument.init) {
+        let result = pinning.evaluate(evaluation.chain, host: host)
+        state.report.pinEvaluation = result
+        state.report.pinMatch = result.summary
+        if result.refusesConnection { problems.append(result.mismatchDescription) }
     }
     if problems.isEmpty { return 1 }
     if configuration.continuesOnTrustFailure {

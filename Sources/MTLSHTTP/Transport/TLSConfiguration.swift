@@ -51,7 +51,12 @@ public struct TLSClientConfiguration: Sendable {
     /// Continue when the server is not trusted, recording every problem (`--insecure`).
     /// - Warning: Only for diagnosis: an attacker can read and change everything.
     public var continuesOnTrustFailure: Bool
-    /// Pins that the validated chain must match.
+    /// Pins per host (any format `mtls pin` writes, read with `PinDocument(contentsOf:)`): the domain
+    /// that applies to the host connected to must be satisfied; report-only and expired domains
+    /// are recorded, not enforced.
+    public var pinning: PinDocument?
+    /// One set of pins for every host; the same as a ``pinning`` document with one any-host domain
+    /// (used only when ``pinning`` is nil).
     public var pins: PinSet?
     /// Client identities, chosen by the CA names the server accepts.
     public var identities: [ClientIdentity]
@@ -74,7 +79,7 @@ public struct TLSClientConfiguration: Sendable {
 
     public init(
         trust: TrustPolicy = TrustPolicy(includesSystemRoots: true), validatesHostname: Bool = true,
-        continuesOnTrustFailure: Bool = false, pins: PinSet? = nil, identities: [ClientIdentity] = [],
+        continuesOnTrustFailure: Bool = false, pinning: PinDocument? = nil, pins: PinSet? = nil, identities: [ClientIdentity] = [],
         minimumVersion: TLSVersion? = .tls1_2, maximumVersion: TLSVersion? = nil, cipherList: String? = nil,
         cipherSuites: String? = nil, serverName: String? = nil, alpn: [String] = ["http/1.1"],
         allowsLegacyRenegotiation: Bool = false, offersPostHandshakeAuth: Bool = true, timeouts: Timeouts = Timeouts()
@@ -82,6 +87,7 @@ public struct TLSClientConfiguration: Sendable {
         self.trust = trust
         self.validatesHostname = validatesHostname
         self.continuesOnTrustFailure = continuesOnTrustFailure
+        self.pinning = pinning
         self.pins = pins
         self.identities = identities
         self.minimumVersion = minimumVersion
@@ -148,6 +154,8 @@ public struct TLSSessionReport: Sendable {
     public var trust: TrustEvaluation?
     /// The pin check, when pins were given.
     public var pinMatch: PinSet.Match?
+    /// The pin check of the chain against the configuration's pinning, per host.
+    public var pinEvaluation: PinEvaluation?
     public var certificateRequests: [CertificateRequestRecord] = []
     public var alerts: [TLSAlertRecord] = []
     /// Renegotiations done after the first handshake.

@@ -38,44 +38,11 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
     /// Parses `sha256/BASE64` (SPKI), `sha256//BASE64` (curl), `pin-sha256="BASE64"` (HPKP),
     /// `cert-sha256/BASE64` or `cert-sha256:HEX` (whole certificate), or a bare base64 SPKI digest.
     public init(parsing text: String) throws(MTLSTrustError) {
-        var spec = text.trimmingCharacters(in: .whitespaces)
-        var kind = Kind.publicKey
-        if spec.hasPrefix("pin-sha256=") {
-            spec = String(spec.dropFirst("pin-sha256=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"';"))
-        } else if spec.lowercased().hasPrefix("cert-sha256") {
-            kind = .certificate
-            var rest = Substring(spec.dropFirst("cert-sha256".count))
-            if rest.hasPrefix(":") || rest.hasPrefix("/") { rest = rest.dropFirst() }
-            spec = String(rest)
-        } else if spec.lowercased().hasPrefix("sha256") {
-            // `sha256/B64` (OkHttp) or `sha256//B64` (curl); base64 itself may begin with '/'.
-            var rest = Substring(spec.dropFirst("sha256".count))
-            if rest.hasPrefix(":") {
-                rest = rest.dropFirst()
-            } else if rest.hasPrefix("//") && rest.count == 46 {
-                rest = rest.dropFirst(2)
-            } else if rest.hasPrefix("/") {
-                rest = rest.dropFirst()
-            }
-            spec = String(rest)
-        }
-        let hex = spec.replacingOccurrences(of: ":", with: "")
-        if hex.count == 64, hex.allSatisfy(\.isHexDigit) {
-            var bytes: [UInt8] = []
-            var index = hex.startIndex
-            while index < hex.endIndex {
-                let next = hex.index(index, offsetBy: 2)
-                bytes.append(UInt8(hex[index..<next], radix: 16) ?? 0)
-                index = next
-            }
-            self.init(kind: kind, digest: bytes)
-            return
-        }
-        guard let data = Data(base64Encoded: spec), data.count == 32 else {
+        guard let pin = PinText.parse(text) else {
             throw MTLSTrustError(
                 .invalidArgument, "'\(text)' is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
         }
-        self.init(kind: kind, digest: [UInt8](data))
+        self = pin
     }
 
     /// True when `certificate` has this pin.
@@ -157,49 +124,18 @@ public struct PinSet: Sendable, Equatable {
             presentedCertificatePins: chain.map { Pin.certificate($0) }, expected: pins)
     }
 
-    /// Reads a pin file: one pin a line (`#` comments, blank lines ignored; an `expires YYYY-MM-DD`
-    /// line sets the expiry), or a JSON object with a `pins` array (and optional `expires`).
+    /// Reads a pin file of any format `mtls pin` writes (``PinDocument/init(bytes:source:)``) as one
+    /// set: its pins and expiry. A file that pins several hosts differently is refused: read it as a
+    /// ``PinDocument`` to keep its per-host requirements.
     public static func parse(_ bytes: [UInt8], source: String) throws(MTLSTrustError) -> PinSet {
-        let text = String(decoding: bytes, as: UTF8.self)
-        var pins: [Pin] = []
-        var expiration: Date? = nil
-        if text.trimmingCharacters(in: .whitespacesAndNewlines).hasPrefix("{") {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any] else {
-                throw MTLSTrustError(.malformedInput, "\(source): not valid JSON", source: source)
-            }
-            let entries = (object["pins"] as? [Any]) ?? []
-            for entry in entries {
-                if let string = entry as? String {
-                    pins.append(try Pin(parsing: string))
-                } else if let dict = entry as? [String: Any], let string = (dict["pin"] ?? dict["spki"]) as? String {
-                    pins.append(try Pin(parsing: string))
-                }
-            }
-            if let expires = object["expires"] as? String { expiration = parseDate(expires) }
-        } else {
-            for rawLine in text.split(whereSeparator: \.isNewline) {
-                let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-                if line.isEmpty { continue }
-                if line.lowercased().hasPrefix("expires") {
-                    expiration = parseDate(String(line.dropFirst(7)).trimmingCharacters(in: CharacterSet(charactersIn: " :=")))
-                    continue
-                }
-                do throws(MTLSTrustError) {
-                    pins.append(try Pin(parsing: line))
-                } catch {
-                    throw MTLSTrustError(.malformedInput, "\(source): \(error.message)", source: source)
-                }
-            }
+        let document = try PinDocument(bytes: bytes, source: source)
+        guard document.domains.count == 1, let domain = document.domains.first else {
+            throw MTLSTrustError(
+                .malformedInput, "\(source) pins \(document.domains.count) hosts (\(document.domains.map(\.display).joined(separator: "; "))): read it as a PinDocument",
+                source: source)
         }
-        if pins.isEmpty { throw MTLSTrustError(.malformedInput, "\(source) holds no pin", source: source) }
-        return PinSet(pins: pins, expiration: expiration)
-    }
-
-    private static func parseDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withFullDate]
-        if let date = formatter.date(from: String(text.prefix(10))) { return date.addingTimeInterval(86399) }
-        return nil
+        let scope: Scope = domain.requirements.allSatisfy { $0.scope == .leaf } ? .leafOnly : .anyCertificateInChain
+        return PinSet(pins: domain.pins, expiration: domain.expirationDay.map(PinDates.endOfDay), scope: scope)
     }
 
     public static func == (lhs: PinSet, rhs: PinSet) -> Bool {

@@ -1,0 +1,403 @@
+import Foundation
+
+extension PinDocument {
+    /// Reads a pin set back from the bytes of a file in any format `mtls pin --format` writes,
+    /// detected from the content: pin lists, JSON, curl, HPKP, TrustKit (Swift, Objective-C,
+    /// Info.plist), Android and TrustKit-Android XML, OkHttp (Kotlin, Java), ATS, the Swift source,
+    /// and PEM/DER certificates (whole-certificate pins).
+    ///
+    /// - Parameters:
+    ///   - bytes: The file's content.
+    ///   - source: The file's name, for messages.
+    /// - Throws: `MTLSTrustError` `.malformedInput` naming the file and what in it is not a pin set;
+    ///   also when it holds no pin at all.
+    public init(bytes: [UInt8], source: String) throws(MTLSTrustError) {
+        guard !bytes.isEmpty else { throw MTLSTrustError(.emptyInput, "\(source) is empty: it holds no pin", source: source) }
+        let document: PinDocument
+        do throws(PinDocumentReader.ReadError) {
+            document = try PinDocumentReader.parse(bytes, name: source)
+        } catch {
+            throw MTLSTrustError(.malformedInput, "\(source): \(error.message)", source: source)
+        }
+        if document.domains.allSatisfy({ $0.pins.isEmpty }) {
+            throw MTLSTrustError(.malformedInput, "\(source) holds no pin (read as \(document.format))", source: source)
+        }
+        self = document
+    }
+
+    /// Reads a pin file, or a directory of `.cer`/`.der`/`.crt`/`.pem` certificates (as bundled for
+    /// Alamofire and AFNetworking: whole-certificate pins).
+    ///
+    /// - Throws: `MTLSTrustError`: `.unreadableFile` for the file, `.malformedInput` for its content.
+    public init(contentsOf path: String) throws(MTLSTrustError) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+            self = try PinDocumentReader.certificateDirectory(path)
+            return
+        }
+        try self.init(bytes: try CertificateLoader.readFile(path), source: path)
+    }
+}
+
+/// The readers of each format, chosen by what the content looks like.
+enum PinDocumentReader {
+    struct ReadError: Error {
+        var message: String
+    }
+
+    /// Detects the format and reads the pins.
+    static func parse(_ bytes: [UInt8], name: String) throws(ReadError) -> PinDocument {
+        if bytes.starts(with: Array("bplist".utf8)) { return try plist(bytes) }
+        if bytes.first == 0x30, DER.shape(of: bytes) == .certificate { return try certificates(bytes, name: name) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.contains("<plist") { return try plist(bytes) }
+        if trimmed.contains("<network-security-config") { return try android(text) }
+        if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return try json(bytes) }
+        if trimmed.contains("-----BEGIN CERTIFICATE-----") { return try certificates(bytes, name: name) }
+        let tokens = CodeLiteralScanner.tokens(text)
+        if text.contains("CertificatePinner") || text.contains(".add(\"") { return try okhttp(tokens) }
+        if text.contains("TSKPinnedDomains") || text.contains("TSKPublicKeyHashes") { return try trustKitCode(tokens) }
+        if text.contains("static let spkiSHA256") || text.contains("Pin(pin: ") { return try swiftSource(text) }
+        if text.lowercased().contains("pin-sha256=") { return try hpkp(text) }
+        return try lines(text)
+    }
+
+    // MARK: - Formats
+
+    /// `sha256/…` lines (spki and cert lists), with `expires` and `# host:` lines; or curl's
+    /// `sha256//A;sha256//B` (leaf only).
+    static func lines(_ text: String) throws(ReadError) -> PinDocument {
+        let content = text.split(whereSeparator: \.isNewline).map { String($0) }
+        let meaningful = content.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        if meaningful.count == 1, let line = meaningful.first, line.contains("sha256//"), !line.contains(" ") {
+            let tokens = line.split(separator: ";").map { String($0) }
+            var pins: [Pin] = []
+            for token in tokens {
+                let body = token.dropFirst("sha256//".count)
+                guard token.hasPrefix("sha256//"), let digest = PinText.digest(String(body)) else {
+                    // A one-line spki list whose digest starts with '/' ("sha256//j4i…") is not curl's.
+                    if tokens.count == 1, let pin = PinText.parse(token) {
+                        return PinDocument(
+                            format: "SPKI pin list", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: [pin])])])
+                    }
+                    throw ReadError(message: "'\(token)' is not a curl pin (sha256// followed by 44 base64 characters)")
+                }
+                pins.append(Pin(kind: .publicKey, digest: digest))
+            }
+            return PinDocument(
+                format: "curl --pinnedpubkey",
+                domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .leaf, pins: pins, name: "curl (leaf only)")])])
+        }
+        var pins: [Pin] = []
+        var expires: Date?
+        var hosts: [(String, Bool)] = []
+        for raw in content {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("#") {
+                let comment = line.dropFirst().trimmingCharacters(in: .whitespaces)
+                if comment.lowercased().hasPrefix("host:") {
+                    let value = comment.dropFirst(5).trimmingCharacters(in: .whitespaces)
+                    let subdomains = value.hasSuffix(" and its subdomains")
+                    hosts.append((subdomains ? String(value.dropLast(" and its subdomains".count)) : value, subdomains))
+                }
+                continue
+            }
+            let body = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            if body.isEmpty { continue }
+            if body.lowercased().hasPrefix("expires") {
+                let value = body.dropFirst(7).trimmingCharacters(in: CharacterSet(charactersIn: " :=\t"))
+                guard let day = PinDates.day(String(value.prefix(10))) else { throw ReadError(message: "'\(body)' is not an expiry: expected expires YYYY-MM-DD") }
+                expires = day
+                continue
+            }
+            let first = body.split(separator: " ").first.map(String.init) ?? body
+            guard let pin = PinText.parse(first) else {
+                throw ReadError(message: "'\(first)' is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
+            }
+            pins.append(pin)
+        }
+        let requirement = PinRequirement(scope: .chain, pins: pins)
+        let format = pins.allSatisfy { $0.kind == .certificate } && !pins.isEmpty ? "certificate pin list" : "SPKI pin list"
+        if hosts.isEmpty {
+            return PinDocument(format: format, domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [requirement], expirationDay: expires)])
+        }
+        return PinDocument(
+            format: format,
+            domains: hosts.map {
+                $0.0.hasPrefix("*.")
+                    ? PinDomain(pattern: $0.0, matching: .okhttp, requirements: [requirement], expirationDay: expires)
+                    : PinDomain(pattern: $0.0, includesSubdomains: $0.1, matching: .domain, requirements: [requirement], expirationDay: expires)
+            })
+    }
+
+    /// Our JSON (`hosts`, `includeSubdomains`, `expires`, `pins`), or any object with a `pins` array
+    /// of strings or `{"pin": …}` objects.
+    static func json(_ bytes: [UInt8]) throws(ReadError) -> PinDocument {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else { throw ReadError(message: "not valid JSON") }
+        let dictionary: [String: Any]
+        if let array = object as? [Any] {
+            dictionary = ["pins": array]
+        } else if let value = object as? [String: Any] {
+            dictionary = value
+        } else {
+            throw ReadError(message: "the JSON is neither an object nor an array")
+        }
+        var pins: [Pin] = []
+        for entry in (dictionary["pins"] as? [Any]) ?? [] {
+            let text = (entry as? String) ?? ((entry as? [String: Any]).flatMap { ($0["pin"] ?? $0["spki"] ?? $0["sha256"]) as? String })
+            guard let text else { continue }
+            guard let pin = PinText.parse(text) else { throw ReadError(message: "'\(text)' is not a SHA-256 pin") }
+            pins.append(pin)
+        }
+        var expires: Date?
+        if let text = dictionary["expires"] as? String {
+            guard let day = PinDates.day(String(text.prefix(10))) else { throw ReadError(message: "\"expires\": '\(text)' is not a YYYY-MM-DD date") }
+            expires = day
+        }
+        let hosts = (dictionary["hosts"] as? [String]) ?? []
+        let subdomains = (dictionary["includeSubdomains"] as? Bool) ?? false
+        let requirement = PinRequirement(scope: .chain, pins: pins)
+        if hosts.isEmpty {
+            return PinDocument(format: "JSON pin set", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [requirement], expirationDay: expires)])
+        }
+        return PinDocument(
+            format: "JSON pin set",
+            domains: hosts.map { host in
+                host.hasPrefix("*.")
+                    ? PinDomain(pattern: host, matching: .okhttp, requirements: [requirement], expirationDay: expires)
+                    : PinDomain(pattern: host, includesSubdomains: subdomains, matching: .domain, requirements: [requirement], expirationDay: expires)
+            })
+    }
+
+    /// `Public-Key-Pins[-Report-Only]: pin-sha256="…"; max-age=…; includeSubDomains`.
+    static func hpkp(_ text: String) throws(ReadError) -> PinDocument {
+        var pins: [Pin] = []
+        for part in text.split(whereSeparator: { $0 == ";" || $0 == "\n" }) {
+            var directive = part.trimmingCharacters(in: .whitespaces)
+            if let colon = directive.range(of: "Public-Key-Pins", options: .caseInsensitive), let separator = directive[colon.upperBound...].firstIndex(of: ":") {
+                directive = directive[directive.index(after: separator)...].trimmingCharacters(in: .whitespaces)
+            }
+            if directive.lowercased().hasPrefix("pin-sha256") {
+                guard let pin = PinText.parse(directive) else { throw ReadError(message: "'\(directive)' is not a pin-sha256 directive with a 44-character base64 digest") }
+                pins.append(pin)
+            }
+        }
+        let reportOnly = text.lowercased().contains("public-key-pins-report-only")
+        return PinDocument(
+            format: "HPKP header",
+            domains: [
+                PinDomain(
+                    pattern: "", includesSubdomains: text.lowercased().contains("includesubdomains"), matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: pins)],
+                    enforced: !reportOnly)
+            ])
+    }
+
+    /// Info.plist: TrustKit's `TSKConfiguration` and/or ATS `NSPinnedDomains`.
+    static func plist(_ bytes: [UInt8]) throws(ReadError) -> PinDocument {
+        let root: Any
+        do {
+            root = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+        } catch {
+            throw ReadError(message: "not a valid property list (\(error.localizedDescription))")
+        }
+        guard let top = root as? [String: Any] else { throw ReadError(message: "the property list's root is not a dictionary") }
+        var domains: [PinDomain] = []
+        var formats: [String] = []
+        let trustKit = (top["TSKConfiguration"] as? [String: Any]) ?? (top["TSKPinnedDomains"] != nil ? top : nil)
+        if let trustKit, let pinned = trustKit["TSKPinnedDomains"] as? [String: Any] {
+            formats.append("TrustKit (Info.plist)")
+            for (host, value) in pinned.sorted(by: { $0.key < $1.key }) {
+                guard let config = value as? [String: Any] else { continue }
+                domains.append(
+                    try trustKitDomain(
+                        host: host, hashes: (config["TSKPublicKeyHashes"] as? [String]) ?? [], includeSubdomains: config["TSKIncludeSubdomains"] as? Bool,
+                        expiration: config["TSKExpirationDate"] as? String, enforce: config["TSKEnforcePinning"] as? Bool))
+            }
+        }
+        let ats = ((top["NSAppTransportSecurity"] as? [String: Any])?["NSPinnedDomains"] as? [String: Any]) ?? (top["NSPinnedDomains"] as? [String: Any])
+        if let ats {
+            formats.append("App Transport Security NSPinnedDomains")
+            for (host, value) in ats.sorted(by: { $0.key < $1.key }) {
+                guard let config = value as? [String: Any] else { continue }
+                var requirements: [PinRequirement] = []
+                for (key, scope) in [("NSPinnedCAIdentities", PinRequirement.Scope.ca), ("NSPinnedLeafIdentities", .leaf)] {
+                    guard let identities = config[key] as? [[String: Any]] else { continue }
+                    var pins: [Pin] = []
+                    for identity in identities {
+                        guard let text = identity["SPKI-SHA256-BASE64"] as? String else { continue }
+                        guard let digest = PinText.digest(text) else { throw ReadError(message: "\(host) \(key): '\(text)' is not a base64 SHA-256 digest") }
+                        pins.append(Pin(kind: .publicKey, digest: digest))
+                    }
+                    requirements.append(PinRequirement(scope: scope, pins: pins, name: key))
+                }
+                domains.append(PinDomain(pattern: host, includesSubdomains: (config["NSIncludesSubdomains"] as? Bool) ?? false, matching: .domain, requirements: requirements))
+            }
+        }
+        guard !formats.isEmpty else { throw ReadError(message: "the property list has neither TSKConfiguration (TrustKit) nor NSAppTransportSecurity/NSPinnedDomains (ATS)") }
+        return PinDocument(format: formats.joined(separator: " + "), domains: domains)
+    }
+
+    static func trustKitDomain(host: String, hashes: [String], includeSubdomains: Bool?, expiration: String?, enforce: Bool?) throws(ReadError) -> PinDomain {
+        var pins: [Pin] = []
+        for hash in hashes {
+            guard let digest = PinText.digest(hash) ?? PinText.parse(hash)?.digest else { throw ReadError(message: "\(host): '\(hash)' is not a base64 SHA-256 digest") }
+            pins.append(Pin(kind: .publicKey, digest: digest))
+        }
+        var day: Date?
+        if let expiration {
+            guard let parsed = PinDates.day(expiration) else { throw ReadError(message: "\(host): the expiration date '\(expiration)' is not yyyy-MM-dd") }
+            day = parsed
+        }
+        return PinDomain(
+            pattern: host, includesSubdomains: includeSubdomains ?? false, matching: .domain, requirements: [PinRequirement(scope: .chain, pins: pins)], expirationDay: day,
+            enforced: enforce ?? true)
+    }
+
+    /// TrustKit configuration dictionaries in Swift or Objective-C.
+    static func trustKitCode(_ tokens: [CodeLiteralScanner.Token]) throws(ReadError) -> PinDocument {
+        guard let pinned = CodeLiteralScanner.value(after: "TSKPinnedDomains", in: tokens), case .dictionary(let pairs) = pinned else {
+            throw ReadError(message: "found no kTSKPinnedDomains dictionary")
+        }
+        var domains: [PinDomain] = []
+        for (key, config) in pairs {
+            guard let host = key.keyName else { continue }
+            domains.append(
+                try trustKitDomain(
+                    host: host, hashes: config["TSKPublicKeyHashes"]?.strings ?? [], includeSubdomains: config["TSKIncludeSubdomains"]?.boolValue,
+                    expiration: config["TSKExpirationDate"]?.strings.first, enforce: config["TSKEnforcePinning"]?.boolValue))
+        }
+        return PinDocument(format: "TrustKit configuration", domains: domains)
+    }
+
+    /// OkHttp `.add("pattern", "sha256/…", …)` calls, Kotlin or Java.
+    static func okhttp(_ tokens: [CodeLiteralScanner.Token]) throws(ReadError) -> PinDocument {
+        var order: [String] = []
+        var byPattern: [String: [Pin]] = [:]
+        for call in CodeLiteralScanner.addCalls(in: tokens) {
+            guard let pattern = call.first else { continue }
+            for text in call.dropFirst() {
+                guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else { throw ReadError(message: "'\(text)': OkHttp pins start with sha256/ (or sha1/)") }
+                guard text.hasPrefix("sha256/") else { continue }
+                guard let digest = PinText.digest(String(text.dropFirst("sha256/".count))) else {
+                    throw ReadError(message: "'\(text)' is not sha256/ followed by 44 base64 characters")
+                }
+                if byPattern[pattern] == nil { order.append(pattern) }
+                byPattern[pattern, default: []].append(Pin(kind: .publicKey, digest: digest))
+            }
+        }
+        guard !order.isEmpty else { throw ReadError(message: "found no CertificatePinner.Builder().add(pattern, \"sha256/…\") call") }
+        return PinDocument(
+            format: "OkHttp CertificatePinner",
+            domains: order.map { PinDomain(pattern: $0.lowercased(), matching: .okhttp, requirements: [PinRequirement(scope: .chain, pins: byPattern[$0] ?? [])]) })
+    }
+
+    /// The Swift source of `--format swift`.
+    static func swiftSource(_ text: String) throws(ReadError) -> PinDocument {
+        var pins: [Pin] = []
+        for match in matches(#"Pin\(pin: "([^"]+)""#, in: text) {
+            guard let pin = PinText.parse(match) else { throw ReadError(message: "'\(match)' is not a SHA-256 pin") }
+            pins.append(pin)
+        }
+        if pins.isEmpty {
+            for match in matches(#"spkiSHA256: Set<String> = \[([^\]]*)\]"#, in: text) {
+                for digest in matches(#""([^"]+)""#, in: match) { if let bytes = PinText.digest(digest) { pins.append(Pin(kind: .publicKey, digest: bytes)) } }
+            }
+        }
+        let hosts = matches(#"static let hosts: \[String\] = \[([^\]]*)\]"#, in: text).flatMap { matches(#""([^"]+)""#, in: $0) }
+        let subdomains = text.contains("static let includesSubdomains = true")
+        var expires: Date?
+        if let text = matches(#"static let expires: String\? = "([^"]+)""#, in: text).first {
+            guard let day = PinDates.day(text) else { throw ReadError(message: "expires '\(text)' is not YYYY-MM-DD") }
+            expires = day
+        }
+        let requirement = PinRequirement(scope: .chain, pins: pins)
+        if hosts.isEmpty {
+            return PinDocument(format: "Swift pin-set source", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [requirement], expirationDay: expires)])
+        }
+        return PinDocument(
+            format: "Swift pin-set source",
+            domains: hosts.map { PinDomain(pattern: $0, includesSubdomains: subdomains, matching: .domain, requirements: [requirement], expirationDay: expires) })
+    }
+
+    /// Android network security config, with or without TrustKit-Android's `<trustkit-config>`.
+    static func android(_ text: String) throws(ReadError) -> PinDocument {
+        let root: MiniXMLElement
+        do throws(MiniXML.ParseError) { root = try MiniXML.parse(text) } catch { throw ReadError(message: "not well-formed XML: \(error.message)") }
+        var domains: [PinDomain] = []
+        var sawTrustKit = false
+        func collect(_ config: MiniXMLElement) throws(ReadError) {
+            let pinSet = config.children(named: "pin-set").first
+            var pins: [Pin] = []
+            for pin in pinSet?.children(named: "pin") ?? [] {
+                guard (pin.attributes["digest"] ?? "SHA-256").uppercased() == "SHA-256" else { continue }
+                let value = pin.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard let digest = PinText.digest(value) else { throw ReadError(message: "<pin>\(value)</pin> is not a base64 SHA-256 digest") }
+                pins.append(Pin(kind: .publicKey, digest: digest))
+            }
+            var expiration: Date?
+            if let text = pinSet?.attributes["expiration"] {
+                guard let day = PinDates.day(text) else { throw ReadError(message: "<pin-set expiration=\"\(text)\"> is not yyyy-MM-dd") }
+                expiration = day
+            }
+            var enforced = true
+            if let trustKit = config.children(named: "trustkit-config").first {
+                sawTrustKit = true
+                enforced = (trustKit.attributes["enforcePinning"] ?? "false").lowercased() == "true"
+            }
+            if !pins.isEmpty {
+                for domain in config.children(named: "domain") {
+                    let name = domain.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+                    domains.append(
+                        PinDomain(
+                            pattern: name, includesSubdomains: domain.attributes["includeSubdomains"]?.lowercased() == "true", matching: .domain,
+                            requirements: [PinRequirement(scope: .chain, pins: pins)], expirationDay: expiration, enforced: enforced))
+                }
+            }
+            for nested in config.children(named: "domain-config") { try collect(nested) }
+        }
+        guard root.name == "network-security-config" else { throw ReadError(message: "the root element is <\(root.name)>, not <network-security-config>") }
+        for config in root.children(named: "domain-config") { try collect(config) }
+        return PinDocument(format: sawTrustKit ? "TrustKit-Android configuration" : "Android network security config", domains: domains)
+    }
+
+    /// PEM or DER certificates given as the pin file: whole-certificate pins (Alamofire's
+    /// `PinnedCertificatesTrustEvaluator`).
+    static func certificates(_ bytes: [UInt8], name: String) throws(ReadError) -> PinDocument {
+        let certificates: [Certificate]
+        do throws(MTLSTrustError) { certificates = try CertificateLoader.certificates(from: bytes, source: name).certificates } catch {
+            throw ReadError(message: error.message)
+        }
+        return PinDocument(
+            format: "pinned certificates",
+            domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: certificates.map { .certificate($0) })])])
+    }
+
+    /// A directory of `.cer`/`.der`/`.crt` files, as bundled for Alamofire/AFNetworking.
+    static func certificateDirectory(_ path: String) throws(MTLSTrustError) -> PinDocument {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter {
+            ["cer", "der", "crt", "pem"].contains(($0 as NSString).pathExtension.lowercased())
+        }.sorted()
+        var pins: [Pin] = []
+        for name in names {
+            let file = (path as NSString).appendingPathComponent(name)
+            do throws(MTLSTrustError) {
+                for certificate in try CertificateLoader.certificates(atPath: file) { pins.append(.certificate(certificate)) }
+            } catch {
+                throw error.attributed(to: file)
+            }
+        }
+        if pins.isEmpty { throw MTLSTrustError(.malformedInput, "\(path) holds no .cer, .der, .crt or .pem certificate", source: path) }
+        return PinDocument(format: "bundled certificates (.cer)", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: pins)])])
+    }
+
+    /// The first capture group of every match.
+    static func matches(_ pattern: String, in text: String) -> [String] {
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
+        let range = NSRange(text.startIndex..., in: text)
+        return regex.matches(in: text, range: range).compactMap { match in
+            guard match.numberOfRanges > 1, let r = Range(match.range(at: 1), in: text) else { return nil }
+            return String(text[r])
+        }
+    }
+}

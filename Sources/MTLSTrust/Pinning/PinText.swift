@@ -1,0 +1,103 @@
+import Foundation
+
+/// Text forms of pins, read without the ambiguities of a naive prefix strip.
+enum PinText {
+    /// Parses `sha256/B64`, `sha256//B64` (curl), `pin-sha256="B64"` (HPKP), `cert-sha256/B64`,
+    /// `cert-sha256:HEX`, `sha256:HEX`, colon-separated hex, or a bare base64 SHA-256 (SPKI).
+    ///
+    /// A digest whose base64 begins with `/` is legal (`sha256//j4i…=`); the 44-character
+    /// base64 after exactly one `/` is tried before curl's `sha256//` prefix is assumed.
+    static func parse(_ raw: String) -> Pin? {
+        var text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+        text = text.trimmingCharacters(in: CharacterSet(charactersIn: "\"',;"))
+        var kind = Pin.Kind.publicKey
+        let lower = text.lowercased()
+        if lower.hasPrefix("pin-sha256=") {
+            text = String(text.dropFirst("pin-sha256=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"' ;"))
+            return digest(text).map { Pin(kind: .publicKey, digest: $0) }
+        }
+        var body = text
+        if lower.hasPrefix("cert-sha256") {
+            kind = .certificate
+            body = String(text.dropFirst("cert-sha256".count))
+        } else if lower.hasPrefix("sha256") {
+            body = String(text.dropFirst("sha256".count))
+        } else {
+            return digest(text).map { Pin(kind: .publicKey, digest: $0) }
+        }
+        // `/B64` (one slash, the digest may itself begin with "/"), `//B64` (curl), `:HEX`, `=B64`.
+        for separator in ["/", "//", ":", "="] where body.hasPrefix(separator) {
+            if let bytes = digest(String(body.dropFirst(separator.count))) { return Pin(kind: kind, digest: bytes) }
+        }
+        return nil
+    }
+
+    /// A 32-byte digest from base64 or (colon-separated) hex.
+    static func digest(_ text: String) -> [UInt8]? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let hex = trimmed.replacingOccurrences(of: ":", with: "")
+        if hex.count == 64, hex.allSatisfy(\.isHexDigit) {
+            var bytes: [UInt8] = []
+            var index = hex.startIndex
+            while index < hex.endIndex {
+                let next = hex.index(index, offsetBy: 2)
+                guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+                bytes.append(byte)
+                index = next
+            }
+            return bytes
+        }
+        guard trimmed.count == 44, let data = Data(base64Encoded: trimmed), data.count == 32 else { return nil }
+        return [UInt8](data)
+    }
+
+    /// True when `text` is a 44-character base64 SHA-256 digest.
+    static func isBase64Digest(_ text: String) -> Bool { text.count == 44 && digest(text) != nil }
+}
+
+/// Calendar arithmetic in UTC for expiry dates (`YYYY-MM-DD`) and the rotation calendar.
+public enum PinDates {
+    public static let utc = TimeZone(identifier: "UTC")!
+
+    /// Parses `YYYY-MM-DD` strictly (a real calendar day).
+    public static func day(_ text: String) -> Date? {
+        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = utc
+        let components = DateComponents(timeZone: utc, year: year, month: month, day: day)
+        guard let date = calendar.date(from: components) else { return nil }
+        let back = calendar.dateComponents([.year, .month, .day], from: date)
+        guard back.year == year, back.month == month, back.day == day else { return nil }
+        return date
+    }
+
+    /// `YYYY-MM-DD` of a date, in UTC.
+    public static func string(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = utc
+        let c = calendar.dateComponents([.year, .month, .day], from: date)
+        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+    }
+
+    /// The end of an expiry day: TrustKit and Android stop enforcing after the day named.
+    public static func endOfDay(_ day: Date) -> Date { day.addingTimeInterval(86_399) }
+
+    /// Whole days from `now` to `date` (negative when past), counted as calendar days in UTC.
+    public static func days(from now: Date, to date: Date) -> Int {
+        Int((date.timeIntervalSince(now) / 86_400).rounded(.down))
+    }
+
+    /// "in 214 days", "today", "3 days ago".
+    public static func relative(_ days: Int) -> String {
+        switch days {
+        case 0: return "today"
+        case 1: return "in 1 day"
+        case -1: return "1 day ago"
+        case let n where n > 1: return "in \(n) days"
+        default: return "\(-days) days ago"
+        }
+    }
+}

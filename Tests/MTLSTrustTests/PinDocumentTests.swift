@@ -1,0 +1,131 @@
+import Foundation
+import XCTest
+
+@testable import MTLSTrust
+
+/// The library's pinning model: documents read from the formats `mtls pin` writes, per-host
+/// requirements, expiry and report-only, evaluated against the TestCerts server chain.
+final class PinDocumentTests: XCTestCase {
+    private let now = Date(timeIntervalSince1970: 1_780_272_000)  // 2026-06-01T00:00:00Z
+
+    private func chain() throws -> [Certificate] {
+        [try TestCertificates.certificate(TestCertificates.server), try TestCertificates.certificate(TestCertificates.intermediateCA)]
+    }
+
+    private func document(_ text: String, source: String = "pins") throws -> PinDocument {
+        try PinDocument(bytes: Array(text.utf8), source: source)
+    }
+
+    func testAnAndroidConfigPinsEachDomainAndLeavesOtherHostsUnpinned() throws {
+        let chain = try chain()
+        let leafPin = Pin.publicKey(of: chain[0])
+        let xml = """
+            <?xml version="1.0" encoding="utf-8"?>
+            <network-security-config>
+              <domain-config>
+                <domain includeSubdomains="true">example.com</domain>
+                <pin-set expiration="2027-01-01"><pin digest="SHA-256">\(leafPin.base64)</pin></pin-set>
+              </domain-config>
+              <domain-config>
+                <domain>other.example.org</domain>
+                <pin-set><pin digest="SHA-256">AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</pin></pin-set>
+              </domain-config>
+            </network-security-config>
+            """
+        let document = try document(xml, source: "network_security_config.xml")
+        XCTAssertEqual(document.format, "Android network security config")
+        XCTAssertEqual(document.evaluate(chain, host: "api.example.com", at: now).verdict, .ok, "a subdomain of an includeSubdomains domain")
+        let other = document.evaluate(chain, host: "other.example.org", at: now)
+        XCTAssertEqual(other.verdict, .drift)
+        XCTAssertTrue(other.refusesConnection)
+        XCTAssertTrue(other.mismatchDescription.contains("for other.example.org"), other.mismatchDescription)
+        XCTAssertTrue(other.mismatchDescription.contains(leafPin.description), "the presented pins are listed: \(other.mismatchDescription)")
+        let unpinned = document.evaluate(chain, host: "elsewhere.net", at: now)
+        XCTAssertEqual(unpinned.verdict, .notPinned)
+        XCTAssertFalse(unpinned.refusesConnection)
+        XCTAssertEqual(document.evaluate(chain, host: "api.example.com", at: Date(timeIntervalSince1970: 1_798_848_000)).verdict, .ok, "2027-01-01 00:00: still the last day")
+    }
+
+    func testAnExpiredDomainIsNotEnforcedAfterItsLastDay() throws {
+        let document = try document("expires 2026-05-31\nsha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
+        let result = document.evaluate(try chain(), host: "localhost", at: now)
+        XCTAssertEqual(result.verdict, .expired)
+        XCTAssertFalse(result.refusesConnection)
+        let dayBefore = document.evaluate(try chain(), host: "localhost", at: now.addingTimeInterval(-1))
+        XCTAssertEqual(dayBefore.verdict, .drift, "23:59:59 on the expiry day is still enforced")
+    }
+
+    func testAReportOnlyTrustKitDomainRecordsTheMismatchButDoesNotRefuse() throws {
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+              <key>TSKConfiguration</key><dict>
+                <key>TSKPinnedDomains</key><dict>
+                  <key>localhost</key><dict>
+                    <key>TSKEnforcePinning</key><false/>
+                    <key>TSKPublicKeyHashes</key><array>
+                      <string>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</string>
+                      <string>BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=</string>
+                    </array>
+                  </dict>
+                </dict>
+              </dict>
+            </dict></plist>
+            """
+        let result = try document(plist, source: "Info.plist").evaluate(try chain(), host: "localhost", at: now)
+        XCTAssertEqual(result.verdict, .drift)
+        XCTAssertEqual(result.domain?.enforced, false)
+        XCTAssertFalse(result.refusesConnection)
+    }
+
+    func testALeafScopedRequirementIsNotSatisfiedByTheIntermediate() throws {
+        let chain = try chain()
+        let curl = "sha256//\(Pin.publicKey(of: chain[1]).base64)"
+        let result = try document(curl, source: "curl.txt").evaluate(chain, host: "localhost", at: now)
+        XCTAssertEqual(result.verdict, .drift, "curl's --pinnedpubkey checks the leaf only")
+        XCTAssertTrue(result.mismatchDescription.contains("in the leaf"), result.mismatchDescription)
+        let any = try document(Pin.publicKey(of: chain[1]).description).evaluate(chain, host: "localhost", at: now)
+        XCTAssertEqual(any.verdict, .ok)
+        XCTAssertEqual(any.requirements.first?.matched.first?.depth, 1)
+    }
+
+    func testAPinSetIsADocumentWithOneAnyHostDomain() throws {
+        let chain = try chain()
+        let set = PinSet(pins: [Pin.publicKey(of: chain[1])], expiration: now.addingTimeInterval(-1))
+        let result = PinDocument(set).evaluate(chain, host: "anything.example", at: now)
+        XCTAssertEqual(result.verdict, .ok)
+        XCTAssertEqual(
+            PinDocument(PinSet(pins: [try Pin(parsing: "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")], expiration: now.addingTimeInterval(-1))).evaluate(
+                chain, host: nil, at: now
+            ).verdict, .expired)
+    }
+
+    func testPinSetParseReadsEveryFormatButRefusesPerHostFiles() throws {
+        let okhttp = """
+            CertificatePinner.Builder()
+                .add("example.com", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+                .build()
+            """
+        XCTAssertEqual(try PinSet.parse(Array(okhttp.utf8), source: "Pins.kt").pins.count, 1)
+        let two = """
+            CertificatePinner.Builder()
+                .add("a.example", "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+                .add("b.example", "sha256/BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=")
+                .build()
+            """
+        XCTAssertThrowsError(try PinSet.parse(Array(two.utf8), source: "Pins.kt")) { error in
+            XCTAssertTrue((error as? MTLSTrustError)?.message.contains("read it as a PinDocument") == true, "\(error)")
+        }
+    }
+
+    func testUnreadableContentNamesTheFile() {
+        XCTAssertThrowsError(try PinDocument(bytes: Array("not a pin\n".utf8), source: "pins.txt")) { error in
+            let error = error as? MTLSTrustError
+            XCTAssertEqual(error?.reason, .malformedInput)
+            XCTAssertTrue(error?.message.hasPrefix("pins.txt: 'not' is not a SHA-256 pin") == true, error?.message ?? "")
+        }
+        XCTAssertThrowsError(try PinDocument(bytes: [], source: "empty.txt")) { error in
+            XCTAssertEqual((error as? MTLSTrustError)?.reason, .emptyInput)
+        }
+    }
+}
