@@ -22,15 +22,18 @@ let package = Package(
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
-        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
+        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust"]),
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
         // Its example (and a consumer of the library) is the separate package in Examples/.
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
         // In-process benchmarks and the DER-walk differential fuzzer of scripts/bench/run_all.sh.
         .executableTarget(name: "mtls-bench", dependencies: ["MTLSTrust", "MTLSHTTP"], path: "scripts/bench/MTLSBench"),
-        .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust"]),
-        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust"]),
-        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP"]),
+        // The test processes wipe OpenSSL's frees like `mtls` does; the one load-time constructor
+        // left is here, because which test first touches OpenSSL is not known.
+        .target(name: "CTestWipingAllocator", dependencies: ["COpenSSLShims"], path: "Tests/CTestWipingAllocator"),
+        .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust", "CTestWipingAllocator"]),
+        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust", "CTestWipingAllocator"]),
+        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP", "CTestWipingAllocator"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -60,6 +60,10 @@ func run(base: String, pki: String) async throws -> Bool {
     return passed
 }
 
+// First, before anything uses OpenSSL: its frees are wiped (it frees a copy of .p12 passwords
+// without clearing it).
+OpenSSLInfo.installWipingAllocator()
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 2, !arguments[0].hasPrefix("-") else {
     print("usage: MTLSConsumer BASE_URL PKI_DIR   (the .p12 password on standard input)")

@@ -4,8 +4,10 @@
 // Every PKCS#12 read or write then leaves the password in freed heap memory, where a core dump,
 // a swap file or a later heap overread finds it.
 //
-// Installed before OpenSSL allocates anything (a load-time constructor), these allocation
-// functions overwrite each block OpenSSL frees, and each block realloc gives up, with zeros.
+// Installed before OpenSSL allocates anything (mtls_install_wiping_allocator, called first thing by
+// the program: `mtls`'s main, a library user's main), these allocation functions overwrite each
+// block OpenSSL frees, and each block realloc gives up, with zeros. Not a load-time constructor:
+// replacing OpenSSL's allocator is the program's decision, not a side effect of linking a library.
 // The cost is one memset over memory that was just in use; see docs/RELIABILITY.md.
 
 #include "COpenSSLShims.h"
@@ -53,8 +55,10 @@ static void *mtls_wiping_realloc(void *ptr, size_t num, const char *file, int li
     return moved;
 }
 
-__attribute__((constructor(101))) static void mtls_install_wiping_allocator(void) {
-    installed = CRYPTO_set_mem_functions(mtls_wiping_malloc, mtls_wiping_realloc, mtls_wiping_free);
+int mtls_install_wiping_allocator(void) {
+    // CRYPTO_set_mem_functions refuses once OpenSSL has allocated; asking twice is harmless.
+    if (!installed) installed = CRYPTO_set_mem_functions(mtls_wiping_malloc, mtls_wiping_realloc, mtls_wiping_free);
+    return installed;
 }
 
 int mtls_openssl_wipes_freed_memory(void) { return installed; }

@@ -1,4 +1,5 @@
 import MTLSCommandLine
+import MTLSTrust
 
 #if canImport(Glibc)
     import Glibc
@@ -6,4 +7,7 @@ import MTLSCommandLine
     import Darwin
 #endif
 
+// Before anything touches OpenSSL: every block it frees is wiped (it frees a copy of PKCS#12
+// passwords without clearing it).
+OpenSSLInfo.installWipingAllocator()
 exit(MTLSCommand.run(arguments: Array(CommandLine.arguments.dropFirst())))

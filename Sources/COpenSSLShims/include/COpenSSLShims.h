@@ -15,8 +15,10 @@
 
 // Memory
 void mtls_OPENSSL_free(void *_Nullable ptr);
-/// 1 when this process wipes every block OpenSSL frees (installed by a load-time constructor
-/// before OpenSSL allocated anything); 0 when OpenSSL had allocated first.
+/// Makes every block OpenSSL frees (and every block a growing realloc gives up) be overwritten
+/// first. Works only before OpenSSL's first allocation: 1 when installed, 0 when too late.
+int mtls_install_wiping_allocator(void);
+/// 1 when this process wipes every block OpenSSL frees (mtls_install_wiping_allocator succeeded).
 int mtls_openssl_wipes_freed_memory(void);
 
 // Stacks of X509

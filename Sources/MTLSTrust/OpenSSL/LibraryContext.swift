@@ -55,8 +55,22 @@ public enum OpenSSLInfo {
     public static var version: String { String(cString: OpenSSL_version(OPENSSL_VERSION)) }
     /// True when OpenSSL's legacy provider (RC2, RC4, DES) can be loaded.
     public static var legacyProviderAvailable: Bool { LegacyLibraryContext.shared.isAvailable }
-    /// True when every block OpenSSL frees is overwritten with zeros first (installed when this
-    /// library is loaded): OpenSSL's PKCS#12 key derivation frees a copy of the password without
-    /// clearing it.
+    /// True when every block OpenSSL frees is overwritten with zeros first (see
+    /// ``installWipingAllocator()``).
     public static var wipesFreedMemory: Bool { mtls_openssl_wipes_freed_memory() == 1 }
+
+    /// Makes OpenSSL overwrite every block it frees (and every block a growing `realloc` gives up)
+    /// with zeros, for the rest of the process.
+    ///
+    /// OpenSSL 3.0's PKCS#12 key derivation frees a copy of the password without clearing it, so
+    /// after reading or writing a `.p12` the password stays in freed heap memory (where a core
+    /// dump, swap or a heap over-read finds it). ``Secret`` wipes what this library holds; this
+    /// covers what OpenSSL holds. It replaces OpenSSL's allocator for the whole process, so it is
+    /// the program's choice: call it as the first statement of `main`, before anything uses
+    /// OpenSSL (`mtls` does). The cost is one `memset` per freed block (docs/RELIABILITY.md).
+    ///
+    /// - Returns: True when installed (or already installed); false when OpenSSL had already
+    ///   allocated memory, which OpenSSL does not allow to be freed by other functions.
+    @discardableResult
+    public static func installWipingAllocator() -> Bool { mtls_install_wiping_allocator() == 1 }
 }

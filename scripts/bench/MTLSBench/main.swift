@@ -14,6 +14,9 @@ import Foundation
 import MTLSHTTP
 import MTLSTrust
 
+// As `mtls` does, so that the figures include the wiping of OpenSSL's frees.
+OpenSSLInfo.installWipingAllocator()
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("error: \(message)\n".utf8))
     exit(2)
