@@ -4,10 +4,10 @@ import XCTest
 @testable import MTLSCommandLine
 import MTLSTrust
 
-/// The command-line fast paths give what the general paths give: `mtls pin --format spki` over
-/// plain certificate files runs without OpenSSL's X.509 parse (`FastSPKIList`; `MTLS_PIN_FULL_PARSE=1`
-/// forces the general path), and `mtls verify` reads plain PEM and DER files without the general
-/// PEM reader (`VerifyCommand.certificates`).
+/// The fast paths give what the general paths give: `mtls pin` over plain certificate files reads
+/// them as `CertificateLoader.summaries` (no OpenSSL X.509 parse; `MTLS_PIN_FULL_PARSE=1` forces the
+/// full parse), and `CertificateLoader` decodes certificate-only PEM files without the general PEM
+/// reader (what `mtls verify` reads).
 final class FastPathTests: XCTestCase {
     private func assertSameAsFullParse(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) {
         let fast = mtls(arguments)

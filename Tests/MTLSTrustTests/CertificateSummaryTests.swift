@@ -125,9 +125,21 @@ final class CertificateSummaryTests: XCTestCase {
         XCTAssertNil(CertificateSummaryReader.decodeBase64(Array("T=Fu".utf8)), "padding inside")
     }
 
-    func testFilesAreReadOnlyWhenRegular() throws {
-        XCTAssertNil(CertificateSummaryReader.readRegularFile(TestCertificates.directory.path), "a directory")
-        XCTAssertNil(CertificateSummaryReader.readRegularFile(TestCertificates.url("no-such-file.pem").path))
-        XCTAssertEqual(CertificateSummaryReader.readRegularFile(TestCertificates.url("server.pem").path), try TestCertificates.bytes("server.pem"))
+    func testTheLoaderGivesTheFullParsesFactsWithAnExactSelfSignedFlag() throws {
+        for name in ["server.pem", "server.der", "server-fullchain.pem", "self-signed.pem", "intermediate-ca.pem", "root-ca.pem"] {
+            let path = TestCertificates.url(name).path
+            let summaries = try CertificateLoader.summaries(atPath: path)
+            let certificates = try CertificateLoader.certificates(atPath: path)
+            XCTAssertEqual(summaries.count, certificates.count, name)
+            for (summary, certificate) in zip(summaries, certificates) {
+                XCTAssertEqual(summary.spkiSHA256, certificate.spkiSHA256, name)
+                XCTAssertEqual(summary.subject, certificate.subject, name)
+                XCTAssertEqual(summary.notAfter, certificate.notAfter, name)
+                XCTAssertEqual(summary.isCA, certificate.basicConstraints?.isCA ?? false, name)
+                XCTAssertEqual(summary.mayBeSelfSigned, certificate.isSelfSigned, "\(name): exact from the loader")
+            }
+        }
+        XCTAssertThrowsError(try CertificateLoader.summaries(atPath: TestCertificates.url("no-such-file.pem").path))
+        XCTAssertThrowsError(try CertificateLoader.summaries(atPath: TestCertificates.directory.path), "a directory")
     }
 }

@@ -82,13 +82,16 @@ enum PinCommand {
 
         // Sources.
         let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
-        if let status = try FastSPKIList.run(arguments, format: format, level: level, options: options, now: now, console: console) {
-            return status
-        }
+        // Formats that need only each certificate's key, subject, expiry and role read plain
+        // certificate files without OpenSSL's X.509 parse (`MTLS_PIN_FULL_PARSE=1` forces it).
+        let summariesSuffice =
+            arguments.value("check") == nil && !format.pinsCertificates && format != .swift && console.environment["MTLS_PIN_FULL_PARSE"] == nil
         var loaded: [LoadedPinSource] = []
         for source in arguments.positionals {
             if source.lowercased().hasPrefix("https://") || source.lowercased().hasPrefix("http://") {
                 loaded.append(try PinSources.live(source, arguments: arguments, evaluationTime: arguments.value("at") == nil ? nil : now, console: console))
+            } else if summariesSuffice, let summary = PinSources.summaryFile(source) {
+                loaded.append(summary)
             } else {
                 loaded.append(try PinSources.file(source, password: password, console: console))
             }
@@ -106,7 +109,7 @@ enum PinCommand {
         if level != "all" {
             let kept = entries.filter { $0.role.rawValue == level || $0.role == .backup }
             if kept.allSatisfy({ $0.role == .backup }) {
-                let names = loaded.filter { !$0.chain.isEmpty }.map(\.source).joined(separator: ", ")
+                let names = loaded.filter { $0.entries.contains { $0.role != .backup } }.map(\.source).joined(separator: ", ")
                 let hint = level == "root" ? "servers seldom send their root: give the root's own file, or use --level intermediate" : nil
                 throw CommandFailure(ExitCode.badInput, "\(names.isEmpty ? "the sources" : names) hold\(loaded.count == 1 ? "s" : "") no \(level) certificate", hint: hint)
             }
@@ -231,71 +234,5 @@ enum PinCommand {
             host = parsed.name
         }
         return try PinCheck.run(document: document, pinFile: pinFile, targets: targets, host: host, now: now, console: console, json: arguments.flag("json"))
-    }
-}
-
-/// `mtls pin FILE... [--format spki]` for plain certificate files, without OpenSSL's X.509 parse:
-/// ``CertificateSummaryReader`` gives the SPKI digest, subject, expiry and CA flag from a strict
-/// DER walk (OpenSSL 3.0's `d2i_X509` decodes every public key, about 300 µs a certificate, which a
-/// pin never needs). The output, warnings and exit status are those of the general path; anything
-/// this path does not cover — other formats, `--check`, URLs, standard input, keys, CSRs, PKCS#12,
-/// a certificate outside the strict subset or one that may be self-signed — returns nil, and the
-/// general path runs (and reports any error) as before. `MTLS_PIN_FULL_PARSE=1` forces the general path.
-enum FastSPKIList {
-    static func run(_ arguments: ParsedArguments, format: PinFormat, level: String, options: PinOutputOptions, now: Date, console: Console) throws(CommandFailure) -> Int32? {
-        guard format == .spki, arguments.value("check") == nil, console.environment["MTLS_PIN_FULL_PARSE"] == nil else { return nil }
-        var entries: [PinEntry] = []
-        var expiries: [Date] = []
-        for source in arguments.positionals {
-            let lower = source.lowercased()
-            guard source != "-", !lower.hasPrefix("https://"), !lower.hasPrefix("http://"),
-                let bytes = CertificateSummaryReader.readRegularFile(source),
-                let summaries = CertificateSummaryReader.summaries(ofFile: bytes)
-            else { return nil }
-            for summary in summaries {
-                // Self-signed needs the signature checked: PinSources.role does that on the full parse.
-                guard !summary.mayBeSelfSigned else { return nil }
-                let role: PinRole = summary.isCA ? .intermediate : .leaf
-                guard level == "all" || role.rawValue == level else { continue }
-                entries.append(PinEntry(pin: Pin(kind: .publicKey, digest: summary.spkiSHA256), role: role, label: summary.subject, source: source))
-                expiries.append(summary.notAfter)
-            }
-        }
-        guard !entries.isEmpty else { return nil }  // "no leaf certificate" and the like: the general path says it
-        // The rules of the spki format (PinRules.apply); the entries carry no certificate here, so the
-        // warning about a leaf-only set whose leaf expires soon is added below, as PinRules words it.
-        var outcome = try PinRules.apply(entries, format: format, options: options, now: now)
-        guard outcome.entries.count == entries.count else { return nil }
-        if entries.allSatisfy({ $0.role == .leaf }), let soonest = expiries.min() {
-            let days = PinDates.days(from: now, to: soonest)
-            if days <= PinRules.leafExpiryWarningDays {
-                let when = days < 0 ? "expired on \(PinDates.string(soonest))" : "expires on \(PinDates.string(soonest)) (\(PinDates.relative(days)))"
-                outcome.warnings.append(
-                    "the only pins are of the leaf, which \(when): its renewal may come with a new key that no client has pinned; pin a backup key or the issuing CA as well")
-            }
-        }
-        for warning in outcome.warnings { console.err("warning: \(warning)") }
-        for note in outcome.notes { console.err("note: \(note)") }
-        // TextPinFormats.lines, with the expiry that PinWriter.describe takes from the certificate.
-        var text = ""
-        for host in outcome.options.hosts { text += "# host: \(host.display)\n" }
-        if let expires = outcome.options.expiresText { text += "expires \(expires)\n" }
-        var days: [Int: String] = [:]  // PinDates.string depends on the UTC day only
-        for (entry, notAfter) in zip(outcome.entries, expiries) {
-            let day = Int((notAfter.timeIntervalSince1970 / 86_400).rounded(.down))
-            let date = days[day] ?? PinDates.string(notAfter)
-            days[day] = date
-            let comment = "\(entry.label) [\(entry.role.rawValue)] notAfter \(date)"
-            // PinWriter.commentSafe leaves a comment without CR, LF or "*/" as it is.
-            let clean = !comment.utf8.contains(where: { $0 == 0x0A || $0 == 0x0D || $0 == 0x2F })
-            text += "\(entry.pin)  # \(clean ? comment : PinWriter.commentSafe(comment))\n"
-        }
-        if let out = arguments.value("out") {
-            try OutputFile.write(Array(text.utf8), to: out, force: arguments.flag("force"))
-            console.err("wrote \(out) (\(format.platform))")
-        } else {
-            console.write(text)
-        }
-        return ExitCode.success
     }
 }

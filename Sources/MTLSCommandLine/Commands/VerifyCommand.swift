@@ -119,20 +119,10 @@ enum VerifyCommand {
         return allTrusted ? ExitCode.success : ExitCode.no
     }
 
-    /// `Inputs.certificates`, with plain PEM and DER certificate files decoded by
-    /// ``CertificateSummaryReader/certificateDERs(ofFile:)`` rather than the general PEM reader (a
-    /// batch of thousands of leaves spent as long in it as in `d2i_X509`). Same certificates; any
-    /// other file, and any error, goes the general way.
+    /// `Inputs.certificates` (plain certificate files skip the general PEM reader inside
+    /// `CertificateLoader`).
     static func certificates(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> [Certificate] {
-        if path != "-", let bytes = CertificateSummaryReader.readRegularFile(path), let ders = CertificateSummaryReader.certificateDERs(ofFile: bytes) {
-            var certificates: [Certificate] = []
-            for der in ders {
-                guard let certificate = try? Certificate(derBytes: der) else { return try Inputs.certificates(path, password: password, console: console) }
-                certificates.append(certificate)
-            }
-            return certificates
-        }
-        return try Inputs.certificates(path, password: password, console: console)
+        try Inputs.certificates(path, password: password, console: console)
     }
 
     private static func json(_ source: String, _ evaluation: TrustEvaluation, policy: TrustPolicy, anchors: [Certificate], pinMatch: PinSet.Match?, trusted: Bool)

@@ -27,11 +27,13 @@ struct PinEntry: Sendable {
     var label: String
     /// The file or URL the pin came from.
     var source: String
-    /// The certificate, when the pin is of one.
+    /// The certificate, when the pin is of one and it was parsed (not for summaries).
     var certificate: Certificate?
+    /// The notAfter of a certificate read as a `CertificateSummary` (no `Certificate` then).
+    var summaryNotAfter: Date? = nil
 
     /// The certificate's notAfter.
-    var notAfter: Date? { certificate?.notAfter }
+    var notAfter: Date? { certificate?.notAfter ?? summaryNotAfter }
 
     /// The SPKI digest in base64 (every platform format but `cert` and `der` uses it).
     var base64: String { pin.base64 }

@@ -20,9 +20,26 @@ struct LoadedPinSource {
 enum PinSources {
     /// Leaf, intermediate or root, from a certificate's own facts and its place in its file.
     static func role(of certificate: Certificate, index: Int) -> PinRole {
-        let isCA = certificate.basicConstraints?.isCA ?? false
-        if certificate.isSelfSigned, isCA || index > 0 { return .root }
+        role(isCA: certificate.basicConstraints?.isCA ?? false, isSelfSigned: certificate.isSelfSigned, index: index)
+    }
+
+    static func role(isCA: Bool, isSelfSigned: Bool, index: Int) -> PinRole {
+        if isSelfSigned, isCA || index > 0 { return .root }
         return isCA ? .intermediate : .leaf
+    }
+
+    /// A plain certificate file read for its pins only (`CertificateLoader.summaries`: no X.509
+    /// parse where the strict DER walk applies), for the formats that need no more of a certificate
+    /// than its key, subject, expiry and role. Nil for anything else — keys, CSRs, PKCS#12, errors —
+    /// which ``file(_:password:console:)`` then reads and reports.
+    static func summaryFile(_ path: String) -> LoadedPinSource? {
+        guard path != "-", let summaries = try? CertificateLoader.summaries(atPath: path), !summaries.isEmpty else { return nil }
+        let entries = summaries.enumerated().map { index, summary in
+            PinEntry(
+                pin: Pin(kind: .publicKey, digest: summary.spkiSHA256), role: role(isCA: summary.isCA, isSelfSigned: summary.mayBeSelfSigned, index: index),
+                label: summary.subject, source: path, summaryNotAfter: summary.notAfter)
+        }
+        return LoadedPinSource(source: path, entries: entries, chain: [])
     }
 
     static func entries(for chain: [Certificate], source: String) -> [PinEntry] {

@@ -72,36 +72,6 @@ public enum CertificateSummaryReader {
         return DER.shape(of: bytes) == .certificate ? [bytes] : nil
     }
 
-    /// A regular file's bytes, or nil for anything unusual (missing, a directory, unreadable, larger
-    /// than `maximumSize`): the caller's own reader then reports the problem in its words.
-    public static func readRegularFile(_ path: String, maximumSize: Int = 64 << 20) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, Int(info.st_size) <= maximumSize else { return nil }
-        let size = Int(info.st_size)
-        var bytes = [UInt8](repeating: 0, count: size + 1)
-        var filled = 0
-        let ok = bytes.withUnsafeMutableBytes { raw -> Bool in
-            guard let base = raw.baseAddress else { return false }
-            while filled < raw.count {
-                let n = read(fd, base + filled, raw.count - filled)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                if n == 0 { break }
-                filled += n
-            }
-            return true
-        }
-        // A file that grew while it was read is left to the caller's reader.
-        guard ok, filled <= size else { return nil }
-        bytes.removeLast(bytes.count - filled)
-        return bytes
-    }
-
     // MARK: PEM, strictly
 
     /// The DER of every `CERTIFICATE` block, or nil when the text is not in the plain form OpenSSL
@@ -505,6 +475,30 @@ public enum CertificateSummaryReader {
             var length: UInt32 = 0
             let ok = EVP_Digest(p, count, buffer.baseAddress, &length, sha256Digest.md ?? EVP_sha256(), nil)
             initialized = ok == 1 ? Int(length) : 0
+        }
+    }
+}
+
+extension CertificateLoader {
+    /// What pins need of every certificate in a file — SPKI digest, subject, expiry, CA flag, and
+    /// whether it is self-signed — by the strict DER walk where it applies (no `d2i_X509`, whose
+    /// public-key decoding is most of a certificate's cost), else by the full parse.
+    ///
+    /// In what this returns, ``CertificateSummary/mayBeSelfSigned`` is exact: a file with a
+    /// certificate the walk cannot rule out as self-signed is read with the full parse, which checks
+    /// the signature.
+    ///
+    /// - Throws: `MTLSTrustError`, as ``certificates(atPath:password:)`` does (PKCS#12 files need that
+    ///   function's password).
+    public static func summaries(atPath path: String) throws(MTLSTrustError) -> [CertificateSummary] {
+        let bytes = try readFile(path)
+        if let summaries = CertificateSummaryReader.summaries(ofFile: bytes), !summaries.contains(where: \.mayBeSelfSigned) {
+            return summaries
+        }
+        return try certificates(from: bytes, source: path).certificates.map { certificate in
+            CertificateSummary(
+                spkiSHA256: certificate.spkiSHA256, subject: certificate.subject, notAfter: certificate.notAfter,
+                isCA: certificate.basicConstraints?.isCA ?? false, mayBeSelfSigned: certificate.isSelfSigned)
         }
     }
 }

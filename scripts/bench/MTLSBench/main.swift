@@ -78,7 +78,7 @@ func verify(_ args: [String]) {
     let paths = lines(args[3])
     let time = Date(timeIntervalSince1970: Double(args[4]) ?? 0)
     let ders: [[UInt8]] = paths.map { path in
-        guard let bytes = CertificateSummaryReader.readRegularFile(path) else { fail("cannot read \(path)") }
+        guard let bytes = (try? CertificateLoader.readFile(path)) else { fail("cannot read \(path)") }
         return bytes
     }
     let policy = TrustPolicy(anchors: root, intermediates: intermediate, evaluationTime: time, purpose: .server, hostname: args[5])
@@ -125,13 +125,13 @@ func pin(_ args: [String]) {
     let preload = args.count > 2 && args[2] == "mem"
     var files: [[UInt8]] = []
     if preload {
-        files = paths.map { CertificateSummaryReader.readRegularFile($0) ?? [] }
+        files = paths.map { (try? CertificateLoader.readFile($0)) ?? [] }
     }
     let out = Output()
     var count = 0
     let start = now()
     for (index, path) in paths.enumerated() {
-        guard let bytes = preload ? files[index] : CertificateSummaryReader.readRegularFile(path) else { fail("cannot read \(path)") }
+        guard let bytes = preload ? files[index] : (try? CertificateLoader.readFile(path)) else { fail("cannot read \(path)") }
         if fast {
             guard let summaries = CertificateSummaryReader.summaries(ofFile: bytes) else { fail("\(path) is outside the fast subset") }
             for summary in summaries {
