@@ -152,6 +152,10 @@ public struct TLSSessionReport: Sendable {
     public var alerts: [TLSAlertRecord] = []
     /// Renegotiations done after the first handshake.
     public var renegotiations: Int = 0
+    /// Renegotiations the server completed by resuming the session (an abbreviated handshake, in
+    /// which it cannot ask for a certificate). The client never offers a session in a
+    /// renegotiation, so a count above zero means a server that resumed what was not offered.
+    public var resumedRenegotiations: Int = 0
     /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello`).
     public var messageTrace: [String] = []
     /// Problems let through because of `continuesOnTrustFailure`.
