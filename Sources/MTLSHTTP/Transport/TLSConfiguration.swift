@@ -142,6 +142,9 @@ public struct TLSSessionReport: Sendable {
     public var alpn: String?
     public var resumed: Bool = false
     public var secureRenegotiation: Bool = false
+    /// The server's certificate of this session, also on a resumed session (whose handshake
+    /// carries no certificate); the TLS channel binding is computed from it.
+    public var serverCertificate: Certificate?
     /// The chain as the server sent it (leaf first).
     public var peerChainAsSent: [Certificate] = []
     /// The server trust evaluation (nil if the server sent no certificate).
