@@ -70,7 +70,8 @@ final class NTLMChannelBindingTests: XCTestCase {
         }
         // curl's NTLM sends no channel binding either.
         let curl = Subprocess.run(
-            "/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", HTTPFixtures.path("root-ca.pem"), "--ntlm", "-u", "MTLS\\alice:x", "https://localhost:\(ntlm.port)/epa"])
+            "/usr/bin/curl",
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", HTTPFixtures.path("root-ca.pem"), "--ntlm", "-u", "MTLS\\alice:x", "https://localhost:\(ntlm.port)/epa"])
         XCTAssertEqual(curl.stdout, "401")
     }
 }
