@@ -370,6 +370,29 @@ final class InteropMatrixTests: XCTestCase {
         XCTFail("\(key): \(message)", file: file, line: line)
     }
 
+    /// Every matrix peer starts on loopback ports, reports itself running, and stop ends each of
+    /// its processes by PID and removes its instance directory.
+    func testThePeersStartAndStopByPID() throws {
+        for script in ["node.sh", "gnutls.sh", "go.sh", "python_pha.sh", "java.sh", "lighttpd.sh"] {
+            let peer = try InteropPeer(script)
+            let pids = peer["PIDS"].split(separator: " ").compactMap { pid_t(String($0)) }
+            XCTAssertFalse(pids.isEmpty, "\(script): no PIDS line")
+            let ports = peer.values.filter { $0.key.hasSuffix("_PORT") }.compactMap { Int($0.value) }
+            XCTAssertFalse(ports.isEmpty, "\(script): no port")
+            for port in ports { XCTAssertNotNil(try? TCP.connect(host: "127.0.0.1", port: port, deadline: .after(2)), "\(script): port \(port) closed") }
+            let status = Subprocess.run("/bin/bash", [peer.script, "status", "--dir", peer["DIR"]])
+            XCTAssertEqual(status.status, 0, "\(script): \(status.stdout)")
+            XCTAssertTrue(status.stdout.contains("RUNNING=1"), status.stdout)
+            peer.stop()
+            for pid in pids {
+                // A zombie (not yet reaped by whoever inherited it) has stopped too.
+                let state = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8))?.split(separator: ")").last?.split(separator: " ").first
+                XCTAssertTrue(kill(pid, 0) != 0 || state == "Z", "\(script): process \(pid) survived stop (state \(state.map(String.init) ?? "unknown"))")
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: peer["DIR"]), "\(script): \(peer["DIR"]) not removed")
+        }
+    }
+
     func testNodeJS() throws { try runMatrix("node") }
     func testGnuTLS() throws { try runMatrix("gnutls") }
     func testGoNetHTTP() throws { try runMatrix("go") }
