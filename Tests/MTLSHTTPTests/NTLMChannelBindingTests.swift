@@ -74,4 +74,20 @@ final class NTLMChannelBindingTests: XCTestCase {
             ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--cacert", HTTPFixtures.path("root-ca.pem"), "--ntlm", "-u", "MTLS\\alice:x", "https://localhost:\(ntlm.port)/epa"])
         XCTAssertEqual(curl.stdout, "401")
     }
+
+    /// `ntlm.sh --require-channel-binding`: /ntlm itself then requires the binding.
+    func testThePeerSwitchRequiresTheBindingOnEveryPath() throws {
+        guard OpenSSLInfo.legacyProviderAvailable else { throw XCTSkip("OpenSSL's legacy provider (MD4) is not installed") }
+        let peer = try InteropPeer("ntlm/ntlm.sh", ["--require-channel-binding"])
+        defer { peer.stop() }
+        XCTAssertEqual(peer["EPA"], "1")
+        let session = try LoginFixtures.session(
+            credentials: Credentials(user: "\(peer["NTLM_DOMAIN"])\\\(peer["NTLM_USER"])", password: Secret(peer["NTLM_PASSWORD"])))
+        let result = try session.get("https://localhost:\(peer["PORT"])/ntlm")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        XCTAssertTrue(result.sentChannelBinding)
+        let curl = Subprocess.run(
+            "/usr/bin/curl", ["-s", "--cacert", HTTPFixtures.path("root-ca.pem"), "--ntlm", "-u", "MTLS\\alice:x", "https://localhost:\(peer["PORT"])/ntlm"])
+        XCTAssertTrue(curl.stdout.contains("carries no TLS channel binding"), curl.stdout)
+    }
 }
