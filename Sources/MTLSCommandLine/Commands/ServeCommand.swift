@@ -13,7 +13,9 @@ enum ServeCommand {
             password mtls), /echo-cert, /sjis (Shift_JIS), /redirect, /cookie. Answers 403.7 (no certificate), \
             403.16 (untrusted), 403.17 (expired), 403.13 (revoked), 403.4 (plain HTTP) with the substatus in the \
             body and in X-MTLS-Substatus. --pki-dir holds ca.pem, server.pem, server.key, client.pem, client.key \
-            and client.p12 (password mtls), made on first use and reused after. Stop with Ctrl-C.
+            and client.p12 (password mtls), made on first use and reused after; without --pki-dir the PKI \
+            is made in a new temporary directory, removed (it holds private keys) when serve stops, on \
+            Ctrl-C or SIGTERM, or when it cannot start. Stop with Ctrl-C.
             Config file lines: PATH cert=ignore|accept|require auth=none|basic|digest handler=page|echo-cert|sjis|cookie|redirect:TARGET
             """,
         options: [
@@ -30,6 +32,9 @@ enum ServeCommand {
             OptionSpec(names: ["--httpsys"], help: "Answer a TLS 1.3 per-path request like http.sys: 500 with 0x80070032."),
             OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version (default 1.2)."),
             OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version (default 1.3)."),
+            OptionSpec(
+                names: ["--allow-renegotiation-resumption"],
+                help: "Let a client resume its session in a TLS 1.2 renegotiation (no certificate request then), as Node.js and OpenSSL servers do by default."),
             OptionSpec(names: ["--duration"], valueName: "SECONDS", help: "Stop after SECONDS (for scripts)."),
         ],
         examples: ["mtls serve", "mtls serve --port 9443 --tls-max 1.2 --no-ca-names", "mtls serve --pki-dir ./pki --httpsys"])
@@ -38,6 +43,21 @@ enum ServeCommand {
         let port = try Inputs.integer(arguments.value("port"), option: "--port", command: "serve", range: 0...65535) ?? defaultPort
         let minimum = try TLSOptions.version(arguments.value("tls-min"), option: "--tls-min", command: "serve") ?? .tls1_2
         let maximum = try TLSOptions.version(arguments.value("tls-max"), option: "--tls-max", command: "serve")
+        if let maximum, minimum > maximum {
+            throw CommandFailure.usage("--tls-min \(minimum.rawValue) is above --tls-max \(maximum.rawValue): no TLS version is left", command: "serve")
+        }
+        // Every input is read before a temporary PKI is made, so a bad one leaves no keys behind.
+        var extraClientCAs: [Certificate] = []
+        for path in arguments.values("client-ca") { extraClientCAs += try Inputs.certificates(path, password: nil, console: console) }
+        var crls: [CertificateRevocationList] = []
+        for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
+        var rules = PathRule.defaults
+        if let path = arguments.value("config") {
+            let bytes = try Inputs.read(path, console: console)
+            do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch {
+                throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)")
+            }
+        }
         var pki: TestPKI? = nil
         var certificate: Certificate
         var key: PrivateKey
@@ -54,7 +74,9 @@ enum ServeCommand {
             chain = certificates.filter { $0 != leaf }
         } else {
             let directory = arguments.value("pki-dir") ?? NSTemporaryDirectory() + "mtls-serve-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            let (made, created) = try TestPKI.loadOrCreate(in: directory)
+            let (loaded, created) = try TestPKI.loadOrCreate(in: directory)
+            var made = loaded
+            made.isTemporary = arguments.value("pki-dir") == nil
             pki = made
             certificate = made.server
             key = made.serverKey
@@ -62,38 +84,28 @@ enum ServeCommand {
             clientCAs = [made.ca]
             console.err("\(created ? "made" : "using") the test PKI in \(directory) (client.p12 password: \(TestPKI.p12Password))")
         }
-        for path in arguments.values("client-ca") { clientCAs += try Inputs.certificates(path, password: nil, console: console) }
-        var crls: [CertificateRevocationList] = []
-        for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
-        var rules = PathRule.defaults
-        if let path = arguments.value("config") {
-            let bytes = try Inputs.read(path, console: console)
-            do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch {
-                throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)")
-            }
-        }
+        clientCAs += extraClientCAs
         let tls = TLSServerConfiguration(
             certificate: certificate, privateKey: key, chain: chain, clientCAs: clientCAs, sendsCANames: !arguments.flag("no-ca-names"),
-            requestsCertificateAtHandshake: arguments.flag("negotiate-at-handshake"), crls: crls, minimumVersion: minimum, maximumVersion: maximum)
+            requestsCertificateAtHandshake: arguments.flag("negotiate-at-handshake"), crls: crls, minimumVersion: minimum, maximumVersion: maximum,
+            allowsResumptionInRenegotiation: arguments.flag("allow-renegotiation-resumption"))
         let configuration = TestServerConfiguration(tls: tls, bindAddress: arguments.value("bind") ?? "127.0.0.1", port: port, rules: rules, httpSysMode: arguments.flag("httpsys"))
         do throws(HTTPSError) {
             return (try TestServer(configuration: configuration), pki)
         } catch {
+            pki?.removeIfTemporary(console: console)
             throw CommandFailure(ExitCode.badInput, error.message)
         }
     }
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        let (server, _) = try makeServer(arguments, console: console, defaultPort: 8443)
-        server.log = { line in console.out(line) }
-        let port: Int
-        do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint) }
-        let bind = server.configuration.bindAddress
-        let host = bind.contains(":") ? "[\(bind)]" : bind
-        console.out(
-            "mtls serve listening on https://\(host):\(port)/ — paths: "
-                + server.configuration.rules.map { "\($0.path) (\($0.clientCertificate.rawValue)\($0.authentication == .none ? "" : ", \($0.authentication.rawValue)"))" }.joined(
-                    separator: ", "))
+        var seconds: Double? = nil
+        if let text = arguments.value("duration") {
+            guard let value = Double(text), value > 0 else { throw CommandFailure.usage("--duration must be a positive number of seconds", command: "serve") }
+            seconds = value
+        }
+        // Signals are caught before the PKI is made, so that Ctrl-C or SIGTERM ends through the
+        // cleanup below rather than killing the process with private keys left on disk.
         let done = DispatchSemaphore(value: 0)
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
@@ -103,12 +115,21 @@ enum ServeCommand {
             source.resume()
             return source
         }
-        if let text = arguments.value("duration") {
-            guard let seconds = Double(text), seconds > 0 else { throw CommandFailure.usage("--duration must be a positive number of seconds", command: "serve") }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { done.signal() }
-        }
+        defer { sources.forEach { $0.cancel() } }
+        let (server, pki) = try makeServer(arguments, console: console, defaultPort: 8443)
+        // The temporary PKI holds private keys: it goes on every way out.
+        defer { pki?.removeIfTemporary(console: console) }
+        server.log = { line in console.out(line) }
+        let port: Int
+        do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint) }
+        let bind = server.configuration.bindAddress
+        let host = bind.contains(":") ? "[\(bind)]" : bind
+        console.out(
+            "mtls serve listening on https://\(host):\(port)/ — paths: "
+                + server.configuration.rules.map { "\($0.path) (\($0.clientCertificate.rawValue)\($0.authentication == .none ? "" : ", \($0.authentication.rawValue)"))" }.joined(
+                    separator: ", "))
+        if let seconds { DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { done.signal() } }
         done.wait()
-        sources.forEach { $0.cancel() }
         server.stop()
         console.out("mtls serve stopped")
         return ExitCode.success

@@ -11,6 +11,8 @@ struct TestPKI {
     var serverKey: PrivateKey
     var client: Certificate
     var clientKey: PrivateKey
+    /// True when `mtls serve` made the directory itself (no `--pki-dir`): removed on exit.
+    var isTemporary = false
 
     static let p12Password = "mtls"
 
@@ -20,6 +22,17 @@ struct TestPKI {
     var clientPath: String { directory + "/client.pem" }
     var clientKeyPath: String { directory + "/client.key" }
     var p12Path: String { directory + "/client.p12" }
+
+    /// Removes a temporary PKI directory (it holds the CA's, the server's and the client's private
+    /// keys); a `--pki-dir` the user named is kept for reuse.
+    func removeIfTemporary(console: Console) {
+        guard isTemporary else { return }
+        do {
+            try FileManager.default.removeItem(atPath: directory)
+        } catch {
+            console.err("could not remove the temporary test PKI in \(directory): \(error.localizedDescription); remove it by hand (it holds private keys)")
+        }
+    }
 
     /// Loads the PKI in `directory`, or makes it there when the files are missing.
     static func loadOrCreate(in directory: String) throws(CommandFailure) -> (TestPKI, created: Bool) {

@@ -1,3 +1,4 @@
+internal import COpenSSL
 import Foundation
 import MTLSTrust
 
@@ -139,22 +140,71 @@ public enum NTLM {
         return V2Response(responseKeyNT: responseKey, ntProof: proof, ntResponse: proof + temp, lmResponse: lm, sessionBaseKey: sessionKey)
     }
 
+    /// RFC 5929 `tls-server-end-point` channel binding data of a TLS server certificate: the hash of
+    /// its DER encoding with the hash of its signature algorithm, SHA-256 when that is MD5 or SHA-1
+    /// (or has no separate hash, as Ed25519).
+    public static func tlsServerEndPoint(_ certificate: Certificate) -> [UInt8] {
+        var digestNID: Int32 = NID_undef
+        var keyNID: Int32 = NID_undef
+        _ = OBJ_find_sigid_algs(X509_get_signature_nid(certificate.x509Pointer), &digestNID, &keyNID)
+        let name: String
+        switch digestNID {
+        case NID_sha384: name = "SHA384"
+        case NID_sha512: name = "SHA512"
+        default: name = "SHA256"  // RFC 5929 §4.1: MD5 and SHA-1 are replaced by SHA-256
+        }
+        return AuthHash.digest(name, certificate.derBytes) ?? []
+    }
+
+    /// The 16-byte `MsvAvChannelBindings` value (MS-NLMP §2.2.2.1): the MD5 hash of a
+    /// `gss_channel_bindings_struct` (RFC 2744 §3.11) with no addresses and `applicationData` —
+    /// `"tls-server-end-point:"` followed by ``tlsServerEndPoint(_:)`` for HTTPS.
+    public static func channelBindingsHash(applicationData: [UInt8]) -> [UInt8] {
+        // initiator_addrtype, initiator_address.length, acceptor_addrtype, acceptor_address.length: 0
+        let structure = [UInt8](repeating: 0, count: 16) + le32(UInt32(applicationData.count)) + applicationData
+        return AuthHash.md5(structure)
+    }
+
+    /// The channel binding of an HTTPS server, as IIS Extended Protection checks it.
+    public static func httpsChannelBindingsHash(serverCertificate: Certificate) -> [UInt8] {
+        channelBindingsHash(applicationData: Array("tls-server-end-point:".utf8) + tlsServerEndPoint(serverCertificate))
+    }
+
+    /// `targetInfo` with an `MsvAvChannelBindings` pair (id 10) set to `hash`, before `MsvAvEOL`.
+    static func targetInfo(_ targetInfo: [UInt8], settingChannelBindings hash: [UInt8]) -> [UInt8] {
+        var pairs: [UInt8] = []
+        var offset = 0
+        while offset + 4 <= targetInfo.count {
+            let id = u16(targetInfo, offset)
+            let length = Int(u16(targetInfo, offset + 2))
+            guard id != 0, offset + 4 + length <= targetInfo.count else { break }
+            if id != 10 { pairs += targetInfo[offset..<(offset + 4 + length)] }
+            offset += 4 + length
+        }
+        return pairs + le16(10) + le16(UInt16(hash.count)) + hash + [0, 0, 0, 0]
+    }
+
     /// The Authenticate (type 3) message answering `challenge`.
     ///
     /// - Parameters:
+    ///   - channelBindings: The ``channelBindingsHash(applicationData:)`` of the TLS connection
+    ///     (``httpsChannelBindingsHash(serverCertificate:)``), sent as `MsvAvChannelBindings` in the
+    ///     NTLMv2 response: IIS with Extended Protection refuses a login without it. nil sends none.
     ///   - clientChallenge: Fixed for tests; nil draws 8 random bytes.
     ///   - timestamp: Fixed for tests; nil uses the server's MsvAvTimestamp, or now.
     /// - Throws: ``HTTPSError`` (`.auth`) when MD4 is unavailable.
     public static func authenticateMessage(
-        challenge: Challenge, credentials: Credentials, workstation: String = "", clientChallenge: [UInt8]? = nil, timestamp: [UInt8]? = nil, host: String = ""
+        challenge: Challenge, credentials: Credentials, channelBindings: [UInt8]? = nil, workstation: String = "", clientChallenge: [UInt8]? = nil, timestamp: [UInt8]? = nil,
+        host: String = ""
     ) throws(HTTPSError) -> [UInt8] {
         let (user, domain) = credentials.ntlmUserAndDomain
         let serverTimestamp = challenge.avPair(7)
         let time = timestamp ?? serverTimestamp ?? fileTime(Date())
+        let boundTargetInfo = channelBindings.map { NTLM.targetInfo(challenge.targetInfo, settingChannelBindings: $0) } ?? challenge.targetInfo
         guard
             let response = v2Response(
                 user: user, password: credentials.password, domain: domain, serverChallenge: challenge.serverChallenge, clientChallenge: clientChallenge ?? AuthHash.random(8),
-                timestamp: time, targetInfo: challenge.targetInfo)
+                timestamp: time, targetInfo: boundTargetInfo)
         else {
             throw HTTPSError(
                 .auth, host: host, "NTLM needs MD4, and OpenSSL's legacy provider (ossl-modules/legacy.so) could not be loaded",

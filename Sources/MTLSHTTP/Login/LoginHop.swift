@@ -34,6 +34,9 @@ public struct LoginHop: Sendable, CustomStringConvertible {
     public var droppedHeaders: [String]
     /// True when the request went over a kept-alive connection.
     public var reusedConnection: Bool
+    /// True when the NTLM Authenticate message sent carried the TLS channel binding
+    /// (`MsvAvChannelBindings`, RFC 5929 tls-server-end-point), as IIS Extended Protection requires.
+    public var sentChannelBinding: Bool = false
 
     /// `302 GET https://host/path → /next` in one line.
     public var description: String {
@@ -47,6 +50,7 @@ public struct LoginHop: Sendable, CustomStringConvertible {
         if let location { text += " → \(location)" }
         if !challenges.isEmpty { text += " [challenge: \(challenges.map(\.description).joined(separator: ", "))]" }
         if !droppedHeaders.isEmpty { text += " [dropped for another origin: \(droppedHeaders.joined(separator: ", "))]" }
+        if sentChannelBinding { text += " [TLS channel binding sent]" }
         return text
     }
 }
@@ -60,6 +64,8 @@ public struct LoginResult: Sendable {
 
     /// The final URL.
     public var url: HTTPSURL { response.url }
+    /// True when an NTLM login of this flow sent the TLS channel binding (IIS Extended Protection).
+    public var sentChannelBinding: Bool { hops.contains { $0.sentChannelBinding } }
     /// The final status.
     public var status: Int { response.status }
     /// The final body, decoded to text by its charset.

@@ -1,4 +1,5 @@
 import Foundation
+import MTLSTrust
 
 /// A browser-like login over ``HTTPSClient``: follows redirects, keeps cookies, answers Basic,
 /// Digest and NTLM challenges once, and (when asked) submits SAML and WS-Federation HTTP-POST
@@ -52,6 +53,10 @@ public final class LoginSession: @unchecked Sendable {
     private var spaces: [String: ProtectionSpace] = [:]
     /// The NTLM challenge (type 2) of the handshake in progress, answered by the next request.
     private var ntlmChallenge: NTLM.Challenge?
+    /// The server certificate of the connection that sent the NTLM challenge (for the channel binding).
+    private var ntlmServerCertificate: Certificate?
+    /// Set when the Authorization being sent carries a channel binding.
+    private var sendingChannelBinding = false
 
     /// Creates a session over a client.
     ///
@@ -161,6 +166,7 @@ public final class LoginSession: @unchecked Sendable {
             }
             // Authorization: an answer in progress, or a protection space that already succeeded.
             var sentScheme: AuthScheme? = nil
+            sendingChannelBinding = false
             if !outgoing.headers.contains("Authorization"), let credentials {
                 if let header = try authorization(for: &attempt, request: outgoing, credentials: credentials) {
                     outgoing.headers.set("Authorization", header.value)
@@ -174,7 +180,7 @@ public final class LoginSession: @unchecked Sendable {
             let hop = LoginHop(
                 kind: kind, method: outgoing.method, url: outgoing.url, status: response.status, location: response.headers["Location"],
                 challenges: challenges, sentAuthorization: sentScheme, cookiesSent: jarCookies.map(\.name), cookieDecisions: decisions,
-                droppedHeaders: dropped, reusedConnection: response.reusedConnection)
+                droppedHeaders: dropped, reusedConnection: response.reusedConnection, sentChannelBinding: sendingChannelBinding)
             hops.append(hop)
             trace?(hop.description)
             dropped = []
@@ -210,6 +216,7 @@ public final class LoginSession: @unchecked Sendable {
                         attempt.challenge = AuthChallenge(scheme: attempt.ntlmSchemeName, token68: token)
                         attempt.digest = nil
                         ntlmChallenge = challenge
+                        ntlmServerCertificate = response.tls.serverCertificate
                         kind = .authentication(.ntlm)
                         continue
                     } else {
@@ -371,8 +378,12 @@ public final class LoginSession: @unchecked Sendable {
             return (.digest, value)
         case .ntlm:
             if attempt.ntlmChallengeSeen, let challenge = ntlmChallenge {
-                let message = try NTLM.authenticateMessage(challenge: challenge, credentials: credentials, host: host)
+                // IIS Extended Protection: bind the login to this TLS connection (RFC 5929 tls-server-end-point).
+                let bindings = ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) }
+                let message = try NTLM.authenticateMessage(challenge: challenge, credentials: credentials, channelBindings: bindings, host: host)
+                sendingChannelBinding = bindings != nil
                 ntlmChallenge = nil
+                ntlmServerCertificate = nil
                 return (.ntlm, "\(attempt.ntlmSchemeName) " + Data(message).base64EncodedString())
             }
             return (.ntlm, "\(attempt.ntlmSchemeName) " + Data(NTLM.negotiateMessage()).base64EncodedString())

@@ -196,6 +196,21 @@ public final class TestServer: @unchecked Sendable {
         }
     }
 
+    /// A failed handshake for the log: each alert with the side that sent it (the transport's
+    /// message is worded for a client, "the server sent …"), else the transport's reason.
+    static func describeFailure(_ error: HTTPSError) -> String {
+        guard let alerts = error.report?.alerts, !alerts.isEmpty else { return error.message }
+        return alerts.map(describe).joined(separator: "; ")
+    }
+
+    static func alertNote(_ alerts: [TLSAlertRecord]) -> String {
+        alerts.isEmpty ? "" : " (" + alerts.map(describe).joined(separator: "; ") + ")"
+    }
+
+    private static func describe(_ alert: TLSAlertRecord) -> String {
+        "\(alert.level) alert \"\(alert.description)\" sent by \(alert.received ? "the client" : "us (the server)")"
+    }
+
     // MARK: One connection
 
     private func serve(_ socket: SocketHandle) {
@@ -208,16 +223,17 @@ public final class TestServer: @unchecked Sendable {
                     "HTTP/1.1 403 Forbidden\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nX-MTLS-Substatus: 403.4\r\nConnection: close\r\n\r\n"
                     + body
                 _ = response.withCString { Glibc.send(socket.fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-                log("\(socket.peerAddress ?? "?") plain HTTP on the TLS port -> 403.4")
+                log("\(socket.peerAddress ?? "unknown peer") plain HTTP on the TLS port -> 403.4")
             }
             socket.close()
             return
         }
         let connection: TLSConnection
+        let peer = socket.peerAddress ?? "unknown peer"  // before a failed handshake closes the socket
         do throws(HTTPSError) {
             connection = try tls.accept(socket, deadline: .after(10))
         } catch {
-            log("\(socket.peerAddress ?? "?") TLS handshake failed: \(error.message)")
+            log("\(peer) TLS handshake failed: \(TestServer.describeFailure(error))")
             socket.close()
             return
         }
@@ -236,7 +252,9 @@ public final class TestServer: @unchecked Sendable {
                 guard try handleRequest(on: connection, pending: &pending) else { return }
             } catch {
                 if error.phase != .io && error.phase != .cancelled && error.phase != .timeout {
-                    log("\(connection.label) \(error.message)")
+                    log("\(connection.label) \(error.message)\(TestServer.alertNote(connection.report.alerts))")
+                } else if !connection.report.alerts.isEmpty {
+                    log("\(connection.label) connection ended\(TestServer.alertNote(connection.report.alerts))")
                 }
                 return
             }

@@ -54,7 +54,7 @@ public final class TLSClient: @unchecked Sendable {
         SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nil)
         SSL_CTX_set_cert_verify_callback(ctx, clientVerifyTrampoline, nil)
         SSL_CTX_set_cert_cb(ctx, clientCertificateTrampoline, nil)
-        SSL_CTX_set_info_callback(ctx, tlsInfoCallback)
+        SSL_CTX_set_info_callback(ctx, clientInfoTrampoline)
         SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
     }
 
@@ -204,6 +204,28 @@ private func clientVerifyTrampoline(_ storeContext: OpaquePointer?, _ arg: Unsaf
     )
     X509_STORE_CTX_set_error(storeContext, first?.code ?? X509_V_ERR_APPLICATION_VERIFICATION)
     return 0
+}
+
+/// The shared info callback, plus what only a client does in a server-initiated renegotiation.
+///
+/// OpenSSL's TLS client answers a HelloRequest with `SSL_renegotiate_abbreviated`: its ClientHello
+/// offers the current session ID and ticket, and a server that resumes (Node.js, any OpenSSL
+/// server without `SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION`) completes an abbreviated
+/// handshake, in which no CertificateRequest can be sent: the server that renegotiated to ask for
+/// our certificate never gets it. curl never resumes in a renegotiation either. Once the
+/// HelloRequest has been processed (state `TLS_ST_CR_HELLO_REQ`, before the ClientHello is built),
+/// `SSL_renegotiate` sets `new_session`, so the ClientHello carries an empty session ID and an empty
+/// session-ticket extension: the renegotiation is a full handshake.
+private func clientInfoTrampoline(_ ssl: OpaquePointer?, _ where_: Int32, _ ret: Int32) {
+    tlsInfoCallback(ssl, where_, ret)
+    guard let ssl, let state = TLSConnectionState.from(ssl), state.handshakeDone else { return }
+    if where_ & SSL_CB_LOOP != 0, SSL_get_state(ssl) == TLS_ST_CR_HELLO_REQ {
+        _ = SSL_renegotiate(ssl)
+        ERR_clear_error()
+    }
+    if where_ & SSL_CB_HANDSHAKE_DONE != 0, SSL_version(ssl) != 0x0304, SSL_session_reused(ssl) == 1 {
+        state.report.resumedRenegotiations += 1
+    }
 }
 
 /// The server asked for a client certificate: record when and what, choose an identity.

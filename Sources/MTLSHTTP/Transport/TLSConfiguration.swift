@@ -148,6 +148,9 @@ public struct TLSSessionReport: Sendable {
     public var alpn: String?
     public var resumed: Bool = false
     public var secureRenegotiation: Bool = false
+    /// The server's certificate of this session, also on a resumed session (whose handshake
+    /// carries no certificate); the TLS channel binding is computed from it.
+    public var serverCertificate: Certificate?
     /// The chain as the server sent it (leaf first).
     public var peerChainAsSent: [Certificate] = []
     /// The server trust evaluation (nil if the server sent no certificate).
@@ -160,6 +163,10 @@ public struct TLSSessionReport: Sendable {
     public var alerts: [TLSAlertRecord] = []
     /// Renegotiations done after the first handshake.
     public var renegotiations: Int = 0
+    /// Renegotiations the server completed by resuming the session (an abbreviated handshake, in
+    /// which it cannot ask for a certificate). The client never offers a session in a
+    /// renegotiation, so a count above zero means a server that resumed what was not offered.
+    public var resumedRenegotiations: Int = 0
     /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello`).
     public var messageTrace: [String] = []
     /// Problems let through because of `continuesOnTrustFailure`.

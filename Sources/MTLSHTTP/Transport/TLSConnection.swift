@@ -375,6 +375,9 @@ public final class TLSConnection: @unchecked Sendable {
         state.report.resumed = SSL_session_reused(ssl) == 1
         state.report.secureRenegotiation = mtls_SSL_get_secure_renegotiation_support(ssl) == 1
         state.report.address = socket.peerAddress
+        if !state.isServer, state.report.serverCertificate == nil, let x509 = SSL_get1_peer_certificate(ssl) {
+            state.report.serverCertificate = Certificate(takingX509: x509)
+        }
     }
 }
 

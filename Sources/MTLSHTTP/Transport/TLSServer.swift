@@ -17,10 +17,15 @@ public struct TLSServerConfiguration: Sendable {
     public var crls: [CertificateRevocationList]
     public var minimumVersion: TLSVersion
     public var maximumVersion: TLSVersion?
+    /// Let a client resume its session in a renegotiation, and so skip the certificate request, as
+    /// servers do by default (Node.js, OpenSSL without `SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION`):
+    /// for testing clients against them. Off by default: a renegotiation is then a full handshake.
+    public var allowsResumptionInRenegotiation: Bool
 
     public init(
         certificate: Certificate, privateKey: PrivateKey, chain: [Certificate] = [], clientCAs: [Certificate] = [], sendsCANames: Bool = true,
-        requestsCertificateAtHandshake: Bool = false, crls: [CertificateRevocationList] = [], minimumVersion: TLSVersion = .tls1_2, maximumVersion: TLSVersion? = nil
+        requestsCertificateAtHandshake: Bool = false, crls: [CertificateRevocationList] = [], minimumVersion: TLSVersion = .tls1_2, maximumVersion: TLSVersion? = nil,
+        allowsResumptionInRenegotiation: Bool = false
     ) {
         self.certificate = certificate
         self.privateKey = privateKey
@@ -31,6 +36,7 @@ public struct TLSServerConfiguration: Sendable {
         self.crls = crls
         self.minimumVersion = minimumVersion
         self.maximumVersion = maximumVersion
+        self.allowsResumptionInRenegotiation = allowsResumptionInRenegotiation
     }
 }
 
@@ -74,8 +80,11 @@ public final class TLSServerContext: @unchecked Sendable {
         SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
         SSL_CTX_set_alpn_select_cb(ctx, serverALPNTrampoline, nil)
         _ = mtls_SSL_CTX_set_session_cache_mode(ctx, Int(SSL_SESS_CACHE_SERVER))
-        // A renegotiation for a client certificate must be a full handshake, or no CertificateRequest is sent.
-        SSL_CTX_set_options(ctx, mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION())
+        // A renegotiation for a client certificate must be a full handshake, or no CertificateRequest
+        // is sent. Session tickets (TLS 1.2 and 1.3) stay on either way, as in OpenSSL's default.
+        if !configuration.allowsResumptionInRenegotiation {
+            SSL_CTX_set_options(ctx, mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION())
+        }
         var sessionID = Array("mtls-serve".utf8)
         _ = SSL_CTX_set_session_id_context(ctx, &sessionID, UInt32(sessionID.count))
         _ = mtls_SSL_CTX_set1_groups_list(ctx, "X25519:P-256:P-384")
@@ -100,7 +109,15 @@ public final class TLSServerContext: @unchecked Sendable {
             connection.close()
             throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
         }
-        _ = try connection.drive(.tlsHandshake, until: deadline) { SSL_accept(ssl) }
+        do throws(HTTPSError) {
+            _ = try connection.drive(.tlsHandshake, until: deadline) { SSL_accept(ssl) }
+        } catch {
+            // The report keeps the alerts with their direction, so the log can say which side sent one.
+            var failure = error
+            connection.fillSessionFacts()
+            failure.report = connection.report
+            throw failure
+        }
         state.handshakeDone = true
         connection.fillSessionFacts()
         if configuration.requestsCertificateAtHandshake {

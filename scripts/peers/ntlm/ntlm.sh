@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # An NTLM-protected HTTPS endpoint (IIS Windows authentication stand-in) on pyspnego.
 #
-#   ntlm.sh start  [--dir DIR]
+#   ntlm.sh start  [--dir DIR] [--require-channel-binding]
 #   ntlm.sh stop   --dir DIR [--keep]
 #   ntlm.sh status --dir DIR
 #
 # start prints only KEY=value lines on stdout (eval-able):
 #   PORT=<https://127.0.0.1:PORT/ntlm and /negotiate>  NTLM_DOMAIN=MTLS  NTLM_USER=alice
-#   NTLM_PASSWORD=<password>  DIR=<instance dir>  PID=<server pid>
+#   NTLM_PASSWORD=<password>  DIR=<instance dir>  PID=<server pid>  EPA=0|1
+# /epa always requires the TLS channel binding (IIS Extended Protection); --require-channel-binding
+# makes /ntlm and /negotiate require it too (EPA=1). The expected tls-server-end-point hash is computed
+# here with openssl from the server certificate (RFC 5929: its signature hash, SHA-256 for MD5/SHA-1).
 # pyspnego comes from /usr/bin/python3 when it has it, else from a virtualenv made on first use in
 # scripts/peers/ntlm/.venv (python3 -m venv --system-site-packages; pip install pyspnego).
 # The acceptor reads DIR/ntlm-users ("DOMAIN:user:password") through NTLM_USER_FILE.
@@ -24,10 +27,11 @@ usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
 
 cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= KEEP=
+DIR= KEEP= EPA=0
 while (($#)); do
   case $1 in
     --dir) DIR=$2; shift 2 ;;
+    --require-channel-binding) EPA=1; shift ;;
     --keep) KEEP=1; shift ;;
     -h|--help) usage ;;
     *) die "unknown argument: $1" ;;
@@ -72,11 +76,21 @@ do_start() {
   chmod 600 "$d/tls.key"
   printf '%s:%s:%s\n' "$NTLM_DOMAIN" "$NTLM_USER" "$NTLM_PASSWORD" >"$d/ntlm-users"
   chmod 600 "$d/ntlm-users"
+  # RFC 5929 tls-server-end-point: hash of the leaf's DER with its signature's hash (MD5/SHA-1 -> SHA-256)
+  local sigalg digest hash extra=()
+  sigalg=$(openssl x509 -in "$d/tls.pem" -noout -text | sed -n 's/^ *Signature Algorithm: *//p' | head -n 1)
+  case $sigalg in
+    *[Ss][Hh][Aa]384*) digest=sha384 ;;
+    *[Ss][Hh][Aa]512*) digest=sha512 ;;
+    *) digest=sha256 ;;
+  esac
+  hash=$(openssl x509 -in "$d/tls.pem" -outform DER | openssl dgst "-$digest" -binary | od -An -v -tx1 | tr -d ' \n')
+  [[ $EPA == 1 ]] && extra+=(--require-channel-binding)
   local attempt port pid
   for attempt in 1 2 3 4 5; do
     port=$(free_base 1)
     : >"$d/ntlm.log"
-    NTLM_USER_FILE="$d/ntlm-users" setsid "$python" "$NTLM_DIR/ntlm_server.py" --port "$port" --dir "$d" \
+    NTLM_USER_FILE="$d/ntlm-users" setsid "$python" "$NTLM_DIR/ntlm_server.py" --port "$port" --dir "$d" --end-point-hash "$hash" "${extra[@]}" \
       </dev/null >>"$d/ntlm.log" 2>&1 &
     pid=$!
     if wait_ready 20 "$pid" "ntlm_server.py" "$port" && pid_alive "$pid" "ntlm_server.py"; then
@@ -87,6 +101,7 @@ do_start() {
         echo "NTLM_PASSWORD=$NTLM_PASSWORD"
         echo "DIR=$d"
         echo "PID=$pid"
+        echo "EPA=$EPA"
       } | tee "$d/instance.env"
       return 0
     fi

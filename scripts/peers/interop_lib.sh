@@ -1,0 +1,114 @@
+# Shared start/stop/status for the interop-matrix peers (node.sh, gnutls.sh, go.sh, python_pha.sh,
+# java.sh, lighttpd.sh). Sourced after lib.sh. Each peer script defines:
+#   PEER_NAME           short name (instance dir prefix, pattern for pid checks)
+#   peer_check          fails with exit 3 (missing dependency) when the server is not installed
+#   peer_launch         starts the daemon(s) from $INST_DIR with the ports in PORTS[...] (KEY=port),
+#                       calling `spawn LOG CMD...` for each process
+# Common options: --dir DIR, --server-cert NAME (a TestCerts/ base name: `server` (default) or
+# `server-expired`), --keep. start prints the port keys, DIR=, PIDS= (space-separated), SERVER_CERT=.
+# Certificates copied into DIR/certs: server.pem (leaf), chain.pem (leaf + intermediate),
+# server.key, client-ca.pem (intermediate + root: the CAs accepted, and their names sent),
+# server.p12 (leaf + key + intermediate, password mtls; for Java).
+
+missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
+
+peer_usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+peer_main() {
+  local cmd=${1:-}; [[ -n "$cmd" ]] || peer_usage; shift
+  DIR= KEEP= SERVER_CERT=server
+  while (($#)); do
+    case $1 in
+      --dir) DIR=$2; shift 2 ;;
+      --server-cert) SERVER_CERT=$2; shift 2 ;;
+      --keep) KEEP=1; shift ;;
+      -h|--help) peer_usage ;;
+      *) die "unknown argument: $1" ;;
+    esac
+  done
+  case $cmd in
+    start) peer_start ;;
+    stop) peer_stop ;;
+    status) peer_status ;;
+    *) peer_usage ;;
+  esac
+}
+
+peer_read_env() {
+  [[ -f "$1/instance.env" ]] || return 1
+  local k v
+  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
+}
+
+# spawn LOG CMD... -> runs CMD from $INST_DIR in its own session, no inherited stdio; records the pid
+spawn() {
+  local log=$1; shift
+  (cd "$INST_DIR" && exec setsid "$@" </dev/null >"$INST_DIR/$log" 2>&1) &
+  SPAWNED+=("$!")
+}
+
+peer_start() {
+  peer_check
+  [[ $SERVER_CERT =~ ^[a-z0-9-]+$ ]] || die "--server-cert takes a TestCerts base name such as server-expired"
+  need_certs "$SERVER_CERT.pem" "$SERVER_CERT.key" intermediate-ca.pem root-ca.pem
+  make_instance_dir "$PEER_NAME" "$DIR"
+  local d=$INST_DIR
+  if peer_read_env "$d" && [[ -n "${ENV_PIDS:-}" ]]; then
+    local p
+    for p in $ENV_PIDS; do pid_alive "$p" && die "an instance is already running in $d (pid $p); stop it first"; done
+  fi
+  mkdir -p "$d/certs"
+  cp "$CERTS/$SERVER_CERT.pem" "$d/certs/server.pem"
+  cp "$CERTS/$SERVER_CERT.key" "$d/certs/server.key"
+  cat "$CERTS/$SERVER_CERT.pem" "$CERTS/intermediate-ca.pem" >"$d/certs/chain.pem"
+  cat "$CERTS/intermediate-ca.pem" "$CERTS/root-ca.pem" >"$d/certs/client-ca.pem"
+  chmod 600 "$d/certs/server.key"
+  local attempt key i ok
+  for attempt in 1 2 3 4 5; do
+    declare -gA PORTS=()
+    local base; base=$(free_base "${#PORT_KEYS[@]}")
+    i=0
+    for key in "${PORT_KEYS[@]}"; do PORTS[$key]=$((base + i)); i=$((i + 1)); done
+    SPAWNED=()
+    peer_launch
+    ok=1
+    local all=() pid
+    for key in "${PORT_KEYS[@]}"; do all+=("${PORTS[$key]}"); done
+    if ! wait_ready "${PEER_READY_SECONDS:-20}" "" "" "${all[@]}"; then ok=0; fi
+    for pid in "${SPAWNED[@]}"; do pid_alive "$pid" || ok=0; done
+    if ((ok)); then
+      {
+        for key in "${PORT_KEYS[@]}"; do echo "$key=${PORTS[$key]}"; done
+        echo "DIR=$d"; echo "PIDS=${SPAWNED[*]}"; echo "SERVER_CERT=$SERVER_CERT"
+      } | tee "$d/instance.env"
+      return 0
+    fi
+    for pid in "${SPAWNED[@]}"; do stop_pid "$pid" "" 3; done
+    if grep -qiE 'in use|bind' "$d"/*.log 2>/dev/null; then note "port busy, retrying"; rm -f "$d"/*.log; continue; fi
+    break
+  done
+  note "$PEER_NAME failed to start; logs in $d:"
+  tail -n 20 "$d"/*.log >&2 || true
+  exit 1
+}
+
+peer_stop() {
+  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
+  [[ -d "$DIR" ]] || return 0
+  local d p; d=$(cd "$DIR" && pwd)
+  if peer_read_env "$d"; then
+    for p in ${ENV_PIDS:-}; do stop_pid "$p" "" 5; done
+  fi
+  rm -f "$d/instance.env"
+  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
+}
+
+peer_status() {
+  [[ -n "$DIR" ]] || die "status needs --dir DIR"
+  local p
+  if peer_read_env "$DIR" && [[ -n "${ENV_PIDS:-}" ]]; then
+    for p in $ENV_PIDS; do pid_alive "$p" || { echo "RUNNING=0"; return 1; }; done
+    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
+  fi
+  echo "RUNNING=0"; return 1
+}
