@@ -6,7 +6,7 @@ import MTLSHTTP
 import MTLSTrust
 
 /// `mtls probe` against the in-process IIS-like server: each outcome on the human and JSON output,
-/// the JSON checked against the committed schema (docs/probe-schema.json).
+/// the JSON checked against the committed schema (docs/schemas/probe.schema.json).
 final class ProbeCommandTests: XCTestCase {
     private func startServer(maximumVersion: TLSVersion? = nil, httpSys: Bool = false, atHandshake: Bool = false, sendsCANames: Bool = true) throws -> TestServer {
         let configuration = TLSServerConfiguration(
@@ -134,7 +134,7 @@ final class ProbeCommandTests: XCTestCase {
     func testJSONOutputMatchesTheCommittedSchema() throws {
         let server = try startServer(maximumVersion: .tls1_2)
         defer { server.stop() }
-        let schemaData = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/probe-schema.json"))
+        let schemaData = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/schemas/probe.schema.json"))
         let schema = try XCTUnwrap(JSONSerialization.jsonObject(with: schemaData) as? [String: Any])
         for (path, extra) in [("/secure", [String]()), ("/secure", alice), ("/basic", []), ("/redirect", ["--follow"])] {
             let result = probe(server, path, extra + ["--json"])

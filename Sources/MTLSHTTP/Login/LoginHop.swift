@@ -34,6 +34,9 @@ public struct LoginHop: Sendable, CustomStringConvertible {
     public var droppedHeaders: [String]
     /// True when the request went over a kept-alive connection.
     public var reusedConnection: Bool
+    /// For an NTLM/Negotiate answer: whether it carried a TLS channel binding (RFC 5929
+    /// `tls-server-end-point`, which IIS Extended Protection requires); nil for other hops.
+    public var channelBindingSent: Bool? = nil
 
     /// `302 GET https://host/path → /next` in one line.
     public var description: String {
