@@ -166,7 +166,7 @@ final class ProbeCommandTests: XCTestCase {
     }
 }
 
-/// A subset of JSON Schema (type, required, properties, items, enum, $ref to #/$defs) — enough to
+/// A subset of JSON Schema (type, required, properties, items, enum, anyOf, $ref to #/$defs) — enough to
 /// hold the probe output to its documented shape.
 enum JSONSchemaSubset {
     static func validate(_ value: Any, against schema: [String: Any], root: [String: Any], at path: String, problems: inout [String]) {
@@ -174,6 +174,17 @@ enum JSONSchemaSubset {
         if let ref = schema["$ref"] as? String, ref.hasPrefix("#/$defs/"), let defs = root["$defs"] as? [String: Any], let target = defs[String(ref.dropFirst(8))] as? [String: Any]
         {
             schema = target
+        }
+        if let branches = schema["anyOf"] as? [[String: Any]] {
+            var branchProblems: [[String]] = []
+            for branch in branches {
+                var found: [String] = []
+                validate(value, against: branch, root: root, at: path, problems: &found)
+                if found.isEmpty { return }
+                branchProblems.append(found)
+            }
+            problems.append("\(path): matches none of anyOf (\(branchProblems.map { $0.first ?? "" }.joined(separator: " | ")))")
+            return
         }
         if let allowed = schema["enum"] as? [Any] {
             if !allowed.contains(where: { "\($0)" == "\(value)" }) { problems.append("\(path): \(value) not in \(allowed)") }
@@ -215,6 +226,9 @@ enum JSONSchemaSubset {
         case "integer":
             guard let number = value as? NSNumber, !isBoolean(number) else { return false }
             return number.doubleValue == number.doubleValue.rounded()
+        case "number":
+            guard let number = value as? NSNumber, !isBoolean(number) else { return false }
+            return number.doubleValue.isFinite
         case "boolean": return (value as? NSNumber).map(isBoolean) ?? false
         case "null": return value is NSNull
         default: return false

@@ -359,13 +359,38 @@ struct ProbeAnalysis {
                     ("warnings", .array(warnings.map { .object([("rule", .string($0.id)), ("cause", .string($0.text)), ("fix", .string($0.fix))]) })),
                 ])
             ))
-        pairs.append(("events", .array((report?.events.events ?? []).map { .string($0.line) })))
+        pairs.append(("events", .array((report?.events.events ?? []).map(ProbeAnalysis.json))))
         pairs.append(("exitCode", .int(Int(exitCode))))
         return .object(pairs)
     }
 }
 
 extension ProbeAnalysis {
+    /// One event of the log as JSON: its kind, its facts, and the line -v prints.
+    static func json(_ event: TLSEvent) -> JSON {
+        var pairs: [(String, JSON)]
+        switch event {
+        case .message(let ours, let name, let phase):
+            pairs = [("kind", .string("message")), ("sentByUs", .bool(ours)), ("name", .string(name)), ("phase", .string(phase.rawValue))]
+        case .serverHello(let version, let cipher):
+            pairs = [("kind", .string("serverHello")), ("version", .string(version)), ("cipher", JSON.optional(cipher))]
+        case .handshakeFinished(let phase, let version, let cipher, let resumed):
+            pairs = [
+                ("kind", .string("handshakeFinished")), ("phase", .string(phase.rawValue)), ("version", .string(version)), ("cipher", JSON.optional(cipher)),
+                ("resumed", .bool(resumed)),
+            ]
+        case .alert(let ours, let level, let description):
+            pairs = [("kind", .string("alert")), ("sentByUs", .bool(ours)), ("level", .string(level)), ("description", .string(description))]
+        case .peerClosed(let closeNotify): pairs = [("kind", .string("peerClosed")), ("closeNotify", .bool(closeNotify))]
+        case .socketError(let operation, let reason): pairs = [("kind", .string("socketError")), ("operation", .string(operation)), ("reason", .string(reason))]
+        case .notTLS(let prefix): pairs = [("kind", .string("notTLS")), ("prefix", .string(prefix))]
+        case .timeout(let during, let seconds): pairs = [("kind", .string("timeout")), ("during", .string(during)), ("seconds", .number(seconds))]
+        case .httpRequest(let method, let target): pairs = [("kind", .string("httpRequest")), ("method", .string(method)), ("target", .string(target))]
+        case .httpResponse(let status, let reason): pairs = [("kind", .string("httpResponse")), ("status", .int(status)), ("reason", .string(reason))]
+        }
+        return .object(pairs + [("line", .string(event.line))])
+    }
+
     /// A cookie decision without the cookie's value.
     static func describe(_ decision: CookieJar.Decision) -> String {
         switch decision {
