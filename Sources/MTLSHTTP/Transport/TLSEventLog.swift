@@ -71,6 +71,7 @@ public struct TLSEventLog: Sendable, Equatable {
     /// Events not kept because the log was full.
     public private(set) var dropped = 0
 
+    /// A log holding `events` (the first ``capacity`` of them), for tests and replays.
     public init(_ events: [TLSEvent] = []) { self.events = Array(events.prefix(Self.capacity)) }
 
     mutating func append(_ event: TLSEvent) {
