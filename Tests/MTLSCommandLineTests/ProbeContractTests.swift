@@ -193,6 +193,75 @@ final class ProbeContractTests: XCTestCase {
         XCTAssertTrue(human.stdout.contains("it accepts certificates issued by CN=mtls Test Root CA"), human.stdout)
     }
 
+    /// A Python `ssl` server (TLS 1.2, certificate optional) that closes without an alert when no
+    /// certificate came: what some servers do right after an empty Certificate message.
+    final class SilentCloser {
+        let process = Process()
+        let port: Int
+
+        init(directory: TemporaryDirectory) throws {
+            let chain = try directory.write("server-chain.pem", text: try Fixtures.text("server.pem") + Fixtures.text("intermediate-ca.pem"))
+            let script = """
+                import socket, ssl, sys
+                ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+                ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+                ctx.load_cert_chain(sys.argv[1], sys.argv[2])
+                ctx.load_verify_locations(sys.argv[3])
+                ctx.verify_mode = ssl.CERT_OPTIONAL
+                s = socket.socket()
+                s.bind(("127.0.0.1", 0))
+                s.listen(8)
+                print(s.getsockname()[1], flush=True)
+                while True:
+                    c, _ = s.accept()
+                    try:
+                        t = ctx.wrap_socket(c, server_side=True)
+                    except Exception:
+                        c.close()
+                        continue
+                    if t.getpeercert() is None:
+                        t.close()  # no close_notify, no alert
+                    else:
+                        t.recv(65536)
+                        t.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok")
+                        t.close()
+                """
+            let output = Pipe()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", script, chain, Fixtures.path("server.key"), Fixtures.path("root-ca.pem")]
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let port = Int(line) else {
+                process.terminate()
+                throw XCTSkip("the Python ssl server did not start: \(line)")
+            }
+            self.port = port
+        }
+
+        func stop() {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    func testAServerThatClosesWithoutAnAlertAfterOurEmptyCertificateNamesTheMissingCertificate() throws {
+        let directory = try TemporaryDirectory(self)
+        let server = try SilentCloser(directory: directory)
+        defer { server.stop() }
+        let url = "https://localhost:\(server.port)/"
+        for _ in 0..<3 {
+            let result = probe(url, ["--json"])
+            XCTAssertEqual(result.exitCode, 1, result.description)
+            XCTAssertEqual(try topRule(result), "certificate-required", result.stdout)
+            XCTAssertFalse(result.stdout.contains("--tls-max"), result.stdout)
+            try assertContract(result)
+        }
+        let chained = probe(url, ["--cert", Fixtures.path("client-alice-chain.pem"), "--key", Fixtures.path("client-alice.key")])
+        XCTAssertEqual(chained.exitCode, 0, chained.description)
+    }
+
     func testAPlainHTTPPortIsNamedWithoutTLSClaims() throws {
         let server = try RawServer(answer: Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
         defer { server.stop() }
