@@ -262,6 +262,54 @@ final class ProbeContractTests: XCTestCase {
         XCTAssertEqual(chained.exitCode, 0, chained.description)
     }
 
+    func testANodeServerThatResumesInTheRenegotiationIsNamedAsTheCause() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/node") else { throw XCTSkip("node is not installed (scripts/install-deps.sh)") }
+        let directory = try TemporaryDirectory(self)
+        let chain = try directory.write("server-chain.pem", text: try Fixtures.text("server.pem") + Fixtures.text("intermediate-ca.pem"))
+        // Node.js with default options: renegotiate({requestCert}) on /secure (the issue's case).
+        let script = """
+            const https = require('https'); const fs = require('fs');
+            const [cert, key, ca] = process.argv.slice(1);
+            const server = https.createServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key), ca: fs.readFileSync(ca), maxVersion: 'TLSv1.2' }, (req, res) => {
+              req.socket.renegotiate({ requestCert: true, rejectUnauthorized: false }, (err) => {
+                const peer = err ? null : req.socket.getPeerCertificate();
+                if (peer && peer.subject) { res.writeHead(200); res.end('hello ' + peer.subject.CN); } else { res.writeHead(403); res.end('no certificate'); }
+              });
+            });
+            server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+            """
+        let process = Process()
+        let output = Pipe()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/node")
+        process.arguments = ["-e", script, chain, Fixtures.path("server.key"), Fixtures.path("root-ca.pem")]
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let port = try XCTUnwrap(Int(line), "node did not start: \(line)")
+        let identity = ["--cert", Fixtures.path("client-alice-chain.pem"), "--key", Fixtures.path("client-alice.key")]
+        let result = probe("https://localhost:\(port)/secure", identity + ["--json"])
+        try assertContract(result)
+        let connection = try XCTUnwrap(try result.json()["connection"] as? [String: Any])
+        if connection["renegotiationResumed"] as? Bool == true {
+            // The session was offered and resumed: no CertificateRequest was possible, and it says so.
+            XCTAssertEqual(result.exitCode, 1, result.description)
+            XCTAssertEqual(try topRule(result), "renegotiation-resumed", result.stdout)
+            let human = probe("https://localhost:\(port)/secure", identity)
+            XCTAssertTrue(human.stdout.contains("no: the server renegotiated but resumed the session, so it could not ask"), human.stdout)
+            XCTAssertFalse(human.stdout.contains("the server never asked"), human.stdout)
+        } else {
+            // A full renegotiation (the transport no longer offers the session): the server asked and we logged in.
+            XCTAssertEqual(result.exitCode, 0, result.description)
+            let phases = (try result.json()["clientCertificate"] as? [String: Any])?["requestPhases"] as? [String]
+            XCTAssertEqual(phases, ["renegotiation"])
+        }
+    }
+
     func testAPlainHTTPPortIsNamedWithoutTLSClaims() throws {
         let server = try RawServer(answer: Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8))
         defer { server.stop() }
