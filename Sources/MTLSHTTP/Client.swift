@@ -39,8 +39,22 @@ public final class HTTPSClient: @unchecked Sendable {
     public var redactsSecrets = true
     /// Where `connect-to` sends connections for a host (`--connect-to`).
     public var connectTo: [String: (host: String, port: Int)] = [:]
-    /// A trace sink for `-v` (request and response heads, secrets redacted).
-    public var trace: (@Sendable (String) -> Void)?
+    /// A trace sink for `-v`: request and response heads (secrets redacted) and, as they happen,
+    /// the TLS events of every connection (``TLSEvent/line``), so the trace reads in order.
+    public var trace: (@Sendable (String) -> Void)? {
+        didSet {
+            guard let trace else {
+                tls.eventObserver = nil
+                return
+            }
+            tls.eventObserver = { event in
+                switch event {
+                case .httpRequest, .httpResponse: break  // the heads are traced in full by the client
+                default: trace(event.line)
+                }
+            }
+        }
+    }
     /// Sent with every request unless overridden.
     public var userAgent = "mtls/0.1"
 
@@ -93,8 +107,13 @@ public final class HTTPSClient: @unchecked Sendable {
     /// - Parameters:
     ///   - request: The request; `Host`, `Content-Length`, `User-Agent`, `Accept-Encoding` are added.
     ///   - bodySink: When given, decoded body bytes are passed here instead of being kept.
+    ///   - bodySinkForHead: Asked once the final head is in: a sink returned there receives the
+    ///     decoded body instead of memory (a download of any size in constant memory); nil keeps it.
     /// - Throws: ``HTTPSError`` naming the host and the phase.
-    public func send(_ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil, token: CancellationToken? = nil) throws(HTTPSError) -> HTTPResponse {
+    public func send(
+        _ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? = nil,
+        token: CancellationToken? = nil
+    ) throws(HTTPSError) -> HTTPResponse {
         guard request.url.scheme == "https" else {
             throw HTTPSError(.url, host: request.url.hostHeader, "only https:// URLs are supported", hint: "use https://")
         }
@@ -104,7 +123,7 @@ public final class HTTPSClient: @unchecked Sendable {
             attempt += 1
             let (connection, reused) = try checkout(request.url, deadline: deadline, token: token)
             do throws(HTTPSError) {
-                var response = try exchange(request, on: connection, reused: reused, deadline: deadline, bodySink: bodySink)
+                var response = try exchange(request, on: connection, reused: reused, deadline: deadline, bodySink: bodySink, bodySinkForHead: bodySinkForHead)
                 response.tls = connection.report
                 return response
             } catch {
@@ -168,14 +187,17 @@ public final class HTTPSClient: @unchecked Sendable {
         return Array(head.utf8)
     }
 
-    private func exchange(_ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink: ((ArraySlice<UInt8>) throws -> Void)?)
-        throws(HTTPSError) -> HTTPResponse
-    {
+    private func exchange(
+        _ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?,
+        bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) throws(HTTPSError) -> HTTPResponse {
+        var bodySink = fixedSink
         let host = request.url.hostHeader
         let body = request.body
         let head = try HTTPSClient.serializeHead(
             request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
         trace?(HTTPSClient.redactedHead(head, outgoing: true, redact: redactsSecrets))
+        connection.state.log(.httpRequest(method: request.method.uppercased(), target: request.url.target))
         let waitForContinue = request.expectsContinue && (body?.isEmpty == false)
         var earlyWriteFailure: HTTPSError? = nil
         do throws(HTTPSError) {
@@ -211,6 +233,9 @@ public final class HTTPSClient: @unchecked Sendable {
                     continue
                 }
                 if !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
+                // A write that failed (EPIPE, reset) because the server refused us: its alert is in
+                // the receive buffer, and it, not the broken pipe, is the answer.
+                if error.alert != nil || connection.report.alerts.contains(where: \.received) { throw error }
                 throw earlyWriteFailure ?? error
             }
             let events: [HTTPResponseParser.Event]
@@ -218,7 +243,14 @@ public final class HTTPSClient: @unchecked Sendable {
                 events = n == 0 ? try parser.finish() : try parser.feed(buffer[0..<n])
             } catch {
                 if n == 0 && !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
-                throw HTTPSError(.httpParse, host: host, error.description)
+                switch error {
+                case .headersTooLarge, .lineTooLong, .tooManyHeaders:
+                    throw HTTPSError(
+                        .httpParse, host: host, "the response headers are too large: \(error.description)",
+                        hint: "the server sent oversized headers (often a pile of cookies): clear them, or ask the administrator why the response is that large")
+                default:
+                    throw HTTPSError(.httpParse, host: host, error.description)
+                }
             }
             if n > 0 { gotAnyByte = true }
             for event in events {
@@ -231,6 +263,8 @@ public final class HTTPSClient: @unchecked Sendable {
                     }
                 case .head:
                     if let head = parser.head {
+                        connection.state.log(.httpResponse(status: head.status, reason: head.reason))
+                        if bodySink == nil, let bodySinkForHead { bodySink = bodySinkForHead(head) }
                         trace?(HTTPSClient.describeResponseHead(head, redact: redactsSecrets))
                         let coding = head.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) ?? ""
                         if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {

@@ -6,7 +6,7 @@ import MTLSHTTP
 import MTLSTrust
 
 /// `mtls probe` against the in-process IIS-like server: each outcome on the human and JSON output,
-/// the JSON checked against the committed schema (docs/probe-schema.json).
+/// the JSON checked against the committed schema (docs/schemas/probe.schema.json).
 final class ProbeCommandTests: XCTestCase {
     private func startServer(maximumVersion: TLSVersion? = nil, httpSys: Bool = false, atHandshake: Bool = false, sendsCANames: Bool = true) throws -> TestServer {
         let configuration = TLSServerConfiguration(
@@ -134,7 +134,7 @@ final class ProbeCommandTests: XCTestCase {
     func testJSONOutputMatchesTheCommittedSchema() throws {
         let server = try startServer(maximumVersion: .tls1_2)
         defer { server.stop() }
-        let schemaData = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/probe-schema.json"))
+        let schemaData = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/schemas/probe.schema.json"))
         let schema = try XCTUnwrap(JSONSerialization.jsonObject(with: schemaData) as? [String: Any])
         for (path, extra) in [("/secure", [String]()), ("/secure", alice), ("/basic", []), ("/redirect", ["--follow"])] {
             let result = probe(server, path, extra + ["--json"])
@@ -166,7 +166,7 @@ final class ProbeCommandTests: XCTestCase {
     }
 }
 
-/// A subset of JSON Schema (type, required, properties, items, enum, $ref to #/$defs) — enough to
+/// A subset of JSON Schema (type, required, properties, items, enum, anyOf, $ref to #/$defs) — enough to
 /// hold the probe output to its documented shape.
 enum JSONSchemaSubset {
     static func validate(_ value: Any, against schema: [String: Any], root: [String: Any], at path: String, problems: inout [String]) {
@@ -174,6 +174,17 @@ enum JSONSchemaSubset {
         if let ref = schema["$ref"] as? String, ref.hasPrefix("#/$defs/"), let defs = root["$defs"] as? [String: Any], let target = defs[String(ref.dropFirst(8))] as? [String: Any]
         {
             schema = target
+        }
+        if let branches = schema["anyOf"] as? [[String: Any]] {
+            var branchProblems: [[String]] = []
+            for branch in branches {
+                var found: [String] = []
+                validate(value, against: branch, root: root, at: path, problems: &found)
+                if found.isEmpty { return }
+                branchProblems.append(found)
+            }
+            problems.append("\(path): matches none of anyOf (\(branchProblems.map { $0.first ?? "" }.joined(separator: " | ")))")
+            return
         }
         if let allowed = schema["enum"] as? [Any] {
             if !allowed.contains(where: { "\($0)" == "\(value)" }) { problems.append("\(path): \(value) not in \(allowed)") }
@@ -215,6 +226,9 @@ enum JSONSchemaSubset {
         case "integer":
             guard let number = value as? NSNumber, !isBoolean(number) else { return false }
             return number.doubleValue == number.doubleValue.rounded()
+        case "number":
+            guard let number = value as? NSNumber, !isBoolean(number) else { return false }
+            return number.doubleValue.isFinite
         case "boolean": return (value as? NSNumber).map(isBoolean) ?? false
         case "null": return value is NSNull
         default: return false

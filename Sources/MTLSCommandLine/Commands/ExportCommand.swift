@@ -64,7 +64,7 @@ enum ExportCommand {
                 JSON.object([
                     ("file", .string(out)), ("protection", .string(protection == .modern ? "modern" : "legacy")), ("leaf", .string(leaf.subject)), ("chain", .int(chain.count)),
                     ("bytes", .int(bytes.count)),
-                ]).serialized())
+                ]).versioned(1).serialized())
         } else {
             console.out("wrote \(out) (mode 0600): \(leaf.subject) with \(chain.count) chain certificate\(chain.count == 1 ? "" : "s"), \(description)")
         }

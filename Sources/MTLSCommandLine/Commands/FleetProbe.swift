@@ -55,20 +55,20 @@ enum FleetProbe {
                             .object([
                                 ("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])),
                                 ("exitCode", .int(Int(failure.exitCode))),
-                            ]), "\(line)  error: \(failure.message)", failure.exitCode
+                            ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(failure.message)", failure.exitCode
                         )
                     case .success(let request):
                         do throws(CommandFailure) {
                             let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
                             var object = analysis.json()
-                            if case .object(let pairs) = object { object = .object([("target", .string(line))] + pairs) }
+                            if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
                             outcome = (object, summary(line, analysis), analysis.exitCode)
                         } catch {
                             outcome = (
                                 .object([
                                     ("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])),
                                     ("exitCode", .int(Int(error.exitCode))),
-                                ]), "\(line)  error: \(error.message)", error.exitCode
+                                ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(error.message)", error.exitCode
                             )
                         }
                     }
@@ -93,13 +93,24 @@ enum FleetProbe {
         return all.allSatisfy { $0.2 == ExitCode.success } ? ExitCode.success : ExitCode.no
     }
 
+    /// One table row, from the same facts and rules as a single probe (no TLS claim for a
+    /// handshake that did not finish).
     static func summary(_ target: String, _ analysis: ProbeAnalysis) -> String {
-        let report = analysis.report
-        let tls = report?.version ?? "no TLS"
-        let request = report?.certificateRequests.first.map { "cert asked (\($0.phase.rawValue))" } ?? "no cert asked"
-        let trust = report?.trust.map { $0.isTrusted ? "trusted" : "UNTRUSTED" } ?? "-"
-        let status = analysis.final.map { "\($0.status)" + (StatusMeaning.substatus($0).map { ".\($0)" } ?? "") } ?? "-"
-        let verdict = analysis.exitCode == ExitCode.success ? "OK" : (analysis.causes.first?.text ?? analysis.failure?.message ?? "failed")
+        let facts = analysis.facts
+        let tls = facts.finishedHandshake?.version ?? (facts.notTLSPrefix.map { $0.hasPrefix("HTTP") ? "plain HTTP" : "not TLS" } ?? "no TLS session")
+        let trust = facts.serverTrusted.map { $0 ? "trusted" : "UNTRUSTED" } ?? "trust unknown"
+        let phases = facts.certificateRequestPhases
+        let request: String
+        if let phase = phases.first {
+            request = "cert asked (\(phase.rawValue))"
+        } else if facts.handshakeFinished {
+            request = "no cert asked"
+        } else {
+            request = "cert request unknown"
+        }
+        let status = analysis.final.map { "\($0.status)" + (StatusMeaning.substatus($0).map { ".\($0)" } ?? "") } ?? "no answer"
+        let causes = ProbeRules.causes(facts)
+        let verdict = causes.first.map { "[\($0.id)] \($0.text)" } ?? "OK"
         return "\(target)  \(status)  \(tls)  \(trust)  \(request)  \(verdict)"
     }
 }

@@ -93,7 +93,7 @@ enum ImportCommand {
             var pairs: [(String, JSON)] = [("file", .string(path))]
             if case .object(let inner) = item.2 { pairs += inner }
             pairs.append(("written", .strings(written)))
-            console.out(JSON.object(pairs).serialized())
+            console.out(JSON.object(pairs).versioned(1).serialized())
         } else {
             console.out(console.paint("PKCS#12 \(path)", .bold))
             item.1.forEach { console.out($0) }

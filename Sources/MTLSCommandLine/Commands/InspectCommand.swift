@@ -49,7 +49,7 @@ enum InspectCommand {
             throw CommandFailure(ExitCode.badInput, failure.message, hint: Inputs.hint(for: error, path: path))
         }
         if arguments.flag("json") {
-            console.out(JSON.object([("file", .string(path)), ("items", .array(items.map(\.json)))]).serialized())
+            console.out(JSON.object([("file", .string(path)), ("items", .array(items.map(\.json)))]).versioned(1).serialized())
         } else {
             for (index, item) in items.enumerated() {
                 if index > 0 { console.out() }

@@ -14,167 +14,107 @@ struct ProbeAnalysis {
     var report: TLSSessionReport?
     var configuration: TLSClientConfiguration
 
-    struct Cause {
-        var text: String
-        var fix: String
-    }
+    /// `--user`, when given (named in refusals; never the password).
+    var user: String? = nil
+    /// `--auth` when it restricts the schemes; nil for any.
+    var allowedSchemes: [String]? = nil
+    /// The start of the final body when it was streamed to --output (for the title and first line).
+    var bodyPreview: [UInt8]? = nil
+    /// The final body's length when it was streamed.
+    var streamedBodyBytes: Int? = nil
 
     var requests: [CertificateRequestRecord] { report?.certificateRequests ?? [] }
 
     var substatus: Int? { final.flatMap { StatusMeaning.substatus($0) } }
 
-    /// Causes, most likely first.
-    var causes: [Cause] {
-        var causes: [Cause] = []
-        let version = report?.version ?? ""
-        if let failure {
-            switch failure.phase {
-            case .serverCertificate:
-                let finding = failure.trust?.findings.first
-                causes.append(
-                    Cause(
-                        text: "the server's certificate is not trusted: \(finding?.reason ?? failure.message)",
-                        fix: finding?.hint.isEmpty == false ? finding!.hint : "pass the server's CA with --anchors (review it first: --insecure --save-chain FILE)"))
-            case _
-            where requests.contains(where: { $0.sentCertificate == nil })
-                && (failure.alert.map { ["certificate required", "handshake failure", "bad certificate"].contains($0) } ?? false):
-                causes.append(
-                    Cause(text: "the server requires a client certificate in the handshake and we had none to send", fix: "pass your identity with --p12 FILE (or --cert/--key)"))
-            default:
-                causes.append(Cause(text: failure.message, fix: failure.hint ?? "check the address and port, and that the server speaks HTTPS"))
-            }
+    /// The facts every section and verdict is derived from.
+    var facts: ProbeFacts { ProbeFacts(analysis: self) }
+
+    /// Causes, most likely first (``ProbeRules``); empty exactly when the probe succeeded.
+    var causes: [ProbeFinding] { ProbeRules.causes(facts) }
+
+    /// What does not fail the probe but should be read.
+    var warnings: [ProbeFinding] { ProbeRules.warnings(facts) }
+
+    var succeeded: Bool { exitCode == ExitCode.success }
+
+    /// 0 exactly when the flow succeeded and no rule found a cause; else the top cause's code.
+    var exitCode: Int32 { ProbeRules.exitCode(causes) }
+
+    /// The one-line verdict, also written to stderr.
+    var verdictLine: String {
+        let causes = self.causes
+        guard let top = causes.first else {
+            let status = final.map { "\($0.status)\($0.head.reason.isEmpty ? "" : " \($0.head.reason)")" } ?? ""
+            return "Verdict: OK — \(status)" + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : "")
+                + (warnings.isEmpty ? "" : " (\(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
         }
-        for request in requests {
-            if request.hadNoIdentity && failure == nil {
-                causes.append(
-                    Cause(
-                        text: "the server asked for a client certificate \(phaseWords(request.phase)) and we had none",
-                        fix: "pass your identity with --p12 FILE --password SPEC, or --cert FILE --key FILE"))
-            } else if !request.identityFits {
-                causes.append(
-                    Cause(
-                        text:
-                            "the server accepts client certificates issued by \(request.acceptedCANames.map(Certificate.shortName).joined(separator: "; ")), and ours (\(request.sentCertificate?.displayName ?? "?")) is issued by \(request.sentCertificate.map { Certificate.shortName($0.issuer) } ?? "?")",
-                        fix: "use an identity issued by one of those CAs, or ask the administrator to trust your CA"))
-            }
-        }
-        if let final {
-            let status = final.status
-            if StatusMeaning.isHTTPSysTLS13Renegotiation(final) {
-                causes.append(
-                    Cause(
-                        text: "the server (IIS/http.sys) asks for the client certificate after the request, by renegotiation, which TLS 1.3 cannot do",
-                        fix: "retry with --tls-max 1.2, or ask the administrator to set clientcertnegotiation=enable on the binding (netsh http update sslcert …)"))
-            }
-            switch (status, substatus) {
-            case (403, let sub)
-            where (sub == 7 || sub == nil) && !requests.isEmpty && requests.allSatisfy({ $0.sentCertificate == nil }) && !requests.contains(where: { $0.hadNoIdentity }):
-                causes.append(Cause(text: "the server requires a client certificate and none was presented", fix: "pass your identity with --p12 FILE --password SPEC"))
-            case (403, 7?) where requests.isEmpty:
-                if version == "TLSv1.3" {
-                    causes.append(
-                        Cause(
-                            text:
-                                "the server answered 403.7 without ever asking for a certificate: over TLS 1.3 it could not ask after the request (IIS has no post-handshake auth)",
-                            fix: "retry with --tls-max 1.2, or ask the administrator to set clientcertnegotiation=enable on the binding"))
-                } else {
-                    causes.append(
-                        Cause(
-                            text: "the server answered 403.7 but never asked for a certificate on this connection",
-                            fix: "retry with --tls-max 1.2; check that the binding negotiates client certificates"))
-                }
-            case (403, 16?):
-                let sent = requests.compactMap(\.sentCertificate).last
-                causes.append(
-                    Cause(
-                        text:
-                            "the server does not trust our client certificate\(sent.map { " (\($0.displayName), issued by \(Certificate.shortName($0.issuer)))" } ?? "")",
-                        fix:
-                            "the server must trust that CA (IIS: in the machine's Trusted Root / Intermediate stores), and the chain must be sent: include intermediates in the .p12"
-                    ))
-            case (403, 17?):
-                let sent = requests.compactMap(\.sentCertificate).last
-                causes.append(
-                    Cause(
-                        text:
-                            "our client certificate has expired or is not yet valid\(sent.map { " (valid \(Timestamp.rfc3339($0.notBefore)) to \(Timestamp.rfc3339($0.notAfter)))" } ?? "")",
-                        fix: "renew the client certificate"))
-            case (403, 13?):
-                causes.append(Cause(text: "our client certificate has been revoked", fix: "get a new client certificate"))
-            case (403, 4?):
-                causes.append(Cause(text: "the path requires SSL", fix: "use https://"))
-            case (401, _):
-                let schemes = final.headers.values("WWW-Authenticate").map { $0.split(separator: " ").first.map(String.init) ?? $0 }
-                let answered = loginHops.contains { $0.sentAuthorization != nil }
-                if answered {
-                    causes.append(
-                        Cause(
-                            text: "the server refused the credentials (\(substatus == 1 ? "IIS 401.1: logon failed" : "401 after our answer"))",
-                            fix: "check the user name and password; for Windows auth give DOMAIN\\user"))
-                } else {
-                    causes.append(
-                        Cause(
-                            text: "the server wants credentials (\(schemes.isEmpty ? "no scheme offered" : schemes.joined(separator: ", ")))",
-                            fix: "pass --user NAME --user-password SPEC"
-                                + (schemes.contains(where: { $0.lowercased() == "negotiate" || $0.lowercased() == "ntlm" }) ? " (Windows auth: NTLM)" : "")))
-                }
-            case (400, _) where String(decoding: final.body.prefix(4096), as: UTF8.self).contains("certificate"):
-                causes.append(
-                    Cause(
-                        text: "the server rejected the request because of the client certificate (nginx: \"No required SSL certificate was sent\" or it did not verify)",
-                        fix: "pass an identity the server trusts with --p12 or --cert/--key"))
-            default: break
-            }
-        }
-        if let report, !report.overriddenProblems.isEmpty {
-            causes.append(
-                Cause(
-                    text: "the server's certificate is not trusted (ignored because of --insecure): \(report.overriddenProblems[0])",
-                    fix: "review the chain (--save-chain FILE) and pass its CA with --anchors"))
-        }
-        return causes
+        return "Verdict: FAILED (exit \(exitCode)) — \(top.text)"
     }
 
-    func phaseWords(_ phase: CertificateRequestPhase) -> String {
-        switch phase {
-        case .handshake: "during the TLS handshake"
-        case .renegotiation: "after the request, by TLS 1.2 renegotiation"
-        case .postHandshake: "after the request, by TLS 1.3 post-handshake authentication"
-        }
+    /// The body a person reads: the final response's, or the preview of a streamed one.
+    var readableBody: (bytes: [UInt8], contentType: String?)? {
+        guard let final else { return nil }
+        return (bodyPreview ?? final.body, final.headers["Content-Type"])
     }
 
-    var succeeded: Bool {
-        guard failure == nil, let final else { return false }
-        return (200...399).contains(final.status)
-    }
-
-    var exitCode: Int32 {
-        if let failure {
-            switch failure.phase {
-            case .serverCertificate, .redirect, .auth: return ExitCode.no
-            case .url, .configuration: return ExitCode.usage
-            default: return requests.contains(where: { $0.hadNoIdentity }) ? ExitCode.no : ExitCode.network
-            }
-        }
-        return succeeded ? ExitCode.success : ExitCode.no
+    /// The page's title and first line of text, decoded from its charset.
+    var page: ProbePage? {
+        guard let body = readableBody, !body.bytes.isEmpty else { return nil }
+        return ProbePage(body: body.bytes, contentType: body.contentType)
     }
 
     // MARK: Human output
 
-    func printHuman(console: Console, verbose: Bool, trace: [String]) {
+    /// The TLS line of the Connection section: claims only what the log shows.
+    static func tlsLine(_ facts: ProbeFacts, alpn: String?) -> String {
+        if let prefix = facts.notTLSPrefix {
+            return prefix.hasPrefix("HTTP") ? "none: the port answered with plain HTTP" : "none: the port does not answer with TLS (\"\(prefix)\")"
+        }
+        if let finished = facts.finishedHandshake {
+            return finished.version + (finished.cipher.map { ", \($0)" } ?? "") + (alpn.map { ", ALPN \($0)" } ?? "") + (finished.resumed ? ", session resumed" : ", new session")
+        }
+        if let hello = facts.serverHello {
+            return "handshake not finished (the ServerHello chose \(hello.version)\(hello.cipher.map { ", \($0)" } ?? ""))"
+        }
+        if facts.events.contains(where: { if case .message(true, "ClientHello", _) = $0 { true } else { false } }) {
+            return "handshake not finished (no ServerHello)"
+        }
+        return "no TLS session"
+    }
+
+    /// The "requested" row: from the CertificateRequest messages in the log and the requests answered.
+    static func requestedLine(_ facts: ProbeFacts) -> String? {
+        if !facts.requests.isEmpty { return nil }  // one row per answered request follows
+        if let phase = facts.certificateRequestPhases.first {
+            return "yes, \(ProbeRules.phaseWords(phase)) (the handshake failed before we answered it)"
+        }
+        if facts.renegotiationResumed { return "no: the server renegotiated but resumed the session, so it could not ask" }
+        if facts.handshakeFinished { return "no: the server never asked on this connection" }
+        return "unknown: the handshake did not finish"
+    }
+
+    func printHuman(console: Console, verbose: Bool) {
         func section(_ title: String) { console.out(console.paint(title, .bold)) }
         func row(_ label: String, _ value: String) { console.out("  " + label.padding(toLength: 16, withPad: " ", startingAt: 0) + value) }
+        let facts = self.facts
         section("Connection")
         row("URL", url.description)
         if let report {
-            row("address", report.address ?? "(not connected)")
-            if let version = report.version {
-                row("TLS", "\(version), \(report.cipher ?? "?")" + (report.alpn.map { ", ALPN \($0)" } ?? "") + (report.resumed ? ", session resumed" : ", new session"))
+            if let address = report.address { row("address", address) } else { row("address", "not connected") }
+            row("TLS", ProbeAnalysis.tlsLine(facts, alpn: report.alpn))
+            if let finished = facts.finishedHandshake {
                 row(
                     "renegotiation",
-                    report.secureRenegotiation
-                        ? "secure (RFC 5746) supported" : (version == "TLSv1.3" ? "not in TLS 1.3 (post-handshake auth instead)" : "server lacks RFC 5746 secure renegotiation"))
-                if report.renegotiations > 0 { row("renegotiated", "\(report.renegotiations) time\(report.renegotiations == 1 ? "" : "s") after the first handshake") }
+                    finished.version == "TLSv1.3"
+                        ? "not in TLS 1.3 (post-handshake auth instead)"
+                        : (report.secureRenegotiation ? "secure (RFC 5746) supported" : "server lacks RFC 5746 secure renegotiation"))
+                if report.renegotiations > 0 {
+                    row(
+                        "renegotiated",
+                        "\(report.renegotiations) time\(report.renegotiations == 1 ? "" : "s") after the first handshake"
+                            + (facts.renegotiationResumed ? " (the server resumed the session)" : ""))
+                }
             }
             if let name = report.serverName { row("SNI", name) }
             for alert in report.alerts { row("alert", "\(alert.received ? "received" : "sent") \(alert.level) \"\(alert.description)\"") }
@@ -198,8 +138,8 @@ struct ProbeAnalysis {
                 if trust.isTrusted {
                     row(
                         "trust",
-                        console.paint("trusted", .green)
-                            + " (chain of \(trust.chain.count) built to \(trust.chain.last.map { Certificate.shortName($0.subject) } ?? "?"))")
+                        console.paint("trusted", .green) + " (chain of \(trust.chain.count)" + (trust.chain.last.map { " built to \(Certificate.shortName($0.subject))" } ?? "")
+                            + ")")
                 } else {
                     row("trust", console.paint("NOT trusted", .red) + " (\(trust.summary.rawValue))")
                     for finding in trust.findings { console.out("    ✗ depth \(finding.depth): \(finding.reason) (\(finding.name))") }
@@ -215,21 +155,20 @@ struct ProbeAnalysis {
         }
         console.out()
         section("Client certificate")
-        if requests.isEmpty {
-            row("requested", report?.version == nil ? "unknown (no TLS session)" : "no: the server never asked on this connection")
-        }
+        if let line = ProbeAnalysis.requestedLine(facts) { row("requested", line) }
         for request in requests {
-            row("requested", "yes, \(phaseWords(request.phase))")
+            row("requested", "yes, \(ProbeRules.phaseWords(request.phase))")
             row("accepted CAs", request.acceptedCANames.isEmpty ? "none sent (any issuer; IIS 2012+ sends none by default)" : request.acceptedCANames.joined(separator: "; "))
             if !request.signatureAlgorithms.isEmpty {
                 row("signatures", request.signatureAlgorithms.prefix(8).joined(separator: ", ") + (request.signatureAlgorithms.count > 8 ? ", …" : ""))
             }
             if let sent = request.sentCertificate {
-                row("sent", "\(sent.subject) (from \(request.sentIdentityLabel ?? "?"))")
-                let eku = sent.extendedKeyUsage
+                row("sent", sent.subject + (request.sentIdentityLabel.map { " (from \($0))" } ?? ""))
                 var checks: [String] = []
-                checks.append(request.identityFits ? "issuer accepted" : "issuer NOT among the accepted CAs")
-                if let eku, !eku.contains("clientAuth") && !eku.contains("anyExtendedKeyUsage") {
+                if !request.acceptedCANames.isEmpty {
+                    checks.append(request.identityFits ? "issuer among the accepted CAs" : "issuer NOT among the accepted CAs")
+                }
+                if let eku = sent.extendedKeyUsage, !eku.contains("clientAuth") && !eku.contains("anyExtendedKeyUsage") {
                     checks.append("NO clientAuth EKU (\(eku.joined(separator: ", ")))")
                 } else {
                     checks.append("clientAuth EKU ok")
@@ -263,41 +202,58 @@ struct ProbeAnalysis {
                 for decision in hop.cookieDecisions { row("cookie", ProbeAnalysis.describe(decision)) }
                 if !hop.droppedHeaders.isEmpty { row("dropped", "\(hop.droppedHeaders.joined(separator: ", ")) (not sent to another origin)") }
             }
-            if let final { row("body", "\(final.body.count) bytes" + (final.headers["Content-Type"].map { " (\($0))" } ?? "")) }
+            if let final {
+                row("body", "\(streamedBodyBytes ?? final.body.count) bytes" + (final.headers["Content-Type"].map { " (\($0))" } ?? ""))
+                if let page {
+                    row("charset", "\(page.charset) (\(page.charsetSource))")
+                    if let title = page.title { row("title", title) }
+                    if let line = page.firstLine { row("text", line) }
+                }
+            }
         }
-        if verbose {
+        if verbose, let report, report.events.dropped > 0 {
             console.out()
-            section("Trace")
-            for line in report?.messageTrace ?? [] { console.out("  " + line) }
-            for line in trace { console.out(line.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n")) }
+            row("trace", "\(report.events.dropped) later events not kept")
         }
         console.out()
         let causes = self.causes
-        if succeeded && causes.isEmpty {
+        let warnings = self.warnings
+        if causes.isEmpty {
+            let status = final.map { "\($0.status)\($0.head.reason.isEmpty ? "" : " \($0.head.reason)")" } ?? ""
             console.out(
-                "Verdict: " + console.paint("OK", .green) + " — \(final.map { "\($0.status) \($0.head.reason)" } ?? "")"
-                    + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : ""))
+                "Verdict: " + console.paint("OK", .green) + " — \(status)" + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : ""))
         } else {
-            console.out("Verdict: " + (succeeded ? console.paint("OK with warnings", .yellow) : console.paint("FAILED", .red)))
+            console.out("Verdict: " + console.paint("FAILED", .red) + " (exit \(exitCode))")
             for (index, cause) in causes.enumerated() {
                 console.out("  \(index + 1). \(cause.text)")
                 console.out("     fix: \(cause.fix)")
             }
-            if causes.isEmpty, let final { console.out("  the server answered \(final.status) \(final.head.reason)") }
+        }
+        for warning in warnings {
+            console.out("  warning: \(warning.text)")
+            console.out("     fix: \(warning.fix)")
         }
     }
 
     // MARK: JSON
 
+    /// The version of docs/schemas/probe.schema.json this output follows.
+    static let schemaVersion = 2
+
     func json() -> JSON {
-        var pairs: [(String, JSON)] = [("url", .string(url.description))]
+        let facts = self.facts
+        var pairs: [(String, JSON)] = [("schemaVersion", .int(ProbeAnalysis.schemaVersion)), ("url", .string(url.description))]
         if let report {
+            let finished = facts.finishedHandshake
             pairs.append(
                 (
                     "connection",
                     .object([
-                        ("address", JSON.optional(report.address)), ("tlsVersion", JSON.optional(report.version)), ("cipher", JSON.optional(report.cipher)),
-                        ("alpn", JSON.optional(report.alpn)), ("resumed", .bool(report.resumed)), ("secureRenegotiation", .bool(report.secureRenegotiation)),
+                        ("address", JSON.optional(report.address)), ("handshakeFinished", .bool(finished != nil)), ("tlsVersion", JSON.optional(finished?.version)),
+                        ("cipher", JSON.optional(finished?.cipher ?? facts.serverHello?.cipher)), ("notTLS", JSON.optional(facts.notTLSPrefix)),
+                        ("alpn", JSON.optional(report.alpn)), ("resumed", .bool(finished?.resumed ?? false)),
+                        ("secureRenegotiation", .bool(finished != nil && report.secureRenegotiation)),
+                        ("renegotiationResumed", .bool(facts.renegotiationResumed)),
                         ("renegotiations", .int(report.renegotiations)), ("serverName", JSON.optional(report.serverName)),
                         (
                             "alerts",
@@ -336,7 +292,11 @@ struct ProbeAnalysis {
                 (
                     "clientCertificate",
                     .object([
-                        ("requested", .bool(!requests.isEmpty)),
+                        (
+                            "requested",
+                            facts.handshakeFinished || !facts.certificateRequestPhases.isEmpty ? .bool(!facts.certificateRequestPhases.isEmpty || !requests.isEmpty) : .null
+                        ),
+                        ("requestPhases", .strings(facts.certificateRequestPhases.map(\.rawValue))),
                         (
                             "requests",
                             .array(
@@ -374,7 +334,9 @@ struct ProbeAnalysis {
                             ("meaning", .string(StatusMeaning.explain(status: hop.status, substatus: substatus, response: response))),
                             ("authSchemes", .strings(hop.challenges.map(\.description))), ("location", JSON.optional(hop.location)),
                             ("cookies", .strings(hop.cookieDecisions.compactMap { if case .stored(let cookie) = $0 { cookie.name } else { nil } })),
-                            ("bodyBytes", .int(response?.body.count ?? 0)),
+                            ("bodyBytes", .int(response.map { streamedBodyBytes ?? $0.body.count } ?? 0)),
+                            ("title", JSON.optional(response != nil ? page?.title : nil)), ("firstLine", JSON.optional(response != nil ? page?.firstLine : nil)),
+                            ("charset", JSON.optional(response != nil ? page?.charset : nil)),
                         ])
                     })
             ))
@@ -392,16 +354,43 @@ struct ProbeAnalysis {
             (
                 "verdict",
                 .object([
-                    ("ok", .bool(succeeded && causes.isEmpty)),
-                    ("causes", .array(causes.map { .object([("cause", .string($0.text)), ("fix", .string($0.fix))]) })),
+                    ("ok", .bool(exitCode == ExitCode.success)),
+                    ("causes", .array(causes.map { .object([("rule", .string($0.id)), ("cause", .string($0.text)), ("fix", .string($0.fix))]) })),
+                    ("warnings", .array(warnings.map { .object([("rule", .string($0.id)), ("cause", .string($0.text)), ("fix", .string($0.fix))]) })),
                 ])
             ))
+        pairs.append(("events", .array((report?.events.events ?? []).map(ProbeAnalysis.json))))
         pairs.append(("exitCode", .int(Int(exitCode))))
         return .object(pairs)
     }
 }
 
 extension ProbeAnalysis {
+    /// One event of the log as JSON: its kind, its facts, and the line -v prints.
+    static func json(_ event: TLSEvent) -> JSON {
+        var pairs: [(String, JSON)]
+        switch event {
+        case .message(let ours, let name, let phase):
+            pairs = [("kind", .string("message")), ("sentByUs", .bool(ours)), ("name", .string(name)), ("phase", .string(phase.rawValue))]
+        case .serverHello(let version, let cipher):
+            pairs = [("kind", .string("serverHello")), ("version", .string(version)), ("cipher", JSON.optional(cipher))]
+        case .handshakeFinished(let phase, let version, let cipher, let resumed):
+            pairs = [
+                ("kind", .string("handshakeFinished")), ("phase", .string(phase.rawValue)), ("version", .string(version)), ("cipher", JSON.optional(cipher)),
+                ("resumed", .bool(resumed)),
+            ]
+        case .alert(let ours, let level, let description):
+            pairs = [("kind", .string("alert")), ("sentByUs", .bool(ours)), ("level", .string(level)), ("description", .string(description))]
+        case .peerClosed(let closeNotify): pairs = [("kind", .string("peerClosed")), ("closeNotify", .bool(closeNotify))]
+        case .socketError(let operation, let reason): pairs = [("kind", .string("socketError")), ("operation", .string(operation)), ("reason", .string(reason))]
+        case .notTLS(let prefix): pairs = [("kind", .string("notTLS")), ("prefix", .string(prefix))]
+        case .timeout(let during, let seconds): pairs = [("kind", .string("timeout")), ("during", .string(during)), ("seconds", .number(seconds))]
+        case .httpRequest(let method, let target): pairs = [("kind", .string("httpRequest")), ("method", .string(method)), ("target", .string(target))]
+        case .httpResponse(let status, let reason): pairs = [("kind", .string("httpResponse")), ("status", .int(status)), ("reason", .string(reason))]
+        }
+        return .object(pairs + [("line", .string(event.line))])
+    }
+
     /// A cookie decision without the cookie's value.
     static func describe(_ decision: CookieJar.Decision) -> String {
         switch decision {
@@ -413,5 +402,51 @@ extension ProbeAnalysis {
         case .deleted(let name): return "\(name) deleted"
         case .rejected(let name, let reason): return "\(name) rejected: \(reason)"
         }
+    }
+}
+
+/// What a person needs of the final page: its title and first line of text, decoded from the
+/// charset the response declares (Content-Type, BOM, <meta>) or, failing that, a guess.
+struct ProbePage {
+    var title: String?
+    var firstLine: String?
+    var charset: String
+    var charsetSource: String
+    /// The whole body as UTF-8 (for --output-text).
+    var text: String
+
+    init(body: [UInt8], contentType: String?) {
+        let decoded = DecodedText(body: body, contentType: contentType)
+        text = decoded.text
+        charset = decoded.charset.name
+        charsetSource = decoded.source.rawValue
+        let isHTML = contentType.map { MediaType($0).isHTML } ?? text.lowercased().contains("<html")
+        var visible = text
+        if isHTML {
+            if let range = text.range(of: "<title[^>]*>([^<]*)</title", options: [.regularExpression, .caseInsensitive]) {
+                let inner = text[range].replacingOccurrences(of: "<title[^>]*>", with: "", options: [.regularExpression, .caseInsensitive])
+                    .replacingOccurrences(of: "</title", with: "", options: .caseInsensitive)
+                title = ProbePage.clean(ProbePage.unescape(inner))
+            }
+            // The visible text: without head, scripts, styles and tags.
+            for element in ["head", "title", "script", "style"] {
+                visible = visible.replacingOccurrences(of: "<\(element)[^>]*>[\\s\\S]*?</\(element)>", with: "\n", options: [.regularExpression, .caseInsensitive])
+            }
+            visible = visible.replacingOccurrences(of: "<(br|p|div|h[1-6]|li|tr|title)[^>]*>", with: "\n", options: [.regularExpression, .caseInsensitive])
+            visible = ProbePage.unescape(visible.replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression))
+        }
+        firstLine = visible.split(whereSeparator: \.isNewline).map { ProbePage.clean(String($0)) }.first { !$0.isEmpty }
+        if title?.isEmpty == true { title = nil }
+    }
+
+    /// Collapsed whitespace, at most 160 characters.
+    static func clean(_ text: String) -> String {
+        let collapsed = text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+        return collapsed.count > 160 ? String(collapsed.prefix(159)) + "…" : collapsed
+    }
+
+    static func unescape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
+            .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&nbsp;", with: " ").replacingOccurrences(of: "&amp;", with: "&")
     }
 }

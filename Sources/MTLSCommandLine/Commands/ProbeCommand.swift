@@ -13,6 +13,21 @@ enum ProbeCommand {
             certificate (in the handshake, or after the request by TLS 1.2 renegotiation or TLS 1.3 \
             post-handshake auth, as IIS does per path), the CA names it accepts, what was sent, the HTTP \
             status with its meaning (IIS 403.7, 403.16, 401.x …), and a verdict with ranked causes and fixes.
+
+            Every section and cause is derived by rules from an ordered event log of the connection (each \
+            handshake message with its direction and phase, alerts and who sent them, closes with or without \
+            close_notify, socket errors, each HTTP exchange); -v prints that log to stderr as it happens, and \
+            --json includes it ("events") with the rule id of each cause. The verdict line also goes to stderr.
+
+            Exit codes: 0 the page was reached (2xx/3xx) and nothing failed; 1 the server refuses or requires \
+            our certificate, refuses our credentials, is not trusted, or answers with an error status; \
+            2 usage error (also a header with CR/LF, or --user without a password and no terminal); \
+            3 bad input (unreadable identity, existing --output without --force); 4 network or TLS failure \
+            unrelated to our identity (refused, timeout, not TLS, plain HTTP, malformed HTTP). \
+            "verdict.ok" is true exactly when the exit code is 0; warnings are listed apart.
+
+            Timeouts: connect 10 s, handshake 10 s, 10 s without data while reading, 120 s for the whole \
+            exchange; --timeout S sets the first three to S and the whole to 4 × S.
             """,
         arguments: [ArgumentSpec(name: "URL", help: "https://host[:port]/path (not with --targets)", optional: true)],
         options: TLSOptions.specs + [
@@ -27,11 +42,12 @@ enum ProbeCommand {
             OptionSpec(names: ["--cookie-jar"], valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
             OptionSpec(names: ["--follow", "-L"], help: "Follow redirects."),
             OptionSpec(names: ["--max-redirects"], valueName: "N", help: "The most redirects followed (default 10)."),
-            OptionSpec(names: ["--output"], valueName: "FILE", help: "Write the final body to FILE."),
+            OptionSpec(names: ["--output", "-o"], valueName: "FILE", help: "Stream the final body, as received, to FILE ('-': stdout; any size, constant memory)."),
+            OptionSpec(names: ["--output-text"], valueName: "FILE", help: "Write the final body decoded from its charset to UTF-8 ('-': stdout)."),
             OptionSpec(names: ["--save-chain"], valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
             OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
             OptionSpec(names: ["--force"], help: "Overwrite --output/--save-chain files."),
-            OptionSpec(names: ["-v", "--verbose"], help: "Trace TLS handshake messages and HTTP headers (secrets redacted)."),
+            OptionSpec(names: ["-v", "--verbose"], help: "Trace TLS handshake messages, alerts and HTTP heads to stderr as they happen (secrets redacted)."),
             OptionSpec(names: ["--show-secrets"], help: "With -v, show Authorization and cookie values unredacted (careful: logs keep them)."),
             OptionSpec(names: ["--json"], help: "Print one JSON object (with --targets: one JSON object per line)."),
             OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
@@ -51,22 +67,49 @@ enum ProbeCommand {
         guard let urlText = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<URL>' (or --targets FILE)", command: "probe") }
         let url = try parseURL(urlText)
         let time = try Inputs.time(arguments.value("at"))
-        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         let request = try makeRequest(url, arguments: arguments, console: console)
-        let sink = TraceSink()
-        let analysis = try probe(
-            request, configuration: configuration, arguments: arguments, credentials: try credentials(arguments, console: console), trace: arguments.flag("verbose") ? sink : nil)
-        if let path = arguments.value("save-chain"), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
-            try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: arguments.flag("force"))
+        let credentials = try credentials(arguments, console: console)
+        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        let force = arguments.flag("force")
+        // Opened before connecting: a file that cannot be written fails before any traffic.
+        let output = try arguments.value("output").map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
+        let textOutput = try arguments.value("output-text").map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
+        // -v streams to stderr as things happen (as curl -v does), in their order.
+        let trace: TraceSink? = arguments.flag("verbose") ? TraceSink { line in console.err(line) } : nil
+        var analysis: ProbeAnalysis
+        do throws(CommandFailure) {
+            analysis = try probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: trace, output: output)
+        } catch {
+            output?.discard()
+            textOutput?.discard()
+            throw error
         }
-        if let path = arguments.value("output"), let last = analysis.final {
-            try OutputFile.write(last.body, to: path, force: arguments.flag("force"))
+        if let path = arguments.value("save-chain"), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
+            try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: force)
+        }
+        if let output {
+            if let final = analysis.final, analysis.streamedBodyBytes == nil { try output.append(final.body[...]) }
+            if analysis.final != nil { try output.finish() } else { output.discard() }
+        }
+        if let textOutput {
+            if let page = analysis.page, analysis.streamedBodyBytes == nil || (analysis.bodyPreview?.count ?? 0) == analysis.streamedBodyBytes {
+                try textOutput.append(Array(page.text.utf8)[...])
+                try textOutput.finish()
+            } else {
+                textOutput.discard()
+                if analysis.final != nil {
+                    console.err("warning: --output-text: the body was larger than \(BodyOutput.previewLimit >> 20) MiB and was streamed; decode it from the --output file")
+                }
+            }
         }
         if arguments.flag("json") {
             console.out(analysis.json().serialized())
         } else {
-            analysis.printHuman(console: console, verbose: arguments.flag("verbose"), trace: sink.lines)
+            analysis.printHuman(console: console, verbose: arguments.flag("verbose"))
         }
+        // The verdict (and the top cause with its fix) also on stderr, for scripts that keep stdout.
+        console.err(analysis.verdictLine)
+        if let top = analysis.causes.first { console.err("  fix: \(top.fix)") }
         return analysis.exitCode
     }
 
@@ -83,6 +126,9 @@ enum ProbeCommand {
     static func makeRequest(_ url: HTTPSURL, arguments: ParsedArguments, console: Console) throws(CommandFailure) -> HTTPRequest {
         var headers = HTTPHeaders()
         for header in arguments.values("header") {
+            if header.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
+                throw CommandFailure.usage("-H: the header contains CR, LF or NUL, which would inject a header; refused", command: "probe")
+            }
             guard let colon = header.firstIndex(of: ":") else { throw CommandFailure.usage("-H '\(header)' must be \"Name: value\"", command: "probe") }
             headers.add(String(header[..<colon]).trimmingCharacters(in: .whitespaces), String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
@@ -103,7 +149,12 @@ enum ProbeCommand {
             if arguments.value("user-password") != nil { throw CommandFailure.usage("--user-password needs --user", command: "probe") }
             return nil
         }
-        let password = try SecretSpec.resolve(arguments.value("user-password"), option: "--user-password", prompt: "Password for \(user): ", console: console) ?? ""
+        guard let password = try SecretSpec.resolve(arguments.value("user-password"), option: "--user-password", prompt: "Password for \(user): ", console: console)
+        else {
+            // Not an empty password: no terminal to ask on, and none given.
+            throw CommandFailure.usage(
+                "--user \(user) needs a password: give --user-password SPEC (pass:, env:, file:, fd:, stdin), or run on a terminal to be asked", command: "probe")
+        }
         if let slash = user.firstIndex(of: "\\") {
             return Credentials(user: String(user[user.index(after: slash)...]), password: password, domain: String(user[..<slash]))
         }
@@ -112,9 +163,9 @@ enum ProbeCommand {
 
     /// Runs one probe — the request, redirects, challenges and SAML forms when asked — and the
     /// analysis. Never prints.
-    static func probe(_ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?) throws(CommandFailure)
-        -> ProbeAnalysis
-    {
+    static func probe(
+        _ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?, output: BodyOutput? = nil
+    ) throws(CommandFailure) -> ProbeAnalysis {
         let client: HTTPSClient
         do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration) } catch { throw TLSOptions.failure(error) }
         defer { client.closeIdleConnections() }
@@ -137,10 +188,13 @@ enum ProbeCommand {
         session.followsRedirects = arguments.flag("follow") || arguments.flag("saml")
         session.maximumRedirects = maxRedirects
         session.submitsPostBindingForms = arguments.flag("saml")
+        var allowed: [String]? = nil
         if let scheme = arguments.value("auth")?.lowercased(), scheme != "any" {
             guard let chosen = AuthScheme(rawValue: scheme) else { throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm or any", command: "probe") }
             session.allowedSchemes = [chosen]
+            allowed = [scheme]
         }
+        if let output { session.finalBodySink = { _ in { bytes in try output.append(bytes) } } }
         if let trace { session.trace = { line in trace.append("* " + line) } }
         var final: HTTPResponse? = nil
         var failure: HTTPSError? = nil
@@ -152,24 +206,130 @@ enum ProbeCommand {
         if let jarPath {
             do throws(HTTPSError) { try jar.save(toPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message) }
         }
-        return ProbeAnalysis(
+        // A refused login keeps its last response (the 401) and the TLS record of its connection.
+        if final == nil, failure?.phase == .auth { final = session.lastResponse }
+        var analysis = ProbeAnalysis(
             url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
+        analysis.user = credentials?.user
+        analysis.allowedSchemes = allowed
+        if let output, output.written > 0 || (final.map { $0.body.isEmpty && $0.wireBodyLength > 0 } ?? false) {
+            analysis.streamedBodyBytes = output.written
+            analysis.bodyPreview = output.preview
+        }
+        return analysis
     }
 }
 
-/// Collects trace lines from the client.
+/// Trace lines: handed on as they come (to stderr for -v), or collected.
 final class TraceSink: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
+    // @unchecked Sendable: guarded by `lock`; the sink is called under it, so lines never interleave.
     private let lock = NSLock()
+    private let sink: ((String) -> Void)?
     private var stored: [String] = []
+    /// Collects the lines (read them with ``lines``).
+    init() { sink = nil }
+    /// Passes each line on at once.
+    init(_ sink: @escaping (String) -> Void) { self.sink = sink }
     func append(_ line: String) {
         lock.lock()
-        stored.append(line)
+        if let sink { sink(line) } else { stored.append(line) }
         lock.unlock()
     }
     var lines: [String] {
         lock.lock()
         defer { lock.unlock() }
         return stored
+    }
+}
+
+/// Where `--output`/`--output-text` go: stdout for `-`, a device or pipe as it is (no --force, as
+/// curl), or a regular file written under a temporary name and renamed when complete (never a
+/// half-written file). Streams: memory stays constant whatever the size; the first bytes are kept
+/// as a preview for the page's title and first line.
+final class BodyOutput: @unchecked Sendable {
+    // @unchecked Sendable: used by the one thread that runs the probe.
+    static let previewLimit = 64 << 20
+    private static let keptPreview = 256 << 10
+    let path: String
+    private let console: Console
+    private var fd: Int32 = -1
+    private var temporary: String?
+    private(set) var written = 0
+    private(set) var preview: [UInt8] = []
+
+    init(path: String, force: Bool, console: Console) throws(CommandFailure) {
+        self.path = path
+        self.console = console
+        if path == "-" { return }
+        var info = stat()
+        if stat(path, &info) == 0 {
+            let type = info.st_mode & S_IFMT
+            if type == S_IFDIR { throw CommandFailure(ExitCode.badInput, "\(path) is a directory; give a file name") }
+            if type == S_IFCHR || type == S_IFIFO || type == S_IFSOCK {
+                fd = open(path, O_WRONLY | O_CLOEXEC)
+                guard fd >= 0 else { throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(errno)))") }
+                return
+            }
+            if !force { throw CommandFailure(ExitCode.badInput, "\(path) already exists; pass --force to overwrite it") }
+        }
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let staged = directory + "/.\(url.lastPathComponent).mtls-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
+        fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(errno)))") }
+        temporary = staged
+    }
+
+    deinit { discard() }
+
+    /// Appends bytes (to stdout, the device or the temporary file).
+    func append(_ bytes: ArraySlice<UInt8>) throws(CommandFailure) {
+        if preview.count < Self.keptPreview { preview += bytes.prefix(Self.keptPreview - preview.count) }
+        written += bytes.count
+        if path == "-" {
+            console.writeBytes(Array(bytes))
+            return
+        }
+        var failure: Int32 = 0
+        bytes.withUnsafeBytes { raw in
+            var offset = 0
+            while offset < raw.count {
+                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
+                offset += n
+            }
+        }
+        if failure != 0 { throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(failure)))") }
+    }
+
+    /// Completes the file: renames the temporary file into place.
+    func finish() throws(CommandFailure) {
+        guard fd >= 0 else { return }
+        close(fd)
+        fd = -1
+        if let temporary {
+            self.temporary = nil
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(reason)")
+            }
+        }
+    }
+
+    /// Abandons the output: removes the temporary file.
+    func discard() {
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        if let temporary {
+            unlink(temporary)
+            self.temporary = nil
+        }
     }
 }

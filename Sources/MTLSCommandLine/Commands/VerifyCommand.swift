@@ -111,9 +111,11 @@ enum VerifyCommand {
             if arguments.flag("batch") {
                 let count = results.count
                 let trustedCount = results.filter { if case .object(let pairs) = $0 { pairs.contains { $0.0 == "trusted" && $0.1 == .bool(true) } } else { false } }.count
-                console.out(JSON.object([("trusted", .bool(allTrusted)), ("count", .int(count)), ("trustedCount", .int(trustedCount)), ("results", .array(results))]).serialized())
+                console.out(
+                    JSON.object([("trusted", .bool(allTrusted)), ("count", .int(count)), ("trustedCount", .int(trustedCount)), ("results", .array(results))]).versioned(1)
+                        .serialized())
             } else if let only = results.first {
-                console.out(only.serialized())
+                console.out(only.versioned(1).serialized())
             }
         }
         return allTrusted ? ExitCode.success : ExitCode.no

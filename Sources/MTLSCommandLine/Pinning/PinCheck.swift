@@ -32,7 +32,7 @@ enum PinCheck {
             results.append(try evaluate(document: document, target: target, host: overrideHost ?? target.host, now: now))
         }
         if json {
-            console.out(jsonReport(results, document: document, pinFile: pinFile, now: now).serialized())
+            console.out(jsonReport(results, document: document, pinFile: pinFile, now: now).versioned(1).serialized())
         } else {
             for (index, result) in results.enumerated() {
                 if index > 0 { console.out() }

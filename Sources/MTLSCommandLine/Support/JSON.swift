@@ -76,9 +76,17 @@ enum JSON: Sendable, Equatable {
         out += "\""
     }
 
-    /// The error envelope of the contract: `{"error": {"code": N, "message": "..."}}`.
+    /// The error envelope of the contract: exactly `{"error": {"code": N, "message": "..."}}`
+    /// (docs/schemas/error.schema.json, version 1 in its `$id`: the envelope's one key is fixed by CLI.md).
     static func error(code: Int32, message: String) -> JSON {
         .object([("error", .object([("code", .int(Int(code))), ("message", .string(message))]))])
+    }
+
+    /// This object with `schemaVersion` first: the version of its schema in docs/schemas/, which
+    /// changes only when a key is removed, renamed or changes type.
+    func versioned(_ version: Int) -> JSON {
+        guard case .object(let pairs) = self else { return self }
+        return .object([("schemaVersion", .int(version))] + pairs.filter { $0.0 != "schemaVersion" })
     }
 }
 

@@ -20,9 +20,12 @@ enum TLSOptions {
         OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version: 1.2 or 1.3."),
         OptionSpec(names: ["--servername"], valueName: "NAME", help: "The SNI name to send."),
         OptionSpec(names: ["--connect-to"], valueName: "HOST:PORT", help: "Connect here instead, keeping the URL's host for SNI and checks."),
-        OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (default 10)."),
+        OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (default 10 s each; the whole exchange 120 s, or 4 × SECONDS)."),
         OptionSpec(names: ["--legacy-renegotiation"], help: "Allow renegotiation without RFC 5746 (insecure; warns)."),
     ]
+
+    /// What `--timeout` documents when it is not given.
+    static let defaultTimeouts = Timeouts(connect: 10, handshake: 10, idleRead: 10, total: 120)
 
     static func version(_ text: String?, option: String, command: String) throws(CommandFailure) -> TLSVersion? {
         guard let text else { return nil }
@@ -52,7 +55,8 @@ enum TLSOptions {
         } catch {
             throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: arguments.value("p12") ?? arguments.value("cert") ?? ""))
         }
-        var timeouts = Timeouts()
+        // The defaults the help states: 10 s to connect, to handshake and without data, 120 s in all.
+        var timeouts = TLSOptions.defaultTimeouts
         if let text = arguments.value("timeout") {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                 throw CommandFailure.usage("--timeout '\(text)' must be a number of seconds (0 < s ≤ 3600)", command: command)

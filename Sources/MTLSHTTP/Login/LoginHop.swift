@@ -34,9 +34,9 @@ public struct LoginHop: Sendable, CustomStringConvertible {
     public var droppedHeaders: [String]
     /// True when the request went over a kept-alive connection.
     public var reusedConnection: Bool
-    /// True when the NTLM Authenticate message sent carried the TLS channel binding
-    /// (`MsvAvChannelBindings`, RFC 5929 tls-server-end-point), as IIS Extended Protection requires.
-    public var sentChannelBinding: Bool = false
+    /// For an NTLM/Negotiate answer: whether it carried a TLS channel binding (RFC 5929
+    /// `tls-server-end-point`, which IIS Extended Protection requires); nil for other hops.
+    public var channelBindingSent: Bool? = nil
 
     /// `302 GET https://host/path → /next` in one line.
     public var description: String {
@@ -50,7 +50,7 @@ public struct LoginHop: Sendable, CustomStringConvertible {
         if let location { text += " → \(location)" }
         if !challenges.isEmpty { text += " [challenge: \(challenges.map(\.description).joined(separator: ", "))]" }
         if !droppedHeaders.isEmpty { text += " [dropped for another origin: \(droppedHeaders.joined(separator: ", "))]" }
-        if sentChannelBinding { text += " [TLS channel binding sent]" }
+        if channelBindingSent == true { text += " [TLS channel binding sent]" }
         return text
     }
 }
@@ -65,7 +65,7 @@ public struct LoginResult: Sendable {
     /// The final URL.
     public var url: HTTPSURL { response.url }
     /// True when an NTLM login of this flow sent the TLS channel binding (IIS Extended Protection).
-    public var sentChannelBinding: Bool { hops.contains { $0.sentChannelBinding } }
+    public var sentChannelBinding: Bool { hops.contains { $0.channelBindingSent == true } }
     /// The final status.
     public var status: Int { response.status }
     /// The final body, decoded to text by its charset.

@@ -44,6 +44,13 @@ public final class LoginSession: @unchecked Sendable {
     public private(set) var hops: [LoginHop] = []
     /// A sink for one-line hop descriptions (`-v`); secrets are never included.
     public var trace: (@Sendable (String) -> Void)?
+    /// The last response received in the last flow, also when the flow ended in an error (a
+    /// refused login's 401, with its TLS record).
+    public private(set) var lastResponse: HTTPResponse?
+    /// Asked for each response head that will end the flow (not a challenge being answered, a
+    /// redirect being followed or a form being submitted): a sink returned here receives the body
+    /// as it arrives instead of memory (`probe --output` of any size).
+    public var finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
 
     /// Protection spaces that succeeded, for answering later requests without a new challenge.
     private enum ProtectionSpace {
@@ -97,7 +104,15 @@ public final class LoginSession: @unchecked Sendable {
         flowLock.lock()
         defer { flowLock.unlock() }
         hops = []
-        return try run(request)
+        lastResponse = nil
+        do throws(HTTPSError) {
+            return try run(request)
+        } catch {
+            // A refusal keeps the TLS picture of the connection it happened on.
+            var error = error
+            if error.report == nil { error.report = lastResponse?.tls }
+            throw error
+        }
     }
 
     /// The async form of ``send(_:)``, run on a dispatch queue.
@@ -174,13 +189,15 @@ public final class LoginSession: @unchecked Sendable {
                 }
             }
 
-            let response = try client.send(outgoing)
+            let response = try client.send(outgoing, bodySinkForHead: finalBodySink.map { sink in { head in self.endsFlow(head) ? sink(head) : nil } })
+            lastResponse = response
             let decisions = cookies.store(from: response)
             let challenges = response.status == 401 ? AuthChallenge.parse(response.headers.values("WWW-Authenticate")) : []
-            let hop = LoginHop(
+            var hop = LoginHop(
                 kind: kind, method: outgoing.method, url: outgoing.url, status: response.status, location: response.headers["Location"],
                 challenges: challenges, sentAuthorization: sentScheme, cookiesSent: jarCookies.map(\.name), cookieDecisions: decisions,
-                droppedHeaders: dropped, reusedConnection: response.reusedConnection, sentChannelBinding: sendingChannelBinding)
+                droppedHeaders: dropped, reusedConnection: response.reusedConnection)
+            if sentScheme == .ntlm { hop.channelBindingSent = sendingChannelBinding }
             hops.append(hop)
             trace?(hop.description)
             dropped = []
@@ -296,6 +313,14 @@ public final class LoginSession: @unchecked Sendable {
             }
             return LoginResult(response: response, hops: hops)
         }
+    }
+
+    /// True when a response with this head will be the flow's last (so its body may be streamed).
+    private func endsFlow(_ head: HTTPResponseHead) -> Bool {
+        if head.status == 401 && credentials != nil { return false }
+        if followsRedirects && [301, 302, 303, 307, 308].contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
+        if submitsPostBindingForms && MediaType(head.headers["Content-Type"] ?? "text/html").isHTML { return false }
+        return true
     }
 
     /// The request to send after a redirect (RFC 9110 §15.4): 303 turns anything but HEAD into GET;

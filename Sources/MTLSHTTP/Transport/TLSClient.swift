@@ -12,6 +12,9 @@ public final class TLSClient: @unchecked Sendable {
     private let lock = NSLock()
     private var sessions: [String: OpaquePointer] = [:]
     private var evaluators: [String: TrustEvaluator] = [:]
+    /// Receives each ``TLSEvent`` of every connection as it happens (for a live `-v` trace);
+    /// set before connecting.
+    public var eventObserver: (@Sendable (TLSEvent) -> Void)?
 
     /// Prepares a client.
     public init(configuration: TLSClientConfiguration) throws(HTTPSError) {
@@ -107,7 +110,9 @@ public final class TLSClient: @unchecked Sendable {
         let serverName = configuration.serverName ?? (IPAddress.parse(bare) == nil ? bare : nil)
         var report = TLSSessionReport(host: host, port: port)
         report.serverName = serverName
+        report.address = socket.peerAddress
         let state = TLSConnectionState(report: report, isServer: false, clientConfiguration: configuration, evaluator: try evaluator(for: bare))
+        state.observer = eventObserver
         let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
         connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }

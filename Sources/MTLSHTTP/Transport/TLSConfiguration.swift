@@ -171,4 +171,6 @@ public struct TLSSessionReport: Sendable {
     public var messageTrace: [String] = []
     /// Problems let through because of `continuesOnTrustFailure`.
     public var overriddenProblems: [String] = []
+    /// Everything that happened, in order (TLSEventLog.swift).
+    public var events = TLSEventLog()
 }

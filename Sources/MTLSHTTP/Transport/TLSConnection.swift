@@ -31,6 +31,10 @@ final class TLSConnectionState: @unchecked Sendable {
     /// Server side: the evaluation of the client's certificate (never fails the handshake).
     var clientTrust: TrustEvaluation?
     var clientEvaluator: TrustEvaluator?
+    /// Receives each event as it is logged (`-v` streams them); see TLSEventLog.swift.
+    var observer: (@Sendable (TLSEvent) -> Void)?
+    /// True once the first record header from the peer was seen (to spot a non-TLS answer).
+    var sawRecordHeader = false
 
     init(report: TLSSessionReport, isServer: Bool, clientConfiguration: TLSClientConfiguration?, evaluator: TrustEvaluator?) {
         self.report = report
@@ -177,6 +181,7 @@ public final class TLSConnection: @unchecked Sendable {
                 let entries = drainErrors()
                 if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 let code = savedErrno
+                state.log(code == 0 ? .peerClosed(closeNotify: false) : .socketError(operation: phase == .request ? "write" : "read", reason: String(cString: strerror(code))))
                 if code == 0 {
                     throw HTTPSError(
                         phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
@@ -199,6 +204,9 @@ public final class TLSConnection: @unchecked Sendable {
         if !socket.wait(forRead: read, forWrite: write, until: wait) {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             let which = idle != nil && wait < deadline ? "no data for \(Int(idle ?? 0)) s (idle timeout)" : "the deadline passed"
+            let limits = state.clientConfiguration?.timeouts
+            let seconds = idle != nil && wait < deadline ? idle ?? 0 : (phase == .tlsHandshake ? limits?.handshake : limits?.total) ?? 0
+            state.log(.timeout(during: phase == .io ? "the wait for the response" : phase.rawValue, seconds: seconds))
             throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise --timeout")
         }
     }
@@ -212,6 +220,7 @@ public final class TLSConnection: @unchecked Sendable {
         let text = reasons.joined(separator: "; ")
         let alert = state.report.alerts.last(where: { $0.received })
         if reasons.contains("unexpected eof while reading") {
+            state.log(.peerClosed(closeNotify: false))
             if phase == .tlsHandshake {
                 return HTTPSError(
                     .tlsHandshake, host: label, "the server closed the connection without a TLS close_notify during the handshake",
@@ -374,7 +383,8 @@ public final class TLSConnection: @unchecked Sendable {
         }
         state.report.resumed = SSL_session_reused(ssl) == 1
         state.report.secureRenegotiation = mtls_SSL_get_secure_renegotiation_support(ssl) == 1
-        state.report.address = socket.peerAddress
+        // After a reset the socket has no peer any more: keep the address seen at connect.
+        state.report.address = socket.peerAddress ?? state.report.address
         if !state.isServer, state.report.serverCertificate == nil, let x509 = SSL_get1_peer_certificate(ssl) {
             state.report.serverCertificate = Certificate(takingX509: x509)
         }
@@ -430,17 +440,16 @@ func tlsInfoCallback(_ ssl: OpaquePointer?, _ where_: Int32, _ ret: Int32) {
     if where_ & SSL_CB_HANDSHAKE_START != 0, state.handshakeDone, SSL_version(ssl) != 0x0304 {
         state.report.renegotiations += 1
     }
+    if where_ & (SSL_CB_ALERT | SSL_CB_HANDSHAKE_DONE) != 0 {
+        let description = tlsAlertNames[Int(ret & 0xFF)] ?? "alert \(ret & 0xFF)"
+        state.logInfo(ssl, where_: where_, ret: ret, alertDescription: description, level: SSL_alert_type_string_long(ret).map { String(cString: $0) } ?? "unknown")
+    }
 }
-
-private let handshakeNames: [UInt8: String] = [
-    0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 4: "NewSessionTicket", 5: "EndOfEarlyData",
-    8: "EncryptedExtensions", 11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest",
-    14: "ServerHelloDone", 15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished", 24: "KeyUpdate",
-]
 
 /// Summarises handshake messages like `s_client -msg`.
 func tlsMessageCallback(_ writeP: Int32, _ version: Int32, _ contentType: Int32, _ buf: UnsafeRawPointer?, _ len: Int, _ ssl: OpaquePointer?, _ arg: UnsafeMutableRawPointer?) {
     guard let state = TLSConnectionState.from(ssl) else { return }
+    if let buf, len > 0 { state.logRecord(sentByUs: writeP == 1, contentType: contentType, bytes: UnsafeRawBufferPointer(start: buf, count: len), ssl: ssl) }
     let direction = writeP == 1 ? ">>>" : "<<<"
     if contentType == 22, let buf, len > 0 {  // handshake
         let type = buf.load(as: UInt8.self)
