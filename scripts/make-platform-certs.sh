@@ -192,7 +192,7 @@ fi
       no-eku) breaks="Apple EKU serverAuth (issued after 2019-07-01)" ;;
       no-eku-2019) breaks="nothing: issued 2019-06-30, before Apple's EKU and 825-day rules" ;;
       ec-p256) breaks="nothing" ;;
-      ec-p224) breaks="Apple ATS ECC 256+; Java (no P-224 in SunEC)" ;;
+      ec-p224) breaks="Apple ATS ECC 256+ (Java accepts: its limit is EC keySize < 224)" ;;
       ec-p192) breaks="Apple ATS; Java EC keySize < 224" ;;
       public-398) breaks="nothing (398 days under a public root)" ;;
       public-399) breaks="Apple and Chrome 398-day limit for public roots" ;;
