@@ -387,7 +387,7 @@ public enum PlatformEvaluator {
                 failures.append(
                     failure(
                         PlatformRules.javaDisabledKey, fact, depth: depth,
-                        "\(fact.name) (\(role(depth, facts))) has a \(type) key of \(fact.key.bits) bits, disabled by jdk.certpath.disabledAlgorithms \"\(entry.text)\" (\(constraints.origin))",
+                        "\(fact.name) (\(role(depth, facts))) has \(type == "DSA" ? "a" : "an") \(type) key of \(fact.key.bits) bits, disabled by jdk.certpath.disabledAlgorithms \"\(entry.text)\" (\(constraints.origin))",
                         fix: "reissue with an RSA 2048 or P-256 key"))
             }
         }
