@@ -87,4 +87,16 @@ final class PlatformCommandTests: XCTestCase {
         XCTAssertContains(bad.stderr, "--platform 'windows' must be apple, android, java, chrome or all")
         XCTAssertContains(mtls(["verify", "--help"]).stdout, "--platform <LIST>")
     }
+
+    func testTheDemoShowsTheVerdictsForItsOwnCertificateAndANonCompliantOne() {
+        let result = mtls(["demo"])
+        XCTAssertExit(result, 0)
+        XCTAssertContains(result.stdout, "5. Would iOS, Android, Java and Chrome accept it?")
+        XCTAssertContains(result.stdout, "$ mtls verify server.pem --anchors ca.pem --host localhost --platform all")
+        XCTAssertContains(result.stdout, "Verdict: accepted by all 4 platforms (Android 7+ (API 24+) with app configuration)")
+        XCTAssertContains(result.stdout, "iOS 13+ / macOS 10.15+: refused — CN=legacy.localhost names its server only in the subject CN")
+        XCTAssertContains(result.stdout, "and: valid 3,650 days, more than 825 for a certificate issued after 2019-07-01; reissue with `-days 825`")
+        XCTAssertContains(result.stdout, "Chrome: refused")
+        XCTAssertContains(result.stdout, "\n    server.pem: CN=localhost ← CN=mtls serve test CA (private anchor)\n", "temporary paths are shortened")
+    }
 }

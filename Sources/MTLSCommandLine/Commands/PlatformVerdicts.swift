@@ -104,8 +104,10 @@ enum PlatformVerdicts {
         }
         let refusing = verdicts.filter { $0.outcome == .refused }.map(\.platform.displayName)
         let at = Timestamp.rfc3339(policy.evaluationTime ?? Date())
+        let configuring = verdicts.filter { $0.outcome == .conditional }.map(\.platform.displayName)
+        let condition = configuring.isEmpty ? "" : " (\(configuring.joined(separator: ", ")) with app configuration)"
         if refusing.isEmpty {
-            console.out("Verdict: \(console.paint("accepted", .green)) by \(verdicts.count == 1 ? "the platform" : "all \(verdicts.count) platforms") at \(at)")
+            console.out("Verdict: \(console.paint("accepted", .green)) by \(verdicts.count == 1 ? "the platform" : "all \(verdicts.count) platforms")\(condition) at \(at)")
         } else {
             console.out("Verdict: \(console.paint("refused", .red)) by \(refusing.count) of \(verdicts.count) (\(refusing.joined(separator: ", "))) at \(at)")
         }
