@@ -37,6 +37,7 @@ enum ProbeCommand {
             OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
             OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once (default 16)."),
             OptionSpec(names: ["--shard"], valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
+            ProbeATS.option,
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",
@@ -52,6 +53,7 @@ enum ProbeCommand {
         let url = try parseURL(urlText)
         let time = try Inputs.time(arguments.value("at"))
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
         let request = try makeRequest(url, arguments: arguments, console: console)
         let sink = TraceSink()
         let analysis = try probe(
