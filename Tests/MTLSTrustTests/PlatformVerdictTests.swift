@@ -163,4 +163,31 @@ final class PlatformVerdictTests: XCTestCase {
         XCTAssertTrue(installed.origin.hasSuffix("conf/security/java.security"))
         XCTAssertNotNil(installed.disablingSignature(digest: "MD5", anchorIsJDKRoot: false, at: Self.fixedTime))
     }
+
+    func testGivenAnchorsArePrivateAndSystemRootsArePublic() throws {
+        let leaf = try certificate("platform/compliant.pem")
+        let root = try certificate("platform/root-ca.pem")
+        let given = TrustPolicy(anchors: [root], includesSystemRoots: true, evaluationTime: Self.fixedTime)
+        let trusted = try TrustEvaluator(policy: given).evaluate(leaf)
+        XCTAssertTrue(trusted.isTrusted)
+        XCTAssertEqual(PlatformEvaluator.anchorKind(of: trusted, policy: given), .privateAnchor)
+        // A trusted chain ending at a root that was not given is a system root.
+        var system = given
+        system.anchors = []
+        XCTAssertEqual(PlatformEvaluator.anchorKind(of: trusted, policy: system), .publicRoot)
+        // A chain that reaches no anchor: private when anchors were given.
+        let other = TrustPolicy(anchors: [try certificate("platform/public-root-ca.pem")], evaluationTime: Self.fixedTime)
+        let untrusted = try TrustEvaluator(policy: other).evaluate(leaf)
+        XCTAssertFalse(untrusted.isTrusted)
+        XCTAssertEqual(PlatformEvaluator.anchorKind(of: untrusted, policy: other), .privateAnchor)
+    }
+
+    func testSignatureDigestsAreReadFromOpenSSLsAlgorithmNames() {
+        let cases: [(String, String?)] = [
+            ("sha1WithRSAEncryption", "SHA1"), ("ecdsa-with-SHA1", "SHA1"), ("dsaWithSHA1", "SHA1"), ("md5WithRSAEncryption", "MD5"),
+            ("sha224WithRSAEncryption", "SHA224"), ("ecdsa-with-SHA384", "SHA384"), ("sha512WithRSAEncryption", "SHA512"), ("ED25519", nil),
+            ("RSA-SHA3-256", "SHA3"),
+        ]
+        for (name, digest) in cases { XCTAssertEqual(PlatformEvaluator.ChainCertificate.digest(of: name), digest, name) }
+    }
 }

@@ -50,7 +50,7 @@ enum PlatformVerdicts {
             }
             let refused = result.verdicts.contains { $0.outcome == .refused }
             anyRefused = anyRefused || refused
-            let anchor = anchorKind(result.evaluation, policy: policy)
+            let anchor = PlatformEvaluator.anchorKind(of: result.evaluation, policy: policy)
             if json {
                 results.append(self.json(job.source, result.evaluation, result.verdicts, anchor: anchor, policy: policy, constraints: constraints))
             } else {
@@ -66,10 +66,6 @@ enum PlatformVerdicts {
             }
         }
         return anyRefused ? ExitCode.no : ExitCode.success
-    }
-
-    static func anchorKind(_ evaluation: TrustEvaluation, policy: TrustPolicy) -> PlatformAnchorKind {
-        (evaluation.chain.last.map { policy.anchors.contains($0) } ?? true) ? .privateAnchor : .publicRoot
     }
 
     static func outcomeText(_ outcome: PlatformVerdict.Outcome) -> String {

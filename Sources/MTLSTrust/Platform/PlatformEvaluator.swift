@@ -128,11 +128,20 @@ public enum PlatformEvaluator {
         platformPolicy.profile = .rfc5280
         let evaluation = try TrustEvaluator(policy: platformPolicy).evaluate(leaf, extraIntermediates: extraIntermediates)
         let time = policy.evaluationTime ?? Date()
-        let kind = anchorKind ?? (evaluation.chain.last.map { policy.anchors.contains($0) } ?? true ? .privateAnchor : .publicRoot)
+        let kind = anchorKind ?? self.anchorKind(of: evaluation, policy: policy)
         let input = PlatformInput(
             evaluation: evaluation, anchorKind: kind, hostname: policy.hostname, evaluationTime: time,
             pinMatch: pinSet.map { $0.check(evaluation.chain, at: time) }, pinExpiration: pinSet?.expiration, javaConstraints: javaConstraints)
         return (evaluation, evaluate(input, platforms: platforms))
+    }
+
+    /// Public or private, as a platform would see the chain's anchor: one of `policy.anchors` is
+    /// private (user- or app-supplied); a system root that ends a trusted chain is public. A chain
+    /// that reaches no anchor counts as private when anchors were given, else as public.
+    public static func anchorKind(of evaluation: TrustEvaluation, policy: TrustPolicy) -> PlatformAnchorKind {
+        if let last = evaluation.chain.last, policy.anchors.contains(last) { return .privateAnchor }
+        if policy.includesSystemRoots && evaluation.isTrusted { return .publicRoot }
+        return policy.anchors.isEmpty ? .publicRoot : .privateAnchor
     }
 
     // MARK: Facts
@@ -152,9 +161,9 @@ public enum PlatformEvaluator {
         }
         static func digest(of algorithm: String) -> String? {
             let name = algorithm.lowercased().replacingOccurrences(of: "-", with: "")
+            // OpenSSL's names (sha1WithRSAEncryption, ecdsa-with-SHA384, dsaWithSHA1, md5WithRSAEncryption):
+            // no digest name is a substring of another's spelling in them.
             for digest in ["md2", "md4", "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3"] where name.contains(digest) {
-                // "sha1" is a prefix of nothing else in these names; check the longer ones first.
-                if digest == "sha1" && ["sha128", "sha12"].contains(where: name.contains) { continue }
                 return digest.uppercased()
             }
             if name.contains("pss") { return "SHA256" }  // RSASSA-PSS: the hash is in the parameters; OpenSSL's default
