@@ -57,6 +57,7 @@ final class ProbeATSTests: XCTestCase {
         XCTAssertExit(result, 0)
         let json = try result.json()
         XCTAssertEqual(json["atsAllows"] as? Bool, true)
+        XCTAssertEqual(json["violations"] as? [String], [])
         XCTAssertEqual(trials(json).first?["passed"] as? Bool, true)
         XCTAssertEqual((json["infoPlistExceptions"] as? [String: Any])?.count, 0)
         XCTAssertEqual((json["certificate"] as? [String: Any])?["verdict"] as? String, "accepted")
@@ -76,6 +77,7 @@ final class ProbeATSTests: XCTestCase {
         XCTAssertEqual(trials(json).first?["passed"] as? Bool, false)
         let exceptions = try XCTUnwrap(json["infoPlistExceptions"] as? [String: Any])
         XCTAssertEqual(exceptions["NSExceptionMinimumTLSVersion"] as? String, "TLSv1.1")
+        XCTAssertEqual(json["violations"] as? [String], ["MTLS_APPLE_ATS_TLS_VERSION"])
         XCTAssertNil(exceptions["NSExceptionRequiresForwardSecrecy"], "the server has ECDHE suites at TLS 1.1")
         XCTAssertContains(json["infoPlist"] as? String ?? "", "<key>platform.test</key>")
         XCTAssertContains(probe(server, json: false).stdout, "Verdict: ATS blocks connections to platform.test: needs NSExceptionMinimumTLSVersion")
@@ -92,6 +94,7 @@ final class ProbeATSTests: XCTestCase {
         let json = try result.json()
         let exceptions = try XCTUnwrap(json["infoPlistExceptions"] as? [String: Any])
         XCTAssertEqual(exceptions["NSExceptionRequiresForwardSecrecy"] as? Bool, false)
+        XCTAssertEqual(json["violations"] as? [String], ["MTLS_APPLE_ATS_FORWARD_SECRECY"])
         XCTAssertNil(exceptions["NSExceptionMinimumTLSVersion"])
         XCTAssertEqual(trials(json)[1]["cipher"] as? String, "AES128-GCM-SHA256")
     }
@@ -106,6 +109,7 @@ final class ProbeATSTests: XCTestCase {
         let certificate = try XCTUnwrap(json["certificate"] as? [String: Any])
         XCTAssertEqual(certificate["verdict"] as? String, "refused")
         XCTAssertEqual((certificate["failures"] as? [[String: Any]])?.first?["code"] as? String, "MTLS_APPLE_VALIDITY_825")
+        XCTAssertEqual(json["violations"] as? [String], ["MTLS_APPLE_VALIDITY_825"])
         let text = probe(server, json: false).stdout
         XCTAssertContains(text, "refused — valid 826 days, more than 825 for a certificate issued after 2019-07-01; reissue with `-days 825`")
         XCTAssertContains(text, "no key makes this certificate acceptable")

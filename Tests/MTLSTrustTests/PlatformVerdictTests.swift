@@ -139,7 +139,9 @@ final class PlatformVerdictTests: XCTestCase {
         let catalogue = Set(PlatformRules.all.map(\.code))
         XCTAssertTrue(seen.isSubset(of: catalogue), "\(seen.subtracting(catalogue))")
         // Every rule except the pin set and the shared chain rule has a fixture that breaks it.
-        XCTAssertEqual(catalogue.subtracting(seen), ["MTLS_ANDROID_PIN_MISMATCH", "MTLS_PLATFORM_CHAIN_NOT_TRUSTED"])
+        // (The two live-server ATS rules are proved by ProbeATSTests.)
+        XCTAssertEqual(
+            catalogue.subtracting(seen), ["MTLS_ANDROID_PIN_MISMATCH", "MTLS_PLATFORM_CHAIN_NOT_TRUSTED", "MTLS_APPLE_ATS_TLS_VERSION", "MTLS_APPLE_ATS_FORWARD_SECRECY"])
         XCTAssertEqual(Set(PlatformRules.all.map(\.id)).count, PlatformRules.all.count, "rule ids are unique")
         let table = PlatformRules.markdownTable()
         for rule in PlatformRules.all {
@@ -189,5 +191,18 @@ final class PlatformVerdictTests: XCTestCase {
             ("RSA-SHA3-256", "SHA3"),
         ]
         for (name, digest) in cases { XCTAssertEqual(PlatformEvaluator.ChainCertificate.digest(of: name), digest, name) }
+    }
+
+    /// docs/PLATFORM-RULES.md is the catalogue rendered by ``PlatformRules/markdownTable()`` (for
+    /// docs/TRUST-RULES.md). Regenerate: `MTLS_WRITE_PLATFORM_RULES=1 swift test --filter PlatformVerdictTests`.
+    func testTheCommittedPlatformRuleTableIsTheCatalogue() throws {
+        let url = TestCertificates.directory.deletingLastPathComponent().appendingPathComponent("docs/PLATFORM-RULES.md")
+        let expected =
+            "# Platform rules\n\nGenerated from `PlatformRules.all` (Sources/MTLSTrust/Platform/PlatformRules.swift) by "
+            + "`PlatformRules.markdownTable()`; checked by PlatformVerdictTests. Applied by `mtls verify --platform` and "
+            + "`mtls probe --platform apple`; fixtures in TestCerts/platform/ (scripts/make-platform-certs.sh).\n\n" + PlatformRules.markdownTable()
+        if ProcessInfo.processInfo.environment["MTLS_WRITE_PLATFORM_RULES"] == "1" { try Data(expected.utf8).write(to: url) }
+        let committed = String(decoding: try TestCertificates.bytes("../docs/PLATFORM-RULES.md"), as: UTF8.self)
+        XCTAssertEqual(committed, expected, "docs/PLATFORM-RULES.md is stale: MTLS_WRITE_PLATFORM_RULES=1 swift test --filter PlatformVerdictTests")
     }
 }

@@ -126,6 +126,13 @@ enum ProbeATS {
         let exitCode: Int32 = working == nil ? ExitCode.network : (transportOK && certificateOK ? ExitCode.success : ExitCode.no)
         let host = bareHost(url.host)
         let plist = working.map { infoPlist(host: host, exceptions: $0.exceptions) }
+        // The ATS rules the server breaks, from the least exception that connects.
+        var violations: [PlatformRule] = []
+        if let working, !transportOK {
+            if working.minimumTLS != nil { violations.append(PlatformRules.appleATSTLSVersion) }
+            if !working.forwardSecrecy { violations.append(PlatformRules.appleATSForwardSecrecy) }
+        }
+        violations += certificateVerdict?.failures.map(\.rule) ?? []
 
         if arguments.flag("json") {
             let trialJSON: [JSON] = results.map { trial in
@@ -150,6 +157,7 @@ enum ProbeATS {
             console.out(
                 JSON.object([
                     ("url", .string(url.origin)), ("platform", .string("apple")), ("atsAllows", .bool(exitCode == ExitCode.success)),
+                    ("violations", .strings(violations.map(\.code))),
                     ("trials", .array(trialJSON)), ("certificate", certificate),
                     ("infoPlistExceptions", working.map { .object($0.exceptions) } ?? .null), ("infoPlist", JSON.optional(plist)),
                 ]).serialized())
@@ -194,6 +202,7 @@ enum ProbeATS {
             if !transportOK, let working { needs.append(working.exceptions.map(\.0).joined(separator: " and ")) }
             if !certificateOK { needs.append("a certificate that meets Apple's rules") }
             console.out("Verdict: \(console.paint("ATS blocks", .red)) connections to \(host): needs \(needs.joined(separator: "; and "))")
+            console.out("  " + console.paint(violations.map(\.code).joined(separator: ", "), .dim))
         }
         return exitCode
     }

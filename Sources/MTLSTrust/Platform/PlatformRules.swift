@@ -111,6 +111,15 @@ public enum PlatformRules {
         summary: "ATS: the server certificate must be signed with SHA-256 or stronger (SHA-224 refused)",
         source: ats, url: atsURL, proof: "platform/sha224.pem / platform/compliant.pem; \(tests)")
 
+    public static let appleATSTLSVersion = PlatformRule(
+        id: "apple.ats-tls", platform: .apple, code: "MTLS_APPLE_ATS_TLS_VERSION",
+        summary: "ATS (live server, `mtls probe --platform apple`): TLS 1.2 or later; else the app needs NSExceptionMinimumTLSVersion",
+        source: ats, url: atsURL, proof: "openssl s_server -tls1_1 / default; ProbeATSTests")
+    public static let appleATSForwardSecrecy = PlatformRule(
+        id: "apple.ats-fs", platform: .apple, code: "MTLS_APPLE_ATS_FORWARD_SECRECY",
+        summary: "ATS (live server): an ECDHE cipher suite from Apple's list (or TLS 1.3); else the app needs NSExceptionRequiresForwardSecrecy = NO",
+        source: ats, url: atsURL, proof: "openssl s_server -cipher AES128-GCM-SHA256 / default; ProbeATSTests")
+
     public static let androidUserCA = PlatformRule(
         id: "android.user-ca", platform: .android, code: "MTLS_ANDROID_USER_CA",
         summary: "Apps targeting API 24+ trust only system CAs; a private anchor needs <certificates src=\"user\"/> or src=\"@raw/…\" in the network security config",
@@ -157,7 +166,8 @@ public enum PlatformRules {
     /// Every rule, in table order.
     public static let all: [PlatformRule] = [
         chainNotTrusted,
-        appleRSA2048, appleSHA2, appleSAN, appleEKU, appleValidity825, appleValidity398, appleATSKey, appleATSHash,
+        appleRSA2048, appleSHA2, appleSAN, appleEKU, appleValidity825, appleValidity398, appleATSKey, appleATSHash, appleATSTLSVersion,
+        appleATSForwardSecrecy,
         androidUserCA, androidWeakKey, androidWeakSignature, androidPinSet,
         javaDisabledSignature, javaDisabledKey,
         chromeSAN, chromeSHA1, chromeValidity398, chromeWeakKey,
