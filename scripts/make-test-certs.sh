@@ -698,6 +698,7 @@ p12info() {
 
 # TestCerts/deep/ (the 100-deep chain) has its own script; the wipe above removed it.
 "$(dirname "$0")/make-deep-chain.sh"
+"$(dirname "$0")/make-platform-certs.sh"  # TestCerts/platform/ (platform rule fixtures)
 
 echo "TestCerts regenerated and verified in $OUT"
 exit 0

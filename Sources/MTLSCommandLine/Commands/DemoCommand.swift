@@ -57,7 +57,7 @@ enum DemoCommand {
                     return keep
                 }
             }
-            for line in lines where !line.isEmpty { console.out("    " + line) }
+            for line in lines where !line.isEmpty { console.out("    " + line.replacingOccurrences(of: directory + "/", with: "")) }
             console.out("    " + console.paint("(exit \(code))", .dim))
             if code != expect {
                 failures += 1
@@ -79,6 +79,13 @@ enum DemoCommand {
             sections: ["Client certificate", "HTTP", "Verdict"])
         step("4. A pin set for the app build", "SPKI SHA-256 pins of the server certificate and its CA (a backup pin), as OkHttp/TrustKit/curl use them.")
         run(["pin", pki.serverPath], expect: ExitCode.success)
+        step(
+            "5. Would iOS, Android, Java and Chrome accept it?",
+            "The demo's server certificate (398 days, SAN, serverAuth) meets every platform's published rules; Android wants the private CA in the app's network security config. A 10-year certificate with its name only in the CN is what iOS 13 and Chrome refuse."
+        )
+        run(["verify", pki.serverPath, "--anchors", pki.caPath, "--host", "localhost", "--platform", "all"], expect: ExitCode.success)
+        let legacyPath = try DemoCommand.legacyCertificate(pki)
+        run(["verify", legacyPath, "--anchors", pki.caPath, "--platform", "apple,chrome"], expect: ExitCode.no)
         console.out()
         console.out(console.paint("Server log", .bold))
         for line in serverLog.lines { console.out("  " + line) }
@@ -91,5 +98,23 @@ enum DemoCommand {
         }
         console.out(console.paint("Demo finished with \(failures) unexpected result\(failures == 1 ? "" : "s").", .red))
         return ExitCode.no
+    }
+
+    /// A deliberately non-compliant server certificate from the demo CA, as an old internal CA
+    /// would issue it: valid 3,650 days, the host name only in the subject CN.
+    static func legacyCertificate(_ pki: TestPKI) throws(CommandFailure) -> String {
+        let path = pki.directory + "/legacy-server.pem"
+        let now = Date()
+        let certificate: Certificate
+        do throws(MTLSTrustError) {
+            let key = try CertificateIssuer.generateKey()
+            certificate = try CertificateIssuer.issue(
+                .init(role: .server, commonName: "legacy.localhost", notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(3650 * 86400 - 3600)),
+                key: key, issuer: (pki.ca, pki.caKey), serial: UInt64.random(in: 1...UInt64(Int64.max)))
+        } catch {
+            throw CommandFailure(ExitCode.badInput, "could not make the non-compliant demo certificate: \(error.message)")
+        }
+        try OutputFile.writeAll([(path, Array(certificate.pemString.utf8), 0o644)], force: false)
+        return path
     }
 }

@@ -53,6 +53,7 @@ enum ProbeCommand {
             OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
             OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once (default 16)."),
             OptionSpec(names: ["--shard"], valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
+            ProbeATS.option,
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",
@@ -70,6 +71,7 @@ enum ProbeCommand {
         let request = try makeRequest(url, arguments: arguments, console: console)
         let credentials = try credentials(arguments, console: console)
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
         let force = arguments.flag("force")
         // Opened before connecting: a file that cannot be written fails before any traffic.
         let output = try arguments.value("output").map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }

@@ -27,6 +27,7 @@ enum VerifyCommand {
             OptionSpec(names: ["--pins"], valueName: "FILE", help: "Also require a match with a pin from FILE."),
             OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of PKCS#12 inputs (pass:, env:, file:, fd:, stdin)."),
             OptionSpec(names: ["--batch"], help: "Treat every CERT file as a separate leaf; one result each."),
+            PlatformVerdicts.option,
             OptionSpec(names: ["--json"], help: "Print one JSON object."),
             OptionSpec(names: ["-v", "--verbose"], help: "Show every certificate in full and the paths tried."),
         ],
@@ -35,6 +36,7 @@ enum VerifyCommand {
             "mtls verify leaf.der intermediate.pem --anchors root.pem --at 2030-01-01T00:00:00Z",
             "mtls verify self-signed.cer --anchors self-signed.cer --host 192.168.1.10",
             "mtls verify --batch certs/*.pem --anchors root.pem --intermediates int.pem --json",
+            "mtls verify server.pem --anchors ca.pem --host api.example.com --platform all",
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
@@ -85,6 +87,10 @@ enum VerifyCommand {
             for path in arguments.positionals { all += try VerifyCommand.certificates(path, password: password, console: console) }
             guard let leaf = all.first else { throw CommandFailure(ExitCode.badInput, "no certificate was given") }
             jobs.append((arguments.positionals.first ?? "-", leaf, Array(all.dropFirst())))
+        }
+
+        if let platforms = try PlatformVerdicts.requested(arguments) {
+            return try PlatformVerdicts.run(platforms, jobs: jobs, policy: policy, pinning: pinning, json: arguments.flag("json"), console: console)
         }
 
         var results: [JSON] = []
