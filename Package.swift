@@ -22,7 +22,10 @@ let package = Package(
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
-        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine"]),
+        // Build-tool plugin: the git commit of the build, for `mtls --version`.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
+        .target(name: "CBuildInfo"),
+        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "CBuildInfo"], plugins: ["BuildInfoPlugin"]),
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
         .executableTarget(name: "PinnedApp", path: "Examples/PinnedApp", plugins: ["PinSetPlugin"]),

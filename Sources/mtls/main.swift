@@ -1,3 +1,4 @@
+import CBuildInfo
 import MTLSCommandLine
 
 #if canImport(Glibc)
@@ -6,4 +7,6 @@ import MTLSCommandLine
     import Darwin
 #endif
 
-exit(MTLSCommand.run(arguments: Array(CommandLine.arguments.dropFirst())))
+// The commit BuildInfoPlugin recorded (nil without a git checkout), for `mtls --version`.
+let commit = mtls_build_commit().map { String(cString: $0) }
+exit(MTLSCommand.run(arguments: Array(CommandLine.arguments.dropFirst()), commit: commit))
