@@ -13,6 +13,7 @@ PACKAGES=(
   libxml2-utils xmlsec1 libxml2-dev zlib1g-dev
   openjdk-17-jdk-headless libokhttp-java publicsuffix
   python3-venv python3-pip
+  zsh fish man-db lintian dpkg-dev binutils
 )
 
 installed() {
