@@ -74,6 +74,37 @@ final class GeneratedDocsTests: XCTestCase {
         XCTAssertEqual(problems, [], "documented options the parser refuses (fix the text or the declaration)")
     }
 
+    /// Options a command's own text (overview, discussion, option help) refers to exist on it.
+    func testHelpTextRefersOnlyToOptionsOfItsCommand() throws {
+        XCTAssertEqual(Self.optionNames(in: "With --anchors, only (add --system-roots; `--json`) a--b -- x"), ["--anchors", "--system-roots", "--json"])
+        var problems: [String] = []
+        for command in MTLSCommand.rootSpec.subcommands {
+            let texts = [command.abstract, command.discussion ?? ""] + command.options.map(\.help) + command.arguments.map(\.help)
+            for text in texts {
+                for name in Self.optionNames(in: text) where command.option(named: name) == nil {
+                    problems.append("mtls \(command.name): its help mentions \(name), which it does not accept")
+                }
+            }
+        }
+        XCTAssertEqual(problems, [])
+    }
+
+    /// `--name` words in free text.
+    static func optionNames(in text: String) -> [String] {
+        var names: [String] = []
+        var rest = Substring(text)
+        while let range = rest.range(of: "--") {
+            let tail = rest[range.upperBound...]
+            let word = tail.prefix { $0.isLetter || $0.isNumber || $0 == "-" }
+            let before: Character = range.lowerBound == text.startIndex ? " " : text[text.index(before: range.lowerBound)]
+            if let first = word.first, first.isLetter, before == " " || before == "(" || before == "`" || before == "/" {
+                names.append("--" + word)
+            }
+            rest = tail.dropFirst(word.count)
+        }
+        return names
+    }
+
     /// `mtls …` command lines in one line of Markdown: a whole code line, or inline code spans.
     static func commandLines(in line: String) -> [String] {
         var pieces: [String] = []
