@@ -22,7 +22,10 @@ let package = Package(
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
-        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust"]),
+        // Build-tool plugin: the git commit of the build, for `mtls --version`.
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
+        .target(name: "CBuildInfo"),
+        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust", "CBuildInfo"], plugins: ["BuildInfoPlugin"]),
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
         // Its example (and a consumer of the library) is the separate package in Examples/.
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),

@@ -14,6 +14,7 @@ PACKAGES=(
   openjdk-17-jdk-headless libokhttp-java publicsuffix
   python3-venv python3-pip
   nodejs gnutls-bin golang-go lighttpd lighttpd-mod-openssl
+  zsh fish man-db lintian dpkg-dev binutils
 )
 
 installed() {

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The one command that installs what the tests need and runs them (CI runs exactly this).
 #   scripts/test.sh            dependencies, build (no warnings allowed), lint, the Examples/ packages,
-#                              unit + interop tests,
-#                              x509-limbo conformance, memory-flat check, 30 s fuzz smoke per target
+#                              unit + interop tests, API guide, x509-limbo conformance, memory-flat
+#                              check, the release artefacts (static binary and .deb,
+#                              scripts/test-release.sh), 30 s fuzz smoke per target
 #   scripts/test.sh --quick    build, examples and tests only (no install, lint, conformance, memory, fuzz)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,9 @@ if [[ $quick -eq 0 ]]; then
   fi
   step "memory flat (100,000 trust evaluations, 50,000 HTTPS requests; release build)"
   scripts/memory-flat.sh
+  step "release artefacts (static binary with the toolchain hidden, .deb installed and removed)"
+  # The same release build directory as memory-flat: the libraries it compiled are reused.
+  scripts/test-release.sh
   if [[ -x scripts/fuzz.sh && "${MTLS_FUZZ_SMOKE:-1}" == "1" ]]; then
     step "fuzz smoke (30 s per target, then the saved regressions)"
     # Its own work directory in the checkout: corpora and instrumented builds of other runs on the

@@ -6,9 +6,18 @@ public enum MTLSCommand {
     /// The version printed by `mtls --version`.
     public static let version = "0.1.0"
 
+    /// The `--version` line: the version, the git commit the binary was built from (`unknown` when
+    /// the build had no git checkout) and the OpenSSL it runs on (the library loaded, not the headers).
+    public static func versionText(commit: String?) -> String {
+        "mtls \(version) (commit \(commit ?? "unknown"), \(OpenSSLVersion.text))"
+    }
+
     /// Runs the command line against the process's standard streams.
-    public static func run(arguments: [String]) -> Int32 {
-        run(arguments: arguments, console: .standard())
+    ///
+    /// - Parameter commit: The git commit of the build, for `--version` (the `mtls` executable
+    ///   passes the one its build plugin recorded).
+    public static func run(arguments: [String], commit: String? = nil) -> Int32 {
+        run(arguments: arguments, console: .standard(), commit: commit)
     }
 
     /// Runs the command line.
@@ -16,10 +25,11 @@ public enum MTLSCommand {
     /// - Parameters:
     ///   - arguments: The arguments without the executable name.
     ///   - console: Where output goes.
+    ///   - commit: The git commit of the build, for `--version`.
     /// - Returns: The exit code of the contract (0 yes, 1 no, 2 usage, 3 bad input, 4 network/TLS).
-    public static func run(arguments: [String], console: Console) -> Int32 {
+    public static func run(arguments: [String], console: Console, commit: String? = nil) -> Int32 {
         if arguments == ["--version"] || arguments == ["-V"] {
-            console.out("mtls \(version) (\(OpenSSLVersion.text))")
+            console.out(versionText(commit: commit))
             return ExitCode.success
         }
         let wantsJSON = arguments.prefix { $0 != "--" }.contains("--json")
@@ -68,12 +78,14 @@ public enum MTLSCommand {
         Command(spec: ConvertCommand.spec, run: ConvertCommand.run),
         Command(spec: ImportCommand.spec, run: ImportCommand.run),
         Command(spec: ExportCommand.spec, run: ExportCommand.run),
+        Command(spec: CompletionCommand.spec, run: CompletionCommand.run),
+        Command(spec: GenerateDocsCommand.spec, run: GenerateDocsCommand.run),
     ]
 
     static let rootSpec = CommandSpec(
         name: "mtls",
         abstract: "Mutual TLS toolkit: certificates, trust, pins and client-certificate logins.",
         discussion: "Exit codes: 0 yes, 1 no (not trusted, pin mismatch, login refused), 2 usage error, 3 bad input, 4 network or TLS failure.",
-        options: [OptionSpec(names: ["--version"], help: "Show the version.")],
+        options: [OptionSpec(names: ["--version"], help: "Show the version, the git commit it was built from and the OpenSSL in use.")],
         subcommands: commands.map(\.spec))
 }

@@ -1,3 +1,4 @@
+import CBuildInfo
 import MTLSCommandLine
 import MTLSTrust
 
@@ -10,4 +11,6 @@ import MTLSTrust
 // Before anything touches OpenSSL: every block it frees is wiped (it frees a copy of PKCS#12
 // passwords without clearing it).
 OpenSSLInfo.installWipingAllocator()
-exit(MTLSCommand.run(arguments: Array(CommandLine.arguments.dropFirst())))
+// The commit BuildInfoPlugin recorded (nil without a git checkout), for `mtls --version`.
+let commit = mtls_build_commit().map { String(cString: $0) }
+exit(MTLSCommand.run(arguments: Array(CommandLine.arguments.dropFirst()), commit: commit))

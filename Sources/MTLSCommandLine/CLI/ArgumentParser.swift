@@ -1,7 +1,95 @@
 // A small, dependency-free command-line parser for `mtls`, modelled on the
 // behaviour of apple/swift-argument-parser (which this package cannot use).
 
-/// Describes one named option or flag of a command.
+/// What an option's value or a positional argument is: documented in `--help`, `docs/CLI.md` and
+/// the man page, and the source of the shell completions' behaviour.
+enum ValueKind: Sendable, Equatable {
+    /// Free text; shells complete nothing.
+    case text
+    /// A whole number.
+    case integer
+    /// A number, fractions allowed.
+    case number
+    /// A path to a file; shells complete file names.
+    case file
+    /// A path to a directory; shells complete directory names.
+    case directory
+    /// A host name or `host:port`; shells complete known host names.
+    case host
+    /// A URL.
+    case url
+    /// A time (RFC 3339, a date or Unix seconds).
+    case time
+    /// A password spec (`pass:`, `env:`, `file:`, `fd:`, `stdin`).
+    case secret
+    /// One of these words; shells complete them.
+    case choice([String])
+
+    /// What the shells complete for a value of this kind.
+    var completion: CompletionKind {
+        switch self {
+        case .file: .file
+        case .directory: .directory
+        case .host: .host
+        case .choice(let values): .values(values)
+        case .text, .integer, .number, .url, .time, .secret: .none
+        }
+    }
+
+    /// The kind a value name implies when none is declared: `FILE` a file, `DIR` a directory,
+    /// `N` an integer, and so on. `key` (the option's key) tells password specs from pin specs.
+    static func inferred(valueName: String, key: String) -> ValueKind {
+        switch valueName {
+        case "DIR": return .directory
+        case "N": return .integer
+        case "SECONDS": return .number
+        case "TIME": return .time
+        case "URL", "ORIGIN": return .url
+        case "HOST:PORT": return .host
+        case "NAME" where key == "host" || key == "servername": return .host
+        case "SPEC" where key.contains("password"): return .secret
+        default:
+            let alternatives = valueName.split(separator: "|")
+            if alternatives.count == 1, valueName.hasSuffix("FILE") || valueName == "P12" || valueName.hasPrefix("FILE") {
+                return .file
+            }
+            return .text
+        }
+    }
+
+    /// A short name of the kind for reference documentation, e.g. `file` or `pem | der`.
+    var documentationName: String {
+        switch self {
+        case .text: "text"
+        case .integer: "integer"
+        case .number: "number"
+        case .file: "file"
+        case .directory: "directory"
+        case .host: "host"
+        case .url: "URL"
+        case .time: "time"
+        case .secret: "password spec"
+        case .choice(let values): values.joined(separator: " | ")
+        }
+    }
+}
+
+/// How a shell completes a value.
+enum CompletionKind: Sendable, Equatable {
+    /// Nothing to offer.
+    case none
+    /// File names.
+    case file
+    /// Directory names.
+    case directory
+    /// Known host names.
+    case host
+    /// These words.
+    case values([String])
+}
+
+/// Describes one named option or flag of a command: the single declaration from which the
+/// parser, `--help`, `docs/CLI.md`, the man page and the bash, zsh and fish completions are made.
 struct OptionSpec: Sendable {
     /// Every spelling of the option, e.g. `["-X", "--method"]`.
     var names: [String]
@@ -13,14 +101,33 @@ struct OptionSpec: Sendable {
     var help: String
     /// Hidden options are accepted but never listed in help, usage or suggestions.
     var hidden: Bool = false
+    /// What the value is; `nil` infers it from `valueName` (see `ValueKind.inferred`).
+    var kind: ValueKind? = nil
+    /// The value used when the option is not given, as documented (the command applies it).
+    var defaultValue: String? = nil
+    /// Whether the command cannot run without this option; the parser refuses a command line
+    /// without it and usage lines show it outside brackets.
+    var required: Bool = false
 
     /// Creates an option specification.
-    init(names: [String], valueName: String? = nil, repeatable: Bool = false, help: String, hidden: Bool = false) {
+    init(
+        names: [String], valueName: String? = nil, repeatable: Bool = false, help: String, hidden: Bool = false,
+        kind: ValueKind? = nil, defaultValue: String? = nil, required: Bool = false
+    ) {
         self.names = names
         self.valueName = valueName
         self.repeatable = repeatable
         self.help = help
         self.hidden = hidden
+        self.kind = kind
+        self.defaultValue = defaultValue
+        self.required = required
+    }
+
+    /// The kind of the value: the declared one, or the one its value name implies; `nil` for a flag.
+    var valueKind: ValueKind? {
+        guard let valueName else { return nil }
+        return kind ?? ValueKind.inferred(valueName: valueName, key: key)
     }
 
     /// The key under which parsed values are stored: the first long name
@@ -55,13 +162,21 @@ struct ArgumentSpec: Sendable {
     var optional: Bool = false
     /// Whether the argument swallows all remaining positionals (only meaningful last).
     var variadic: Bool = false
+    /// What the argument is; `nil` means a file, or a URL when it is named `URL`.
+    var kind: ValueKind? = nil
 
     /// Creates an argument specification.
-    init(name: String, help: String, optional: Bool = false, variadic: Bool = false) {
+    init(name: String, help: String, optional: Bool = false, variadic: Bool = false, kind: ValueKind? = nil) {
         self.name = name
         self.help = help
         self.optional = optional
         self.variadic = variadic
+        self.kind = kind
+    }
+
+    /// The declared kind, or the one the name implies.
+    var valueKind: ValueKind {
+        kind ?? (name == "URL" ? .url : .file)
     }
 }
 
@@ -83,6 +198,8 @@ struct CommandSpec: Sendable {
     var subcommands: [CommandSpec] = []
     /// Example invocations listed under `EXAMPLES:`.
     var examples: [String] = []
+    /// Hidden subcommands run but are not listed in help, documentation or completions.
+    var hidden: Bool = false
 
     /// Creates a command specification.
     init(
@@ -93,7 +210,8 @@ struct CommandSpec: Sendable {
         arguments: [ArgumentSpec] = [],
         options: [OptionSpec] = [],
         subcommands: [CommandSpec] = [],
-        examples: [String] = []
+        examples: [String] = [],
+        hidden: Bool = false
     ) {
         self.name = name
         self.abstract = abstract
@@ -103,7 +221,14 @@ struct CommandSpec: Sendable {
         self.options = options
         self.subcommands = subcommands
         self.examples = examples
+        self.hidden = hidden
     }
+
+    /// The subcommands listed in help, documentation and completions.
+    var visibleSubcommands: [CommandSpec] { subcommands.filter { !$0.hidden } }
+
+    /// The options listed in help and documentation: the declared visible ones and `-h, --help`.
+    var visibleOptions: [OptionSpec] { effectiveOptions.filter { !$0.hidden } }
 
     /// The subcommand with the given name, if any.
     func subcommand(named name: String) -> CommandSpec? {
@@ -193,6 +318,8 @@ enum ArgumentError: Error, Equatable, Sendable {
     case missingValue(option: String)
     /// A required positional argument (its spec name, e.g. `"CERT"`) was not given.
     case missingArgument(String)
+    /// A required option (its preferred name, e.g. `"--to"`) was not given.
+    case missingOption(String)
     /// A positional argument beyond those the command accepts.
     case unexpectedArgument(String)
     /// `--flag=value` on a flag.
@@ -301,7 +428,7 @@ enum ArgumentParser {
         }
         guard let sub = root.subcommand(named: name) else {
             let error = ArgumentError.unknownSubcommand(
-                name, suggestion: suggestion(for: name, among: root.subcommands.map(\.name)))
+                name, suggestion: suggestion(for: name, among: root.visibleSubcommands.map(\.name)))
             return .failure(errorText(error, spec: root, commandPath: rootPath))
         }
         return .help(helpText(for: sub, commandPath: rootPath + [sub.name]))
@@ -354,7 +481,7 @@ private struct ArgumentTokenParser {
     private mutating func selectSubcommand(_ name: String) throws(ArgumentError) {
         guard spec.subcommand(named: name) != nil else {
             throw .unknownSubcommand(
-                name, suggestion: ArgumentParser.suggestion(for: name, among: spec.subcommands.map(\.name)))
+                name, suggestion: ArgumentParser.suggestion(for: name, among: spec.visibleSubcommands.map(\.name)))
         }
         result.subcommand = name
     }
@@ -471,6 +598,9 @@ private struct ArgumentTokenParser {
         for (position, argument) in arguments.enumerated()
         where !argument.optional && position >= result.positionals.count {
             throw .missingArgument(argument.name)
+        }
+        for option in spec.options where option.required && result.count(option.key) == 0 {
+            throw .missingOption(option.preferredName)
         }
     }
 }

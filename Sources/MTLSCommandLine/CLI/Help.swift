@@ -26,11 +26,11 @@ extension ArgumentParser {
         if !arguments.isEmpty {
             sections.append(section("ARGUMENTS:", arguments))
         }
-        let options = spec.effectiveOptions.filter { !$0.hidden }.map { option in
-            (label: optionLabel(option), help: option.help)
+        let options = spec.visibleOptions.map { option in
+            (label: optionLabel(option), help: helpLine(option))
         }
         sections.append(section("OPTIONS:", options))
-        let subcommands = spec.subcommands.map { (label: $0.name, help: $0.abstract) }
+        let subcommands = spec.visibleSubcommands.map { (label: $0.name, help: $0.abstract) }
         if !subcommands.isEmpty {
             sections.append(section("SUBCOMMANDS:", subcommands))
         }
@@ -46,7 +46,8 @@ extension ArgumentParser {
     ///
     /// `spec.usage` replaces it verbatim. A command with subcommands shows
     /// `mtls <subcommand>`. Positionals come first, then the visible options in
-    /// brackets, or `[<options>]` when there are more than `maximumOptionsInUsage`.
+    /// brackets, or `[<options>]` when there are more than `maximumOptionsInUsage`. Required
+    /// options are always shown, without brackets.
     static func usageLine(for spec: CommandSpec, commandPath: [String]) -> String {
         if let usage = spec.usage { return usage }
         var parts = [commandPath.joined(separator: " ")]
@@ -60,17 +61,28 @@ extension ArgumentParser {
             parts.append(argument.optional ? "[\(synopsis)]" : synopsis)
         }
         let options = spec.options.filter { !$0.hidden }
-        if options.count > maximumOptionsInUsage {
-            parts.append("[<options>]")
-        } else {
-            for option in options {
-                var synopsis = option.preferredName
-                if let valueName = option.valueName { synopsis += " <\(valueName)>" }
-                if option.repeatable { synopsis += " ..." }
-                parts.append("[\(synopsis)]")
-            }
+        let listsAll = options.count <= maximumOptionsInUsage
+        for option in options where option.required || listsAll {
+            parts.append(option.required ? optionSynopsis(option) : "[\(optionSynopsis(option))]")
         }
+        if !listsAll { parts.append("[<options>]") }
         return parts.joined(separator: " ")
+    }
+
+    /// `--anchors <FILE> ...`: the preferred name, the value and whether it repeats.
+    static func optionSynopsis(_ option: OptionSpec) -> String {
+        var synopsis = option.preferredName
+        if let valueName = option.valueName { synopsis += " <\(valueName)>" }
+        if option.repeatable { synopsis += " ..." }
+        return synopsis
+    }
+
+    /// The option's help with what the declaration adds: `(required)` and `(default: VALUE)`.
+    static func helpLine(_ option: OptionSpec) -> String {
+        var help = option.help
+        if option.required { help += " (required)" }
+        if let value = option.defaultValue { help += " (default: \(value))" }
+        return help
     }
 
     /// The error message for `error`, followed by the usage line and a pointer to
@@ -97,6 +109,8 @@ extension ArgumentParser {
             return "Missing value for '\(optionWithValue(option, spec: spec))'"
         case let .missingArgument(name):
             return "Missing expected argument '<\(name)>'"
+        case let .missingOption(name):
+            return "Missing expected argument '\(optionWithValue(name, spec: spec))'"
         case let .unexpectedArgument(value):
             return "Unexpected argument '\(value)'"
         case let .unexpectedValue(option, value):
@@ -126,7 +140,7 @@ extension ArgumentParser {
     }
 
     /// `-X, --method <METHOD>`.
-    private static func optionLabel(_ option: OptionSpec) -> String {
+    static func optionLabel(_ option: OptionSpec) -> String {
         let names = option.names.joined(separator: ", ")
         guard let valueName = option.valueName else { return names }
         return "\(names) <\(valueName)>"

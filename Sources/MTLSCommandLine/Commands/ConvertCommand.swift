@@ -13,7 +13,7 @@ enum ConvertCommand {
             """,
         arguments: [ArgumentSpec(name: "IN", help: "The input file ('-' for standard input).")],
         options: [
-            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der."),
+            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), required: true),
             OptionSpec(names: ["--out"], valueName: "FILE", help: "Write here instead of standard output."),
             OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of an encrypted key or a PKCS#12 input."),
             OptionSpec(names: ["--force"], help: "Overwrite FILE if it exists."),

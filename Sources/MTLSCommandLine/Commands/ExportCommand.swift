@@ -12,11 +12,11 @@ enum ExportCommand {
             importers need. The file is written with mode 0600.
             """,
         options: [
-            OptionSpec(names: ["--cert"], valueName: "FILE", help: "The certificate (PEM or DER)."),
-            OptionSpec(names: ["--key"], valueName: "FILE", help: "Its private key (PEM or DER)."),
+            OptionSpec(names: ["--cert"], valueName: "FILE", help: "The certificate (PEM or DER).", required: true),
+            OptionSpec(names: ["--key"], valueName: "FILE", help: "Its private key (PEM or DER).", required: true),
             OptionSpec(names: ["--key-password"], valueName: "SPEC", help: "Password of an encrypted key."),
             OptionSpec(names: ["--chain"], valueName: "FILE", repeatable: true, help: "Chain certificates to include (repeatable)."),
-            OptionSpec(names: ["--out"], valueName: "FILE", help: "The PKCS#12 file to write."),
+            OptionSpec(names: ["--out"], valueName: "FILE", help: "The PKCS#12 file to write.", required: true),
             OptionSpec(names: ["--password"], valueName: "SPEC", help: "The new file's password (pass:, env:, file:, fd:, stdin)."),
             OptionSpec(names: ["--name"], valueName: "FRIENDLY", help: "The friendly name importers show."),
             OptionSpec(names: ["--legacy"], help: "3DES + SHA-1 MAC for older importers."),

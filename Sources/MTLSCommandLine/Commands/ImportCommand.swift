@@ -15,7 +15,7 @@ enum ImportCommand {
         options: [
             OptionSpec(names: ["--password"], valueName: "SPEC", help: "The file's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
             OptionSpec(names: ["--out-dir"], valueName: "DIR", help: "Write key, certificate and chain into DIR."),
-            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem (default) or der."),
+            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), defaultValue: "pem"),
             OptionSpec(names: ["--force"], help: "Overwrite existing files."),
             OptionSpec(names: ["--json"], help: "Print one JSON object."),
         ],

@@ -3,7 +3,7 @@ import MTLSTrust
 
 /// `mtls pin SOURCE...`: pin sets for every platform's format, and drift checks against them.
 enum PinCommand {
-    static let formatHelp = "spki (default), cert, json, curl, hpkp, trustkit, trustkit-objc, trustkit-plist, android, android-trustkit, okhttp, okhttp-java, ats, swift or der."
+    static let formatHelp = "spki, cert, json, curl, hpkp, trustkit, trustkit-objc, trustkit-plist, android, android-trustkit, okhttp, okhttp-java, ats, swift or der."
 
     static let spec = CommandSpec(
         name: "pin",
@@ -19,8 +19,10 @@ enum PinCommand {
             """,
         arguments: [ArgumentSpec(name: "SOURCE", help: "Certificate files, https://host[:port], public keys or CSRs.", variadic: true)],
         options: [
-            OptionSpec(names: ["--format"], valueName: "FORMAT", help: formatHelp),
-            OptionSpec(names: ["--level"], valueName: "LEVEL", help: "leaf, intermediate, root or all (default); backup keys are always kept."),
+            OptionSpec(names: ["--format"], valueName: "FORMAT", help: formatHelp, kind: .choice(PinFormat.allCases.map(\.rawValue)), defaultValue: "spki"),
+            OptionSpec(
+                names: ["--level"], valueName: "LEVEL", help: "leaf, intermediate, root or all; backup keys are always kept.",
+                kind: .choice(["leaf", "intermediate", "root", "all"]), defaultValue: "all"),
             OptionSpec(
                 names: ["--host"], valueName: "NAME", repeatable: true, help: "Host the pins apply to (repeatable; *.NAME and **.NAME patterns; default: the https:// source's)."),
             OptionSpec(names: ["--include-subdomains"], help: "Also pin every name below --host (OkHttp 4+: **.NAME)."),
@@ -28,7 +30,9 @@ enum PinCommand {
             OptionSpec(names: ["--report-only"], help: "TrustKit: enforcePinning = false; HPKP: Public-Key-Pins-Report-Only."),
             OptionSpec(names: ["--report-uri"], valueName: "URL", repeatable: true, help: "TrustKit and HPKP report URI (repeatable)."),
             OptionSpec(names: ["--name"], valueName: "NAME", help: "Type, class or variable name in code outputs."),
-            OptionSpec(names: ["--okhttp-version"], valueName: "3|4", help: "OkHttp major version for --format okhttp/okhttp-java (default 4: 4.x and 5.x)."),
+            OptionSpec(
+                names: ["--okhttp-version"], valueName: "3|4", help: "OkHttp major version for --format okhttp/okhttp-java (4: 4.x and 5.x).",
+                kind: .choice(["3", "4"]), defaultValue: "4"),
             OptionSpec(names: ["--check"], valueName: "PINFILE", help: "Compare the sources against a pin set in any format (a .cer directory too); exit 1 on drift."),
             OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate expiry and the calendar at TIME (RFC 3339, YYYY-MM-DD or Unix seconds)."),
             OptionSpec(names: ["--out"], valueName: "FILE", help: "Write to FILE atomically (a directory for --format der)."),

@@ -11,7 +11,8 @@ import MTLSTrust
 enum PlatformVerdicts {
     static let option = OptionSpec(
         names: ["--platform"], valueName: "LIST", repeatable: true,
-        help: "Judge as apple, android, java, chrome or all would (comma-separated); exit 1 if one refuses.")
+        help: "Judge as apple, android, java, chrome or all would (comma-separated); exit 1 if one refuses.",
+        kind: .choice(["apple", "android", "java", "chrome", "all"]))
 
     /// The platforms asked for, or nil without `--platform`.
     static func requested(_ arguments: ParsedArguments) throws(CommandFailure) -> [Platform]? {

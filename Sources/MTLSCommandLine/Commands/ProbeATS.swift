@@ -12,7 +12,8 @@ import MTLSTrust
 /// exception or the certificate is refused, 4 when no setting gets a TLS connection.
 enum ProbeATS {
     static let option = OptionSpec(
-        names: ["--platform"], valueName: "PLATFORM", help: "apple: App Transport Security diagnostics instead of the HTTP probe (as nscurl --ats-diagnostics).")
+        names: ["--platform"], valueName: "PLATFORM", help: "apple: App Transport Security diagnostics instead of the HTTP probe (what macOS nscurl reports for ATS).",
+        kind: .choice(["apple"]))
 
     /// The forward-secret cipher suites ATS accepts by default (Apple, "Requirements for Connecting
     /// Using ATS"), IANA name → OpenSSL name. TLS 1.3's suites are all forward secret.

@@ -19,8 +19,8 @@ enum ServeCommand {
             Config file lines: PATH cert=ignore|accept|require auth=none|basic|digest handler=page|echo-cert|sjis|cookie|redirect:TARGET
             """,
         options: [
-            OptionSpec(names: ["--port"], valueName: "N", help: "The port (default 8443; 0 picks a free one)."),
-            OptionSpec(names: ["--bind"], valueName: "ADDR", help: "The address to listen on (default 127.0.0.1)."),
+            OptionSpec(names: ["--port"], valueName: "N", help: "The port (0 picks a free one).", defaultValue: "8443"),
+            OptionSpec(names: ["--bind"], valueName: "ADDR", help: "The address to listen on.", defaultValue: "127.0.0.1"),
             OptionSpec(names: ["--pki-dir"], valueName: "DIR", help: "Where the test PKI lives (default: a new temporary directory)."),
             OptionSpec(names: ["--cert"], valueName: "FILE", help: "Server certificate (and chain) instead of the test PKI's."),
             OptionSpec(names: ["--key"], valueName: "FILE", help: "Server private key for --cert."),
@@ -30,8 +30,8 @@ enum ServeCommand {
             OptionSpec(names: ["--negotiate-at-handshake"], help: "Ask for the client certificate in the handshake (clientcertnegotiation=enable)."),
             OptionSpec(names: ["--no-ca-names"], help: "Send no CA names in certificate requests (IIS 2012+ default)."),
             OptionSpec(names: ["--httpsys"], help: "Answer a TLS 1.3 per-path request like http.sys: 500 with 0x80070032."),
-            OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version (default 1.2)."),
-            OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version (default 1.3)."),
+            OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
+            OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.3"),
             OptionSpec(
                 names: ["--allow-renegotiation-resumption"],
                 help: "Let a client resume its session in a TLS 1.2 renegotiation (no certificate request then), as Node.js and OpenSSL servers do by default."),

@@ -19,7 +19,9 @@ enum VerifyCommand {
             OptionSpec(names: ["--host"], valueName: "NAME", help: "DNS name or IP literal the leaf must carry in its subjectAltName."),
             OptionSpec(names: ["--no-hostname-check"], help: "Skip the name check (validatesDomainName = NO)."),
             OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluation time: RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds."),
-            OptionSpec(names: ["--purpose"], valueName: "PURPOSE", help: "server, client or any (default: server)."),
+            OptionSpec(
+                names: ["--purpose"], valueName: "PURPOSE", help: "What the leaf must be good for: server, client or any.",
+                kind: .choice(TrustPolicy.Purpose.allCases.map(\.rawValue)), defaultValue: "server"),
             OptionSpec(names: ["--partial-chain"], help: "Accept a chain that ends at any anchor, not only a self-signed root."),
             OptionSpec(names: ["--crl"], valueName: "FILE", repeatable: true, help: "Check revocation against the CRLs in FILE (repeatable)."),
             OptionSpec(names: ["--max-depth"], valueName: "N", help: "The longest chain accepted (OpenSSL's verify depth)."),

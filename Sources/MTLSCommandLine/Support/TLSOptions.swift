@@ -16,11 +16,12 @@ enum TLSOptions {
         OptionSpec(names: ["--cert"], valueName: "FILE", help: "Client certificate (PEM/DER; may include the chain)."),
         OptionSpec(names: ["--key"], valueName: "FILE", help: "Client private key."),
         OptionSpec(names: ["--key-password"], valueName: "SPEC", help: "Password of an encrypted --key."),
-        OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version: 1.0, 1.1, 1.2 (default) or 1.3."),
-        OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version: 1.2 or 1.3."),
+        OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
+        OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue))),
         OptionSpec(names: ["--servername"], valueName: "NAME", help: "The SNI name to send."),
         OptionSpec(names: ["--connect-to"], valueName: "HOST:PORT", help: "Connect here instead, keeping the URL's host for SNI and checks."),
-        OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (default 10 s each; the whole exchange 120 s, or 4 × SECONDS)."),
+        OptionSpec(
+            names: ["--timeout"], valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (the whole exchange: 120 s, or 4 × SECONDS).", defaultValue: "10"),
         OptionSpec(names: ["--legacy-renegotiation"], help: "Allow renegotiation without RFC 5746 (insecure; warns)."),
     ]
 
