@@ -48,14 +48,6 @@ enum AuthHash {
         return bytes
     }
 
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    /// Lower-case hex, as Digest and multipart boundaries write it (`[UInt8].hex` of MTLSTrust).
+    static func hex(_ bytes: [UInt8]) -> String { bytes.hex }
 }

@@ -228,7 +228,7 @@ private func clientInfoTrampoline(_ ssl: OpaquePointer?, _ where_: Int32, _ ret:
         _ = SSL_renegotiate(ssl)
         ERR_clear_error()
     }
-    if where_ & SSL_CB_HANDSHAKE_DONE != 0, SSL_version(ssl) != 0x0304, SSL_session_reused(ssl) == 1 {
+    if where_ & SSL_CB_HANDSHAKE_DONE != 0, SSL_version(ssl) != TLSVersion.tls1_3.openSSLValue, SSL_session_reused(ssl) == 1 {
         state.report.resumedRenegotiations += 1
     }
 }
@@ -262,7 +262,7 @@ private func clientCertificateTrampoline(_ ssl: OpaquePointer?, _ arg: UnsafeMut
             }
         }
     }
-    let phase: CertificateRequestPhase = !state.handshakeDone ? .handshake : (SSL_version(ssl) == 0x0304 ? .postHandshake : .renegotiation)
+    let phase: CertificateRequestPhase = !state.handshakeDone ? .handshake : (SSL_version(ssl) == TLSVersion.tls1_3.openSSLValue ? .postHandshake : .renegotiation)
     let identities = configuration.identities
     let fitting = identities.first { $0.fits(acceptedCANames: names) }
     let chosen = fitting ?? identities.first

@@ -1,3 +1,4 @@
+internal import COpenSSL
 import Foundation
 import MTLSTrust
 
@@ -5,12 +6,13 @@ import MTLSTrust
 public enum TLSVersion: String, Sendable, Comparable, CaseIterable {
     case tls1_0 = "1.0", tls1_1 = "1.1", tls1_2 = "1.2", tls1_3 = "1.3"
 
+    /// OpenSSL's number for the version (`TLS1_3_VERSION` …), the one place it is spelled.
     var openSSLValue: Int32 {
         switch self {
-        case .tls1_0: 0x0301
-        case .tls1_1: 0x0302
-        case .tls1_2: 0x0303
-        case .tls1_3: 0x0304
+        case .tls1_0: TLS1_VERSION
+        case .tls1_1: TLS1_1_VERSION
+        case .tls1_2: TLS1_2_VERSION
+        case .tls1_3: TLS1_3_VERSION
         }
     }
 

@@ -119,10 +119,10 @@ public final class TLSConnection: @unchecked Sendable {
     /// The negotiated version.
     public var version: TLSVersion? {
         switch SSL_version(ssl) {
-        case 0x0304: .tls1_3
-        case 0x0303: .tls1_2
-        case 0x0302: .tls1_1
-        case 0x0301: .tls1_0
+        case TLSVersion.tls1_3.openSSLValue: .tls1_3
+        case TLSVersion.tls1_2.openSSLValue: .tls1_2
+        case TLSVersion.tls1_1.openSSLValue: .tls1_1
+        case TLSVersion.tls1_0.openSSLValue: .tls1_0
         default: nil
         }
     }
@@ -192,7 +192,7 @@ public final class TLSConnection: @unchecked Sendable {
                     phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
                     "the connection failed\(phase == .tlsHandshake ? " during the handshake" : ""): \(String(cString: strerror(code)))", alert: lastAlert)
             default:
-                let entries = OpenSSLErrorDescriber.drain()
+                let entries = OpenSSLErrorQueue.drain()
                 throw classify(entries, phase: phase)
             }
         }
@@ -213,9 +213,9 @@ public final class TLSConnection: @unchecked Sendable {
 
     private var lastAlert: String? { state.report.alerts.last.map { "\($0.received ? "received" : "sent") \($0.description)" } }
 
-    private func drainErrors() -> String { OpenSSLErrorDescriber.drain().map(\.reason).joined(separator: "; ") }
+    private func drainErrors() -> String { OpenSSLErrorQueue.drain().map(\.reason).joined(separator: "; ") }
 
-    private func classify(_ entries: [OpenSSLErrorDescriber.Entry], phase: HTTPSError.Phase) -> HTTPSError {
+    private func classify(_ entries: [OpenSSLErrorEntry], phase: HTTPSError.Phase) -> HTTPSError {
         let reasons = entries.map(\.reason)
         let text = reasons.joined(separator: "; ")
         let alert = state.report.alerts.last(where: { $0.received })
@@ -391,27 +391,6 @@ public final class TLSConnection: @unchecked Sendable {
     }
 }
 
-/// Drains OpenSSL's error queue into reasons.
-enum OpenSSLErrorDescriber {
-    struct Entry {
-        var reason: String
-    }
-    static func drain() -> [Entry] {
-        var entries: [Entry] = []
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            let reason = ERR_reason_error_string(code).map { String(cString: $0) } ?? "error \(code)"
-            entries.append(Entry(reason: reason))
-            if entries.count > 32 {
-                ERR_clear_error()
-                break
-            }
-        }
-        return entries
-    }
-}
-
 // MARK: Callbacks shared by clients and servers
 
 /// TLS alert descriptions by code (RFC 8446 §6; OpenSSL 3.0 lacks names for some TLS 1.3 ones).
@@ -437,7 +416,7 @@ func tlsInfoCallback(_ ssl: OpaquePointer?, _ where_: Int32, _ ret: Int32) {
             state.report.alerts.append(TLSAlertRecord(received: where_ & SSL_CB_READ != 0, level: level, description: description))
         }
     }
-    if where_ & SSL_CB_HANDSHAKE_START != 0, state.handshakeDone, SSL_version(ssl) != 0x0304 {
+    if where_ & SSL_CB_HANDSHAKE_START != 0, state.handshakeDone, SSL_version(ssl) != TLSVersion.tls1_3.openSSLValue {
         state.report.renegotiations += 1
     }
     if where_ & (SSL_CB_ALERT | SSL_CB_HANDSHAKE_DONE) != 0 {

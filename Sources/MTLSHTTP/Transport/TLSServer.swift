@@ -144,7 +144,7 @@ extension TLSConnection {
     /// Server side: asks for a client certificate now, after a request has been read — by TLS 1.2
     /// renegotiation or TLS 1.3 post-handshake auth — and waits until the client has answered.
     public func requestClientCertificate(deadline: Deadline) throws(HTTPSError) -> LateRequestOutcome {
-        let isTLS13 = SSL_version(ssl) == 0x0304
+        let isTLS13 = SSL_version(ssl) == TLSVersion.tls1_3.openSSLValue
         SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_CLIENT_ONCE, nil)
         if isTLS13 {
             ERR_clear_error()
@@ -207,7 +207,7 @@ extension TLSConnection {
             case SSL_ERROR_ZERO_RETURN:
                 throw HTTPSError(.io, host: label, "the client closed the connection during the certificate request")
             default:
-                let reasons = OpenSSLErrorDescriber.drain().map(\.reason).joined(separator: "; ")
+                let reasons = OpenSSLErrorQueue.drain().map(\.reason).joined(separator: "; ")
                 throw HTTPSError(
                     .clientCertificate, host: label, "the certificate request failed: \(reasons.isEmpty ? "connection error" : reasons)",
                     alert: state.report.alerts.last?.description)

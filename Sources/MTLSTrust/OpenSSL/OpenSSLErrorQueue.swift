@@ -1,24 +1,24 @@
 internal import COpenSSL
 internal import COpenSSLShims
 
-/// One entry drained from OpenSSL's thread-local error queue.
-struct OpenSSLErrorEntry: Sendable, Equatable {
+/// One entry drained from OpenSSL's thread-local error queue (`package`: MTLSHTTP drains it too).
+package struct OpenSSLErrorEntry: Sendable, Equatable {
     /// The packed error code (`ERR_get_error`).
-    var code: UInt
+    package var code: UInt
     /// The library name, e.g. `"digital envelope routines"`.
-    var library: String
+    package var library: String
     /// The reason text, e.g. `"unsupported"`.
-    var reason: String
+    package var reason: String
     /// Extra data attached by OpenSSL (algorithm names and the like).
-    var data: String
+    package var data: String
 
     /// The library number (`ERR_GET_LIB`).
-    var libraryCode: Int32 { Int32((code >> 23) & 0xFF) }
+    package var libraryCode: Int32 { Int32((code >> 23) & 0xFF) }
     /// The reason number (`ERR_GET_REASON`).
-    var reasonCode: Int32 { Int32(code & 0x7FFFFF) }
+    package var reasonCode: Int32 { Int32(code & 0x7FFFFF) }
 
     /// `error:0308010C:digital envelope routines::unsupported` in the raw form OpenSSL prints.
-    var raw: String {
+    package var raw: String {
         let hex = String(code, radix: 16, uppercase: true)
         let padded = String(repeating: "0", count: max(0, 8 - hex.count)) + hex
         return "error:\(padded):\(library)::\(reason)"
@@ -26,12 +26,12 @@ struct OpenSSLErrorEntry: Sendable, Equatable {
 }
 
 /// Scoped access to OpenSSL's error queue: cleared before each C sequence, drained after.
-enum OpenSSLErrorQueue {
+package enum OpenSSLErrorQueue {
     /// Clears the queue, so that the next drain shows only errors of the coming call sequence.
-    static func clear() { ERR_clear_error() }
+    package static func clear() { ERR_clear_error() }
 
     /// Removes and returns every queued error, oldest first.
-    static func drain() -> [OpenSSLErrorEntry] {
+    package static func drain() -> [OpenSSLErrorEntry] {
         var entries: [OpenSSLErrorEntry] = []
         while true {
             var data: UnsafePointer<CChar>? = nil
@@ -52,7 +52,7 @@ enum OpenSSLErrorQueue {
     }
 
     /// A plain-words translation of the queued errors, for messages that must not show raw codes.
-    static func describe(_ entries: [OpenSSLErrorEntry]) -> String {
+    package static func describe(_ entries: [OpenSSLErrorEntry]) -> String {
         guard let first = entries.first(where: { !$0.reason.isEmpty }) ?? entries.first else {
             return "OpenSSL reported no detail"
         }
