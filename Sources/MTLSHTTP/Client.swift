@@ -139,23 +139,37 @@ public final class HTTPSClient: @unchecked Sendable {
         }
     }
 
-    /// The async form of ``send(_:bodySink:token:)``: runs on a dispatch queue (never on Swift's
-    /// cooperative pool) and closes the connection at once when the task is cancelled.
-    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+    /// The async form of ``send(_:bodySink:bodySinkForHead:token:)``, with the same typed error.
+    ///
+    /// The blocking socket work runs on a dispatch queue, never on Swift's cooperative pool, so
+    /// concurrent requests do not starve other tasks. Cancelling the task shuts the connection's
+    /// socket down at once: the call throws ``HTTPSError`` with phase `.cancelled` and the
+    /// connection is not reused.
+    public func send(_ request: HTTPRequest) async throws(HTTPSError) -> HTTPResponse {
+        try await Self.runCancellable(host: request.url.hostHeader) { token throws(HTTPSError) in try self.send(request, token: token) }
+    }
+
+    /// Runs blocking transport work on a dispatch queue with a token that task cancellation fires.
+    static func runCancellable<T: Sendable>(host: String, _ work: @escaping @Sendable (CancellationToken) throws(HTTPSError) -> T) async throws(HTTPSError) -> T {
         let token = CancellationToken()
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<HTTPResponse, Error>) in
+        let result: Result<T, HTTPSError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, HTTPSError>, Never>) in
                 DispatchQueue.global().async {
-                    do {
-                        continuation.resume(returning: try self.send(request, token: token))
+                    if Task.isCancelled { token.cancel() }
+                    do throws(HTTPSError) {
+                        continuation.resume(returning: .success(try work(token)))
                     } catch {
-                        continuation.resume(throwing: error)
+                        continuation.resume(returning: .failure(error))
                     }
                 }
             }
         } onCancel: {
             token.cancel()
         }
+        if case .failure(let error) = result, error.phase != .cancelled, token.isCancelled {
+            throw HTTPSError(.cancelled, host: host, "the task was cancelled (\(error.message))")
+        }
+        return try result.get()
     }
 
     /// Serialises the request head, refusing CR/LF/NUL in any header (no injection).

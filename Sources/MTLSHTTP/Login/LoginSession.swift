@@ -64,6 +64,8 @@ public final class LoginSession: @unchecked Sendable {
     private var ntlmServerCertificate: Certificate?
     /// Set when the Authorization being sent carries a channel binding.
     private var sendingChannelBinding = false
+    /// The token of the flow in progress (set by `send(_:token:)` under `flowLock`).
+    private var currentToken: CancellationToken?
 
     /// Creates a session over a client.
     ///
@@ -101,8 +103,16 @@ public final class LoginSession: @unchecked Sendable {
     ///   for them, `.redirect` for too many redirects or an https → http redirect, and every
     ///   transport error of ``HTTPSClient/send(_:bodySink:)``.
     public func send(_ request: HTTPRequest) throws(HTTPSError) -> LoginResult {
+        try send(request, token: nil)
+    }
+
+    /// ``send(_:)`` with a token that stops the flow: ``CancellationToken/cancel()`` shuts down
+    /// the socket of the exchange in progress, and no further hop is made.
+    public func send(_ request: HTTPRequest, token: CancellationToken?) throws(HTTPSError) -> LoginResult {
         flowLock.lock()
         defer { flowLock.unlock() }
+        currentToken = token
+        defer { currentToken = nil }
         hops = []
         lastResponse = nil
         do throws(HTTPSError) {
@@ -115,17 +125,11 @@ public final class LoginSession: @unchecked Sendable {
         }
     }
 
-    /// The async form of ``send(_:)``, run on a dispatch queue.
-    public func send(_ request: HTTPRequest) async throws -> LoginResult {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<LoginResult, Error>) in
-            DispatchQueue.global().async {
-                do {
-                    continuation.resume(returning: try self.send(request))
-                } catch {
-                    continuation.resume(throwing: error)
-                }
-            }
-        }
+    /// The async form of ``send(_:)``, with the same typed error: run on a dispatch queue (never on
+    /// the cooperative pool); cancelling the task closes the connection in use and ends the flow
+    /// with phase `.cancelled`.
+    public func send(_ request: HTTPRequest) async throws(HTTPSError) -> LoginResult {
+        try await HTTPSClient.runCancellable(host: request.url.hostHeader) { token throws(HTTPSError) in try self.send(request, token: token) }
     }
 
     /// The per-request state of answering challenges.
@@ -189,7 +193,9 @@ public final class LoginSession: @unchecked Sendable {
                 }
             }
 
-            let response = try client.send(outgoing, bodySinkForHead: finalBodySink.map { sink in { head in self.endsFlow(head) ? sink(head) : nil } })
+            if currentToken?.isCancelled == true { throw HTTPSError(.cancelled, host: outgoing.url.hostHeader, "the login was cancelled") }
+            let response = try client.send(
+                outgoing, bodySinkForHead: finalBodySink.map { sink in { head in self.endsFlow(head) ? sink(head) : nil } }, token: currentToken)
             lastResponse = response
             let decisions = cookies.store(from: response)
             let challenges = response.status == 401 ? AuthChallenge.parse(response.headers.values("WWW-Authenticate")) : []
