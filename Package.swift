@@ -21,7 +21,9 @@ let package = Package(
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
         .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
-        .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP"]),
+        // The IIS-like test server of `mtls serve`, `mtls demo` and the tests: not part of the client library.
+        .target(name: "MTLSTestServer", dependencies: ["MTLSTrust", "MTLSHTTP", "COpenSSL"]),
+        .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP", "MTLSTestServer"]),
         // Build-tool plugin: the git commit of the build, for `mtls --version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .target(name: "CBuildInfo"),
@@ -30,13 +32,13 @@ let package = Package(
         // Its example (and a consumer of the library) is the separate package in Examples/.
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
         // In-process benchmarks and the DER-walk differential fuzzer of scripts/bench/run_all.sh.
-        .executableTarget(name: "mtls-bench", dependencies: ["MTLSTrust", "MTLSHTTP"], path: "scripts/bench/MTLSBench"),
+        .executableTarget(name: "mtls-bench", dependencies: ["MTLSTrust", "MTLSHTTP", "MTLSTestServer"], path: "scripts/bench/MTLSBench"),
         // The test processes wipe OpenSSL's frees like `mtls` does; the one load-time constructor
         // left is here, because which test first touches OpenSSL is not known.
         .target(name: "CTestWipingAllocator", dependencies: ["COpenSSLShims"], path: "Tests/CTestWipingAllocator"),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust", "CTestWipingAllocator"]),
-        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust", "CTestWipingAllocator"]),
-        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP", "CTestWipingAllocator"]),
+        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust", "MTLSTestServer", "CTestWipingAllocator"]),
+        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP", "MTLSTestServer", "CTestWipingAllocator"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,7 +10,7 @@
 #   scripts/fuzz.sh --report               a Markdown table of each target's latest run
 #
 # Each target is a small executable built with `swiftc -sanitize=fuzzer,address`: the package's
-# modules (MTLSTrust, MTLSHTTP, MTLSCommandLine) are compiled from Sources/ with the same
+# modules (MTLSTrust, MTLSHTTP, MTLSTestServer, MTLSCommandLine) are compiled from Sources/ with the same
 # instrumentation into static libraries, and Fuzz/Targets/TARGET.swift links against them.
 # Seeds come from TestCerts/ and Fuzz/seeds/TARGET/; the corpus grows in $FUZZ_WORK/corpus/TARGET
 # across runs. A crash, leak, timeout (> 10 s per input) or out-of-memory (> 2 GB) fails the run
@@ -110,7 +110,7 @@ EOF
         -Xcc -fmodule-map-file="$ROOT/Sources/COpenSSL/module.modulemap"
         -Xcc -fmodule-map-file="$ROOT/Sources/CZlib/module.modulemap")
     local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CLibXML2")
-    for module in MTLSTrust MTLSHTTP MTLSCommandLine; do
+    for module in MTLSTrust MTLSHTTP MTLSTestServer MTLSCommandLine; do
         dependencies+=("$ROOT/Sources/$module")
         if [[ $dirty -eq 1 ]] || stale "$BUILD/lib$module.a" "${dependencies[@]}"; then
             dirty=1
@@ -125,7 +125,7 @@ EOF
         if [[ $dirty -eq 1 ]] || stale "$BUILD/fuzz-$target" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT/Fuzz/Support"; then
             echo "   fuzz-$target" >&2
             "$SWIFTC" "${common[@]}" -module-name "Fuzz_${target//-/_}" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT"/Fuzz/Support/*.swift \
-                -L "$BUILD" -lMTLSCommandLine -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lssl -lcrypto -lz \
+                -L "$BUILD" -lMTLSCommandLine -lMTLSTestServer -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lssl -lcrypto -lz \
                 -o "$BUILD/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; } >&2
             [[ ${PIPESTATUS[0]} -eq 0 ]] || die "building fuzz-$target failed"
         fi

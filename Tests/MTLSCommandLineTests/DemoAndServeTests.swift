@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSCommandLine
 import MTLSHTTP
+import MTLSTestServer
 
 /// `mtls demo` runs the whole tour in-process and exits 0; `mtls serve` starts, logs, serves and
 /// stops; its config file is parsed strictly.

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import MTLSCommandLine
+import MTLSTestServer
 
 /// The real clients that consume `mtls pin` output: curl `--pinnedpubkey`, OkHttp 3.13 (Debian's
 /// `libokhttp-java`, run with the JDK), xmllint, plutil (from the Swift toolchain), swiftc and clang,

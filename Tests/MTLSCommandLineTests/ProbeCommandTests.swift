@@ -4,6 +4,7 @@ import XCTest
 @testable import MTLSCommandLine
 import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// `mtls probe` against the in-process IIS-like server: each outcome on the human and JSON output,
 /// the JSON checked against the committed schema (docs/schemas/probe.schema.json).

@@ -4,6 +4,7 @@ import XCTest
 @testable import MTLSCommandLine
 import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 #if canImport(Glibc)
     import Glibc

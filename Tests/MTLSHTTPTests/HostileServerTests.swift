@@ -4,6 +4,7 @@ import MTLSTrust
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestServer
 
 /// The client against a scripted hostile server on loopback (``HostileServer``): every scenario
 /// must end in a clear ``HTTPSError`` — the phase and a fragment of the message are asserted —

@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// The IIS-like test server against independent clients: curl, `openssl s_client` and Python's
 /// `ssl`/`http.client` — renegotiation and post-handshake auth observed, each 403.x reproduced.

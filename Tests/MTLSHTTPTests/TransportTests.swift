@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// The TLS transport and HTTP client against a real server: the in-process IIS-like `TestServer`
 /// (an OpenSSL server of this package) and `openssl s_server` as an independent peer.

@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// `mtls demo`: the one-command tour — a local IIS-like server, a trust check, a failed and a
 /// successful client-certificate login, and a pin set.

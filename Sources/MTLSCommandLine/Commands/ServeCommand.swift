@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// `mtls serve`: an IIS-like local mutual-TLS test server.
 enum ServeCommand {

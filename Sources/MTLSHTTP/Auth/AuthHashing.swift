@@ -3,7 +3,7 @@ import MTLSTrust
 
 /// The hashes that HTTP authentication needs, through OpenSSL's EVP interface (default provider),
 /// and MD4 through the legacy provider for NTLM.
-enum AuthHash {
+package enum AuthHash {
     /// A digest by OpenSSL name (`MD5`, `SHA256`, `SHA512-256`), or nil when OpenSSL lacks it.
     static func digest(_ name: String, _ bytes: [UInt8]) -> [UInt8]? {
         ERR_clear_error()
@@ -24,7 +24,7 @@ enum AuthHash {
         return Array(output.prefix(Int(length)))
     }
 
-    static func md5(_ bytes: [UInt8]) -> [UInt8] { digest("MD5", bytes) ?? [] }
+    package static func md5(_ bytes: [UInt8]) -> [UInt8] { digest("MD5", bytes) ?? [] }
 
     /// HMAC-MD5 (RFC 2104), as NTLMv2 uses it.
     static func hmacMD5(key: [UInt8], _ message: [UInt8]) -> [UInt8] {

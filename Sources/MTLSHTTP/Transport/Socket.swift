@@ -69,7 +69,7 @@ public final class SocketHandle: @unchecked Sendable {
     /// Waits until the socket is readable or writable, or the deadline passes.
     ///
     /// - Returns: false on timeout.
-    func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
+    package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
         var pfd = pollfd(fd: fd, events: Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), revents: 0)
         while true {
             let timeout = deadline.millisecondsLeft

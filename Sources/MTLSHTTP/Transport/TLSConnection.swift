@@ -87,7 +87,7 @@ public final class TLSConnection: @unchecked Sendable {
     var sessionRefreshed = false
     /// A read buffer kept between the exchanges of a kept-alive connection.
     private var spareReadBuffer: [UInt8] = []
-    let label: String
+    package let label: String
 
     init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String) {
         self.ssl = ssl

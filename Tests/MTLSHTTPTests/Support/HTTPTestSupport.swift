@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// Fixtures and helpers for the HTTP tests.
 enum HTTPFixtures {

@@ -15,6 +15,7 @@
 import Foundation
 import MTLSHTTP
 import MTLSTrust
+import MTLSTestServer
 
 /// The largest growth of VmRSS after the warm-up that counts as flat, per phase.
 private let evaluationBudgetKiB = 2 * 1024

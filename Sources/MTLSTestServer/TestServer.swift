@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import MTLSHTTP
 import MTLSTrust
 
 /// One path's settings, mirroring IIS "SSL Settings" and authentication.
@@ -472,7 +473,7 @@ public final class TestServer: @unchecked Sendable {
     private func makeNonce() -> String {
         var bytes = [UInt8](repeating: 0, count: 16)
         _ = RAND_bytes(&bytes, Int32(bytes.count))
-        let nonce = bytes.map { String(format: "%02x", $0) }.joined()
+        let nonce = bytes.hex
         lock.lock()
         if nonces.count > 10000 { nonces.removeAll() }
         nonces.insert(nonce)
@@ -483,57 +484,26 @@ public final class TestServer: @unchecked Sendable {
     private enum DigestOutcome { case ok, stale, wrong }
 
     private func verifyDigest(_ header: String, method: String) -> DigestOutcome {
-        let fields = TestServer.parseAuthParameters(String(header.dropFirst(7)))
-        guard let username = fields["username"], let nonce = fields["nonce"], let uri = fields["uri"], let response = fields["response"] else { return .wrong }
+        // Credentials have the grammar of a challenge (RFC 9110 §11.4): the client's parser reads them.
+        guard let fields = AuthChallenge.parse(value: header).first, fields.normalizedScheme == "digest",
+            let username = fields["username"], let nonce = fields["nonce"], let uri = fields["uri"], let response = fields["response"]
+        else { return .wrong }
         lock.lock()
         let known = nonces.contains(nonce)
         lock.unlock()
         guard known else { return .stale }
-        let ha1 = TestServer.md5Hex("\(username):\(configuration.realm):\(configuration.password)")
-        let ha2 = TestServer.md5Hex("\(method):\(uri)")
+        let ha1 = md5Hex("\(username):\(configuration.realm):\(configuration.password)")
+        let ha2 = md5Hex("\(method):\(uri)")
         let expected: String
         if let qop = fields["qop"], let nc = fields["nc"], let cnonce = fields["cnonce"] {
-            expected = TestServer.md5Hex("\(ha1):\(nonce):\(nc):\(cnonce):\(qop):\(ha2)")
+            expected = md5Hex("\(ha1):\(nonce):\(nc):\(cnonce):\(qop):\(ha2)")
         } else {
-            expected = TestServer.md5Hex("\(ha1):\(nonce):\(ha2)")
+            expected = md5Hex("\(ha1):\(nonce):\(ha2)")
         }
         return username == configuration.username && expected == response.lowercased() ? .ok : .wrong
     }
 
-    static func parseAuthParameters(_ text: String) -> [String: String] {
-        var result: [String: String] = [:]
-        var index = text.startIndex
-        while index < text.endIndex {
-            while index < text.endIndex, text[index] == " " || text[index] == "," { index = text.index(after: index) }
-            guard let equals = text[index...].firstIndex(of: "=") else { break }
-            let key = text[index..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            index = text.index(after: equals)
-            var value = ""
-            if index < text.endIndex, text[index] == "\"" {
-                index = text.index(after: index)
-                while index < text.endIndex, text[index] != "\"" {
-                    if text[index] == "\\", text.index(after: index) < text.endIndex { index = text.index(after: index) }
-                    value.append(text[index])
-                    index = text.index(after: index)
-                }
-                if index < text.endIndex { index = text.index(after: index) }
-            } else {
-                let end = text[index...].firstIndex(of: ",") ?? text.endIndex
-                value = text[index..<end].trimmingCharacters(in: .whitespaces)
-                index = end
-            }
-            result[key] = value
-        }
-        return result
-    }
-
-    static func md5Hex(_ text: String) -> String {
-        var out = [UInt8](repeating: 0, count: 16)
-        var length: UInt32 = 0
-        let bytes = Array(text.utf8)
-        _ = EVP_Digest(bytes, bytes.count, &out, &length, EVP_md5(), nil)
-        return out.map { String(format: "%02x", $0) }.joined()
-    }
+    private func md5Hex(_ text: String) -> String { AuthHash.md5(Array(text.utf8)).hex }
 
     // MARK: Pages
 
