@@ -37,6 +37,7 @@ enum ProbeCommand {
             OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
             OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once (default 16)."),
             OptionSpec(names: ["--shard"], valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
+            ProfileOptions.profileSpec,
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",
@@ -51,7 +52,8 @@ enum ProbeCommand {
         guard let urlText = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<URL>' (or --targets FILE)", command: "probe") }
         let url = try parseURL(urlText)
         let time = try Inputs.time(arguments.value("at"))
-        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        var configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        if let profile = try ProfileOptions.profile(arguments, command: "probe") { configuration.trust.profile = profile }
         let request = try makeRequest(url, arguments: arguments, console: console)
         let sink = TraceSink()
         let analysis = try probe(
