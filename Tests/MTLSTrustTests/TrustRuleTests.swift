@@ -114,6 +114,26 @@ final class RuleSyntaxTests: XCTestCase {
         XCTAssertFalse(ValidityEncodingPolicy.isValid(tag: 0x17, text: "300101000000+0100"), "not Zulu")
     }
 
+    func testVersion() throws {
+        // openssl 3.0's CLI cannot make a version 1 certificate with fixed dates; the rule reads
+        // the version field, which is 2 (v3) in every TestCerts certificate and absent (v1) here.
+        for identity in TestCertificates.allIdentities {
+            XCTAssertEqual(CertificateFacts(try TestCertificates.certificate(identity)).version, 2, "\(identity)")
+        }
+        var der = try TestCertificates.certificate(TestCertificates.server).derBytes
+        // Drop the [0] version element (A0 03 02 01 02) and fix the two outer lengths it was in.
+        XCTAssertEqual(Array(der[0..<2] + der[4..<6] + der[8..<13]), [0x30, 0x82, 0x30, 0x82, 0xA0, 0x03, 0x02, 0x01, 0x02], "layout of the fixture")
+        der.removeSubrange(8..<13)
+        for lengthAt in [2, 6] {
+            let length = (Int(der[lengthAt]) << 8 | Int(der[lengthAt + 1])) - 5
+            der[lengthAt] = UInt8(length >> 8)
+            der[lengthAt + 1] = UInt8(length & 0xFF)
+        }
+        let facts = CertificateFacts(der: der)
+        XCTAssertTrue(facts.isReadable)
+        XCTAssertEqual(facts.version, 0)
+    }
+
     func testIssuerNameEncoding() throws {
         // The TestCerts leaf names its issuer exactly; a re-encoded copy (PrintableString → UTF8String) does not.
         let leaf = CertificateFacts(try TestCertificates.certificate(TestCertificates.server))

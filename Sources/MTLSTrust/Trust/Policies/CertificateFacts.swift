@@ -66,6 +66,8 @@ struct CertificateFacts: Sendable {
 
     /// False when the DER could not be walked (OpenSSL accepted it, so the policies stay silent).
     var isReadable = false
+    /// The version field: 0 for v1 (absent), 2 for v3.
+    var version = 0
     /// The content octets of the serial number INTEGER.
     var serial: [UInt8] = []
     /// True when the subject is an empty SEQUENCE.
@@ -94,6 +96,9 @@ struct CertificateFacts: Sendable {
         }
         guard var item = next() else { return }
         if item.tag == 0xA0 {  // [0] EXPLICIT version
+            if let integer = DER.element(in: der, at: item.contentStart, limit: item.contentEnd), integer.tag == 0x02, integer.contentEnd == integer.contentStart + 1 {
+                version = Int(der[integer.contentStart])
+            }
             guard let following = next() else { return }
             item = following
         }

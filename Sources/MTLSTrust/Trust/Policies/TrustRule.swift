@@ -100,6 +100,8 @@ public enum TrustRule: Int32, Sendable, CaseIterable, CustomStringConvertible {
     case webPKIIssuerNameEncoding = 1113
     /// A multi-valued RDN, a countryName that is not two letters, or a repeated CN (BR 7.1.4.2).
     case webPKISubjectEncoding = 1114
+    /// A certificate that is not X.509 version 3 (BR 7.1.1).
+    case webPKINotVersion3 = 1115
 
     /// The name printed in findings, in the style of OpenSSL's `X509_V_ERR_*`.
     public var name: String {
@@ -146,6 +148,7 @@ public enum TrustRule: Int32, Sendable, CaseIterable, CustomStringConvertible {
         case .webPKISignatureAlgorithm: "MTLS_WEBPKI_SIGNATURE_ALGORITHM"
         case .webPKIIssuerNameEncoding: "MTLS_WEBPKI_ISSUER_NAME_ENCODING"
         case .webPKISubjectEncoding: "MTLS_WEBPKI_SUBJECT_ENCODING"
+        case .webPKINotVersion3: "MTLS_WEBPKI_NOT_V3"
         }
     }
 

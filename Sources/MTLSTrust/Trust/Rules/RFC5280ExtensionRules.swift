@@ -150,8 +150,8 @@ struct CertificatePoliciesSyntaxPolicy: ChainPolicy {
     }
 }
 
-/// RFC 5280 4.1.2.5: dates through 2049 are UTCTime `YYMMDDHHMMSSZ`, from 2050 GeneralizedTime
-/// `YYYYMMDDHHMMSSZ`; seconds are present, no fractions, always Zulu.
+/// RFC 5280 4.1.2.5: dates from 1950 through 2049 are UTCTime `YYMMDDHHMMSSZ`, others
+/// GeneralizedTime `YYYYMMDDHHMMSSZ`; seconds are present, no fractions, always Zulu.
 struct ValidityEncodingPolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         context.facts.enumerated().compactMap { depth, facts in
@@ -174,7 +174,7 @@ struct ValidityEncodingPolicy: ChainPolicy {
             return digits.count == 12
         case 0x18:
             guard digits.count == 14, let year = Int(digits.prefix(4)) else { return false }
-            return year >= 2050
+            return year < 1950 || year >= 2050
         default:
             return false
         }

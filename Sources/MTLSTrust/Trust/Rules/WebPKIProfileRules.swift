@@ -15,7 +15,7 @@ enum WebPKIProfileRules {
         WebPKILeafExtendedKeyUsageContentPolicy(), WebPKICAExtendedKeyUsagePolicy(), WebPKILeafSubjectAltNameContentPolicy(),
         WebPKIAuthorityInfoAccessPolicy(), WebPKICRLDistributionPointsPolicy(), WebPKICertificatePoliciesPolicy(),
         WebPKILeafKeyUsagePolicy(), WebPKICAKeyUsagePolicy(), WebPKIAuthorityKeyIdentifierContentPolicy(),
-        WebPKISignatureAlgorithmPolicy(), WebPKIIssuerNamePolicy(), WebPKISubjectEncodingPolicy(),
+        WebPKISignatureAlgorithmPolicy(), WebPKIIssuerNamePolicy(), WebPKISubjectEncodingPolicy(), WebPKIVersionPolicy(),
     ]
 
     static let serverAuth = CertificateFacts.OID.serverAuth
@@ -377,5 +377,18 @@ struct WebPKISubjectEncodingPolicy: ChainPolicy {
             }
         }
         return commonNames > 1 ? "it holds \(commonNames) commonName attributes (at most one is allowed)" : nil
+    }
+}
+
+/// BR 7.1.1: certificates are X.509 version 3. The anchor is the caller's choice and is not judged.
+struct WebPKIVersionPolicy: ChainPolicy {
+    func check(_ context: ChainContext) -> [TrustFinding] {
+        context.facts.enumerated().compactMap { depth, facts in
+            guard facts.isReadable, !context.isAnchor(depth), facts.version != 2 else { return nil }
+            return context.finding(
+                .webPKINotVersion3, depth: depth,
+                reason: "\(context.label(depth)) is an X.509 version \(facts.version + 1) certificate; the Baseline Requirements (7.1.1) require version 3",
+                hint: "have the certificate reissued as version 3 (openssl adds the extensions that make it one)")
+        }
     }
 }
