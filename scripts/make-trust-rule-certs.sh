@@ -150,10 +150,60 @@ root_pair() {
   cp "$w/bad-root.pem" "$d/bad-anchors.pem"; cp "$w/good-root.pem" "$d/good-anchors.pem"
 }
 
+# A few encodings the openssl CLI will not write: the compliant leaf's TBSCertificate is re-encoded
+# (python3, stdlib only) and signed again by the intermediate with `openssl dgst -sign`.
+cat >"$WORK/der-patch.py" <<'PY'
+# der-patch.py OP IN.der TBS.out | assemble IN.der TBS SIG OUT.der
+import sys
+def parse(b, i=0):
+    tag=b[i]; l=b[i+1]; j=i+2
+    if l & 0x80:
+        n=l&0x7f; l=int.from_bytes(b[j:j+n],'big'); j+=n
+    return tag, b[j:j+l], j+l
+def enc(tag, content):
+    n=len(content)
+    h=bytes([n]) if n<0x80 else (lambda lb: bytes([0x80|len(lb)])+lb)(n.to_bytes((n.bit_length()+7)//8,'big'))
+    return bytes([tag])+h+content
+def children(c):
+    out=[];i=0
+    while i<len(c):
+        t,v,e=parse(c,i); out.append((t,v)); i=e
+    return out
+op=sys.argv[1]
+_,cert,_=parse(open(sys.argv[2],'rb').read())
+parts=children(cert)
+if op=='assemble':
+    tbs=open(sys.argv[3],'rb').read(); sig=open(sys.argv[4],'rb').read()
+    open(sys.argv[5],'wb').write(enc(0x30, tbs+enc(*parts[1])+enc(0x03, b'\0'+sig)))
+    sys.exit(0)
+tbs=children(parts[0][1])
+if op=='generalized-notafter':
+    vi=[k for k,(t,v) in enumerate(tbs) if t==0x30][2]
+    nb,na=children(tbs[vi][1])
+    assert na[0]==0x17
+    tbs[vi]=(0x30, enc(*nb)+enc(0x18, (b'20' if int(na[1][:2])<50 else b'19')+na[1]))
+elif op=='v1':
+    assert tbs[0][0]==0xA0; tbs=tbs[1:]
+open(sys.argv[3],'wb').write(enc(0x30, b''.join(enc(t,v) for t,v in tbs)))
+PY
+
+# patched_pair <rule-id> <generalized-notafter|v1>: bad.pem is good.pem with that change.
+patched_pair() {
+  local id="$1" op="$2" d="$OUT/$1"
+  pair "$id" "$LEAF_EXT"
+  ossl x509 -in "$d/good.pem" -outform DER -out "$WORK/leaf.der"
+  python3 "$WORK/der-patch.py" "$op" "$WORK/leaf.der" "$WORK/tbs.der"
+  ossl dgst -sha256 -sign "$C/int.key" -out "$WORK/sig.bin" "$WORK/tbs.der"
+  python3 "$WORK/der-patch.py" assemble "$WORK/leaf.der" "$WORK/tbs.der" "$WORK/sig.bin" "$WORK/bad.der"
+  ossl x509 -in "$WORK/bad.der" -inform DER -out "$WORK/bad.pem"
+  cat "$WORK/bad.pem" "$C/int.pem" >"$d/bad.pem"
+}
+
 # --------------------------------------------------------------------------------------------
 # RFC 5280 (both profiles)
 # --------------------------------------------------------------------------------------------
 BAD_SERIAL=00 pair rfc5280.serial "$LEAF_EXT"
+patched_pair rfc5280.validity-encoding generalized-notafter
 pair rfc5280.unknown-critical-extension "$LEAF_EXT\n1.3.6.1.4.1.55555.1 = critical,DER:0500" "$LEAF_EXT\n1.3.6.1.4.1.55555.1 = DER:0500"
 pair rfc5280.aki-missing "$LEAF_BC\n$LEAF_KU\n$LEAF_EKU\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = none\n$LEAF_SAN"
 pair rfc5280.aki-critical "$LEAF_BC\n$LEAF_KU\n$LEAF_EKU\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = critical,keyid:always\n$LEAF_SAN"
@@ -224,6 +274,7 @@ cp "$w/bad-int.pem" "$d/bad-anchors.pem"; cp "$w/good-int.pem" "$d/good-anchors.
 # --------------------------------------------------------------------------------------------
 # Web PKI (CA/Browser Forum Baseline Requirements)
 # --------------------------------------------------------------------------------------------
+patched_pair webpki.version v1
 key "$WORK/k1.key" secp256k1
 BAD_KEY="$WORK/k1.key" pair webpki.key "$LEAF_EXT"
 BAD_MD=sha224 pair webpki.signature-algorithm "$LEAF_EXT"

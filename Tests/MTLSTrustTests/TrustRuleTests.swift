@@ -115,8 +115,7 @@ final class RuleSyntaxTests: XCTestCase {
     }
 
     func testVersion() throws {
-        // openssl 3.0's CLI cannot make a version 1 certificate with fixed dates; the rule reads
-        // the version field, which is 2 (v3) in every TestCerts certificate and absent (v1) here.
+        // The version field: 2 (v3) in every TestCerts certificate, absent (v1) here.
         for identity in TestCertificates.allIdentities {
             XCTAssertEqual(CertificateFacts(try TestCertificates.certificate(identity)).version, 2, "\(identity)")
         }

@@ -112,8 +112,7 @@ public struct TrustRuleCatalogue: Sendable {
                 "A serial number that is zero, negative or longer than 20 octets (the leaf is judged even when it is its own anchor)."),
             rule(
                 "rfc5280.validity-encoding", both, "RFC 5280 §4.1.2.5", "MTLS_RFC5280_VALIDITY_ENCODING",
-                "notBefore/notAfter not UTCTime `YYMMDDHHMMSSZ` for 1950–2049 and GeneralizedTime `YYYYMMDDHHMMSSZ` otherwise.", fixture: false,
-                test: "RuleSyntaxTests.testValidityEncoding"),
+                "notBefore/notAfter not UTCTime `YYMMDDHHMMSSZ` for 1950–2049 and GeneralizedTime `YYYYMMDDHHMMSSZ` otherwise."),
             rule("rfc5280.unknown-critical-extension", both, "RFC 5280 §4.2", "X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION", "A critical extension the verifier does not know."),
             rule(
                 "rfc5280.aki-missing", both, "RFC 5280 §4.2.1.1", "X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER",
@@ -195,8 +194,7 @@ public struct TrustRuleCatalogue: Sendable {
             "Section numbers are those of the Baseline Requirements 2.x certificate profiles: subscriber (§7.1.2.7), subordinate CA (§7.1.2.2–§7.1.2.6, §7.1.2.10), root (§7.1.2.1), common extensions (§7.1.2.8–§7.1.2.11), algorithms (§7.1.3), names (§7.1.4). OpenSSL's security level 2 refuses RSA under 2048 bits, P-192 and SHA-1/MD5 signatures (`X509_V_ERR_CA_KEY_TOO_SMALL`, `X509_V_ERR_EE_KEY_TOO_SMALL`, `X509_V_ERR_CA_MD_TOO_WEAK`). Not enforced, because private PKIs do not meet them and browsers do not ask it of them: the presence of authorityInfoAccess and certificatePolicies, a critical CA keyUsage with cRLSign, the 398-day validity limit and 64 bits of serial entropy (publicly-trusted certificates only; see the platform verdicts).",
         rules: [
             rule(
-                "webpki.version", ["webpki"], "CABF BR §7.1.1", "MTLS_WEBPKI_NOT_V3", "A certificate other than the anchor that is not X.509 version 3.", fixture: false,
-                test: "RuleSyntaxTests.testVersion"),
+                "webpki.version", ["webpki"], "CABF BR §7.1.1", "MTLS_WEBPKI_NOT_V3", "A certificate other than the anchor that is not X.509 version 3."),
             rule(
                 "webpki.key", ["webpki"], "CABF BR §6.1.5, §7.1.3.1", "MTLS_WEBPKI_WEAK_KEY",
                 "A DSA key, an RSA modulus not a multiple of 8, or a curve other than P-256/P-384/P-521 (Ed25519/Ed448 allowed), at any position."),
