@@ -182,12 +182,24 @@ if op=='generalized-notafter':
     nb,na=children(tbs[vi][1])
     assert na[0]==0x17
     tbs[vi]=(0x30, enc(*nb)+enc(0x18, (b'20' if int(na[1][:2])<50 else b'19')+na[1]))
+elif op=='issuer-printable':
+    ii=[k for k,(t,v) in enumerate(tbs) if t==0x30][1]
+    sets=[]
+    for st,sv in children(tbs[ii][1]):
+        atvs=[]
+        for at,av in children(sv):
+            oid,val=children(av)
+            if val[0]==0x0c: val=(0x13,val[1])
+            atvs.append(enc(at, enc(*oid)+enc(*val)))
+        sets.append(enc(st, b''.join(atvs)))
+    tbs[ii]=(0x30, b''.join(sets))
 elif op=='v1':
     assert tbs[0][0]==0xA0; tbs=tbs[1:]
 open(sys.argv[3],'wb').write(enc(0x30, b''.join(enc(t,v) for t,v in tbs)))
 PY
 
-# patched_pair <rule-id> <generalized-notafter|v1>: bad.pem is good.pem with that change.
+# patched_pair <rule-id> <generalized-notafter|v1|issuer-printable>: bad.pem is good.pem with that
+# change (issuer-printable: the issuer name's UTF8Strings re-encoded as PrintableStrings).
 patched_pair() {
   local id="$1" op="$2" d="$OUT/$1"
   pair "$id" "$LEAF_EXT"
@@ -275,6 +287,7 @@ cp "$w/bad-int.pem" "$d/bad-anchors.pem"; cp "$w/good-int.pem" "$d/good-anchors.
 # Web PKI (CA/Browser Forum Baseline Requirements)
 # --------------------------------------------------------------------------------------------
 patched_pair webpki.version v1
+patched_pair webpki.issuer-name issuer-printable
 key "$WORK/k1.key" secp256k1
 BAD_KEY="$WORK/k1.key" pair webpki.key "$LEAF_EXT"
 BAD_MD=sha224 pair webpki.signature-algorithm "$LEAF_EXT"

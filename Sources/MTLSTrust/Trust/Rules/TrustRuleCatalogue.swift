@@ -243,8 +243,7 @@ public struct TrustRuleCatalogue: Sendable {
                 "webpki.policies.content", ["webpki"], "CABF BR §7.1.2.7.9, §7.1.2.10.5, §7.1.2.11.6", "MTLS_WEBPKI_POLICIES_CONTENT",
                 "Critical certificatePolicies, anyPolicy in a subscriber certificate, or a qualifier other than an http(s) CPS URI or a user notice."),
             rule(
-                "webpki.issuer-name", ["webpki"], "CABF BR §7.1.4.1", "MTLS_WEBPKI_ISSUER_NAME_ENCODING", "An issuer name that is not byte for byte the issuing CA's subject.",
-                fixture: false, test: "RuleSyntaxTests.testIssuerNameEncoding"),
+                "webpki.issuer-name", ["webpki"], "CABF BR §7.1.4.1", "MTLS_WEBPKI_ISSUER_NAME_ENCODING", "An issuer name that is not byte for byte the issuing CA's subject."),
             rule(
                 "webpki.subject-encoding", ["webpki"], "CABF BR §7.1.4.2", "MTLS_WEBPKI_SUBJECT_ENCODING",
                 "A multi-valued RDN, a countryName not two letters in a PrintableString, or more than one CN."),
