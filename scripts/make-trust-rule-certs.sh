@@ -7,6 +7,8 @@
 #   anchors.pem              the trust anchors (bad-anchors.pem / good-anchors.pem when they differ)
 #   host                     (optional) the host name to check
 #   key-usage                (optional) the --key-usage requirement
+#   email                    (optional) the --email requirement
+#   bad-crls.pem, good-crls.pem  (optional) CRLs to check revocation against
 # The test evaluates both at 2026-06-01T00:00:00Z under the rule's first profile, with
 # --partial-chain when an anchor is not self-issued (as x509-limbo's runner does): bad.pem must be
 # refused with the rule's code, good.pem accepted.
@@ -245,6 +247,22 @@ BAD_KEY="$WORK/explicit.key" pair rfc5280.explicit-curve "$LEAF_EXT"
 pair rfc5280.email "$LEAF_BC\n$LEAF_KU\n$LEAF_EKU\n$LEAF_IDS\nsubjectAltName = DNS:rules.example, email:other@rules.example" \
   "$LEAF_BC\n$LEAF_KU\n$LEAF_EKU\n$LEAF_IDS\nsubjectAltName = DNS:rules.example, email:user@rules.example"
 echo "user@rules.example" >"$OUT/rfc5280.email/email"
+
+# CRLs: with --crl every certificate must be covered; the intermediate's CRL lacks CRLNumber in the
+# violating set. (`openssl ca -gencrl` writes CRLNumber only when the CA has a crlnumber file.)
+d="$OUT/rfc5280.crl-number"; pair rfc5280.crl-number "$LEAF_EXT"; cp "$d/good.pem" "$d/bad.pem"
+crl() {  # crl <issuer-stem> <out> <with-number: yes|no>
+  if [ "$3" = yes ]; then echo 01 >"$WORK/db/crlnumber"; sed 's|^serial .*|&\ncrlnumber        = '"$WORK"'/db/crlnumber|' "$CNF" >"$WORK/crl.cnf"
+  else cp "$CNF" "$WORK/crl.cnf"; fi
+  printf '[ crl_ext ]\nauthorityKeyIdentifier = keyid:always\n' >>"$WORK/crl.cnf"
+  ossl ca -gencrl -batch -config "$WORK/crl.cnf" -name ca_rules -cert "$1.pem" -keyfile "$1.key" -md sha256 -crlexts crl_ext \
+    -crl_lastupdate "$START" -crl_nextupdate "$END" -out "$2" 2>"$WORK/ca.log" || { cat "$WORK/ca.log" >&2; exit 1; }
+}
+crl "$C/root" "$WORK/root.crl" yes
+crl "$C/int" "$WORK/int-numbered.crl" yes
+crl "$C/int" "$WORK/int-unnumbered.crl" no
+cat "$WORK/root.crl" "$WORK/int-unnumbered.crl" >"$d/bad-crls.pem"
+cat "$WORK/root.crl" "$WORK/int-numbered.crl" >"$d/good-crls.pem"
 
 # Name and policy constraints live in the intermediate.
 CA_BASE='basicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid:always'

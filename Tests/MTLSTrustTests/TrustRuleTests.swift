@@ -27,9 +27,11 @@ final class TrustRuleFixtureTests: XCTestCase {
         for name in (text(directory, "key-usage") ?? "").split(separator: ",") {
             usage.insert(try XCTUnwrap(KeyUsage(name: String(name)), "unknown key usage \(name) in \(rule.id)/key-usage"))
         }
+        let crlFile = directory.appendingPathComponent("\(which)-crls.pem")
+        let crls = FileManager.default.fileExists(atPath: crlFile.path) ? try CertificateLoader.crls(atPath: crlFile.path) : []
         let policy = TrustPolicy(
             anchors: anchors, intermediates: Array(chain.dropFirst()), evaluationTime: Self.fixedTime, purpose: .server, hostname: text(directory, "host"),
-            allowsPartialChain: anchors.contains { $0.subject != $0.issuer }, profile: rule.profiles.first == "webpki" ? .webPKI : .rfc5280,
+            allowsPartialChain: anchors.contains { $0.subject != $0.issuer }, crls: crls, profile: rule.profiles.first == "webpki" ? .webPKI : .rfc5280,
             email: text(directory, "email"), requiredKeyUsage: usage)
         return try TrustEvaluator(policy: policy).evaluate(chain[0])
     }
