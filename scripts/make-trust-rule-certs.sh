@@ -307,7 +307,7 @@ cp "$w/bad-int.pem" "$d/bad-anchors.pem"; cp "$w/good-int.pem" "$d/good-anchors.
 patched_pair webpki.version v1
 patched_pair webpki.issuer-name issuer-printable
 key "$WORK/k1.key" secp256k1
-BAD_KEY="$WORK/k1.key" pair webpki.key "$LEAF_EXT"
+BAD_KEY="$WORK/k1.key" pair webpki.key-algorithm "$LEAF_EXT"
 BAD_MD=sha224 pair webpki.signature-algorithm "$LEAF_EXT"
 pair webpki.ee.eku-missing "$LEAF_BC\n$LEAF_KU\n$LEAF_IDS\n$LEAF_SAN"
 pair webpki.ee.eku-any "$LEAF_BC\n$LEAF_KU\nextendedKeyUsage = serverAuth, anyExtendedKeyUsage\n$LEAF_IDS\n$LEAF_SAN"

@@ -195,7 +195,7 @@ public struct TrustRuleCatalogue: Sendable {
             rule(
                 "webpki.version", ["webpki"], "CABF BR §7.1.1", "MTLS_WEBPKI_NOT_V3", "A certificate other than the anchor that is not X.509 version 3."),
             rule(
-                "webpki.key", ["webpki"], "CABF BR §6.1.5, §7.1.3.1", "MTLS_WEBPKI_WEAK_KEY",
+                "webpki.key-algorithm", ["webpki"], "CABF BR §6.1.5, §7.1.3.1", "MTLS_WEBPKI_WEAK_KEY",
                 "A DSA key, an RSA modulus not a multiple of 8, or a curve other than P-256/P-384/P-521 (Ed25519/Ed448 allowed), at any position."),
             rule(
                 "webpki.signature-algorithm", ["webpki"], "CABF BR §7.1.3.2", "MTLS_WEBPKI_SIGNATURE_ALGORITHM",
