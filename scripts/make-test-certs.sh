@@ -699,6 +699,8 @@ p12info() {
 # TestCerts/deep/ (the 100-deep chain) has its own script; the wipe above removed it.
 "$(dirname "$0")/make-deep-chain.sh"
 "$(dirname "$0")/make-platform-certs.sh"  # TestCerts/platform/ (platform rule fixtures)
+# TestCerts/rules/ (a violating and a compliant chain per rule of docs/TRUST-RULES.md), likewise.
+"$(dirname "$0")/make-trust-rule-certs.sh"
 
 echo "TestCerts regenerated and verified in $OUT"
 exit 0

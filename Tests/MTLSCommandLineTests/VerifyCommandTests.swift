@@ -258,8 +258,12 @@ final class VerifyCommandTests: XCTestCase {
         XCTAssertContains(reason, "CN")
         XCTAssertContains(finding?["hint"] as? String ?? "", "subjectAltName")
 
-        // Without a host to check, the chain itself is fine.
-        XCTAssertExit(verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root]), 0)
+        // Without a host to check, the chain itself is fine under RFC 5280; the Baseline
+        // Requirements refuse a server certificate without subjectAltName (7.1.2.7.12).
+        XCTAssertExit(verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root, "--profile", "rfc5280"]), 0)
+        let webpki = verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root, "--json"])
+        XCTAssertExit(webpki, 1)
+        XCTAssertTrue(findingsOf(try webpki.json()).contains { $0["error"] as? String == "MTLS_WEBPKI_EE_SAN_MISSING" })
     }
 
     func testPartialChainAcceptsTheIntermediateAsAnAnchorOnlyWhenAsked() throws {
@@ -528,5 +532,52 @@ final class VerifyCommandTests: XCTestCase {
             XCTAssertContains(result.stdout, fragment)
         }
         XCTAssertTrue(result.stderr.isEmpty)
+    }
+
+    // MARK: - Profiles, email and key usage (issue 16)
+
+    func testProfileIsChosenByPurposeAndNamedInTextAndJSON() throws {
+        let server = try verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost", "--json"]).json()
+        XCTAssertEqual(server["profile"] as? String, "webpki")
+        let explicit = try verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--profile", "rfc5280", "--json"]).json()
+        XCTAssertEqual(explicit["profile"] as? String, "rfc5280")
+        let client = try verify([Fixtures.path("client-alice.pem"), intermediate, "--anchors", root, "--purpose", "client", "--json"]).json()
+        XCTAssertEqual(client["profile"] as? String, "rfc5280")
+        let text = verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost"])
+        XCTAssertContains(text.stdout, "Profile: webpki")
+        let bad = verify([Fixtures.path("server.pem"), "--anchors", root, "--profile", "browser"])
+        XCTAssertExit(bad, 2)
+        XCTAssertContains(bad.stderr, "webpki or rfc5280")
+    }
+
+    /// A CA certificate as the leaf: RFC 5280 lets it end a path, the Baseline Requirements do not.
+    func testCACertificateAsLeafDependsOnTheProfile() throws {
+        let leaf = intermediate
+        XCTAssertExit(verify([leaf, "--anchors", root, "--profile", "rfc5280"]), 0)
+        let webpki = verify([leaf, "--anchors", root, "--profile", "webpki", "--json"])
+        XCTAssertExit(webpki, 1)
+        XCTAssertTrue(findingsOf(try webpki.json()).contains { $0["error"] as? String == "MTLS_WEBPKI_EE_IS_CA" })
+    }
+
+    func testEmailIsMatchedAgainstTheRFC822NameOnly() throws {
+        let alice = [Fixtures.path("client-alice.pem"), intermediate, "--anchors", root, "--purpose", "client"]
+        XCTAssertExit(verify(alice + ["--email", "alice@example.com"]), 0)
+        XCTAssertExit(verify(alice + ["--email", "alice@EXAMPLE.com"]), 0)  // the domain ignores case
+        let other = verify(alice + ["--email", "Alice@example.com", "--json"])  // the local part does not
+        XCTAssertExit(other, 1)
+        let finding = findingsOf(try other.json()).first { $0["error"] as? String == "X509_V_ERR_EMAIL_MISMATCH" }
+        XCTAssertTrue((finding?["reason"] as? String)?.contains("alice@example.com") == true, "\(String(describing: finding))")
+        XCTAssertExit(verify(alice + ["--email", "not-an-address"]), 2)
+    }
+
+    func testKeyUsageRequirementUsesRFC5280Names() throws {
+        let server = [Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost"]
+        XCTAssertExit(verify(server + ["--key-usage", "digitalSignature"]), 0)
+        let missing = verify(server + ["--key-usage", "digitalSignature,keyEncipherment", "--json"])
+        XCTAssertExit(missing, 1)
+        XCTAssertTrue(findingsOf(try missing.json()).contains { $0["error"] as? String == "MTLS_KEY_USAGE_NOT_ALLOWED" })
+        let unknown = verify(server + ["--key-usage", "signing"])
+        XCTAssertExit(unknown, 2)
+        XCTAssertContains(unknown.stderr, "digitalSignature")
     }
 }

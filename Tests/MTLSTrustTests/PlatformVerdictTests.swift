@@ -143,12 +143,12 @@ final class PlatformVerdictTests: XCTestCase {
         XCTAssertEqual(
             catalogue.subtracting(seen), ["MTLS_ANDROID_PIN_MISMATCH", "MTLS_PLATFORM_CHAIN_NOT_TRUSTED", "MTLS_APPLE_ATS_TLS_VERSION", "MTLS_APPLE_ATS_FORWARD_SECRECY"])
         XCTAssertEqual(Set(PlatformRules.all.map(\.id)).count, PlatformRules.all.count, "rule ids are unique")
-        let table = PlatformRules.markdownTable()
+        let table = TrustRuleCatalogue.markdown([TrustRuleCatalogue.platforms])
         for rule in PlatformRules.all {
             XCTAssertTrue(table.contains("`\(rule.code)`"), rule.code)
             XCTAssertTrue(rule.url.hasPrefix("https://"), rule.id)
         }
-        XCTAssertEqual(table.split(separator: "\n").count, PlatformRules.all.count + 2)
+        XCTAssertEqual(table.split(separator: "\n").filter { $0.hasPrefix("| ") && $0.contains("`MTLS_") }.count, PlatformRules.all.count, "a row per rule")
     }
 
     func testJavaConstraintsAreReadFromTheInstalledJDK() throws {
@@ -191,18 +191,5 @@ final class PlatformVerdictTests: XCTestCase {
             ("RSA-SHA3-256", "SHA3"),
         ]
         for (name, digest) in cases { XCTAssertEqual(PlatformEvaluator.ChainCertificate.digest(of: name), digest, name) }
-    }
-
-    /// docs/PLATFORM-RULES.md is the catalogue rendered by ``PlatformRules/markdownTable()`` (for
-    /// docs/TRUST-RULES.md). Regenerate: `MTLS_WRITE_PLATFORM_RULES=1 swift test --filter PlatformVerdictTests`.
-    func testTheCommittedPlatformRuleTableIsTheCatalogue() throws {
-        let url = TestCertificates.directory.deletingLastPathComponent().appendingPathComponent("docs/PLATFORM-RULES.md")
-        let expected =
-            "# Platform rules\n\nGenerated from `PlatformRules.all` (Sources/MTLSTrust/Platform/PlatformRules.swift) by "
-            + "`PlatformRules.markdownTable()`; checked by PlatformVerdictTests. Applied by `mtls verify --platform` and "
-            + "`mtls probe --platform apple`; fixtures in TestCerts/platform/ (scripts/make-platform-certs.sh).\n\n" + PlatformRules.markdownTable()
-        if ProcessInfo.processInfo.environment["MTLS_WRITE_PLATFORM_RULES"] == "1" { try Data(expected.utf8).write(to: url) }
-        let committed = String(decoding: try TestCertificates.bytes("../docs/PLATFORM-RULES.md"), as: UTF8.self)
-        XCTAssertEqual(committed, expected, "docs/PLATFORM-RULES.md is stale: MTLS_WRITE_PLATFORM_RULES=1 swift test --filter PlatformVerdictTests")
     }
 }

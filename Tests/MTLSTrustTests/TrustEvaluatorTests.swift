@@ -256,8 +256,13 @@ final class TrustEvaluatorTests: XCTestCase {
         let plainRoot = try pki.root()
         let nonCriticalCA = try pki.ca("Loose CA", issuer: plainRoot, extra: "nameConstraints = permitted;DNS:example.com\n")
         assertRejected(
-            try evaluate(pki.leaf(issuer: nonCriticalCA).certificate, intermediates: [nonCriticalCA.certificate], anchors: [plainRoot.certificate], host: "example.com"),
+            try evaluate(
+                pki.leaf(issuer: nonCriticalCA).certificate, intermediates: [nonCriticalCA.certificate], anchors: [plainRoot.certificate], host: "example.com",
+                profile: .rfc5280),
             "MTLS_RFC5280_NC_NOT_CRITICAL", depth: 1)
+        // The Baseline Requirements allow a non-critical nameConstraints (BR 7.1.2.10.8).
+        assertTrusted(
+            try evaluate(pki.leaf(issuer: nonCriticalCA).certificate, intermediates: [nonCriticalCA.certificate], anchors: [plainRoot.certificate], host: "example.com"))
         let nonCriticalRoot = try pki.root("Loose Root", extra: "nameConstraints = permitted;DNS:example.com\n")
         assertRejected(
             try evaluate(pki.leaf(issuer: nonCriticalRoot).certificate, anchors: [nonCriticalRoot.certificate], host: "example.com", purpose: .client),
@@ -276,7 +281,8 @@ final class TrustEvaluatorTests: XCTestCase {
         let good = try pki.ca("Good CA", issuer: plainRoot, extra: "nameConstraints = critical,permitted;DNS:example.com\n")
         assertTrusted(
             try evaluate(
-                pki.leaf(issuer: good, san: "DNS:www.example.com").certificate, intermediates: [good.certificate], anchors: [plainRoot.certificate], host: "www.example.com"))
+                pki.leaf(issuer: good, commonName: "www.example.com", san: "DNS:www.example.com").certificate, intermediates: [good.certificate],
+                anchors: [plainRoot.certificate], host: "www.example.com"))
     }
 
     func testPolicyConstraintsMustBeCritical() throws {
@@ -309,7 +315,9 @@ final class TrustEvaluatorTests: XCTestCase {
             try opensslAccepts(leaf: wildcard.path, caFile: root.path, untrusted: ca.path, ["-verify_hostname", "foo.example.com"]),
             "OpenSSL compares the pattern as a string (CVE-2025-61727)")
         assertTrusted(
-            try evaluate(pki.leaf(issuer: ca, san: "DNS:foo.example.com").certificate, intermediates: [ca.certificate], anchors: [root.certificate], host: "foo.example.com"))
+            try evaluate(
+                pki.leaf(issuer: ca, commonName: "foo.example.com", san: "DNS:foo.example.com").certificate, intermediates: [ca.certificate], anchors: [root.certificate],
+                host: "foo.example.com"))
     }
 
     func testNameConstraintsApplyToTheCommonNameOfALeafWithoutSubjectAltName() throws {
@@ -340,7 +348,10 @@ final class TrustEvaluatorTests: XCTestCase {
         let pki = try MiniPKI(self)
         let root = try pki.root(extensions: "basicConstraints = critical,CA:TRUE\nsubjectKeyIdentifier = hash\n")
         let leaf = try pki.leaf(issuer: root)
-        assertTrusted(try evaluate(leaf.certificate, anchors: [root.certificate], host: "example.com", crls: [pki.crl(issuer: root, number: true)]))
+        assertTrusted(try evaluate(leaf.certificate, anchors: [root.certificate], host: "example.com", crls: [pki.crl(issuer: root, number: true)], profile: .rfc5280))
+        // The Baseline Requirements give every CA certificate, the root included, a keyUsage (BR 7.1.2.1).
+        assertRejected(
+            try evaluate(leaf.certificate, anchors: [root.certificate], host: "example.com", crls: [pki.crl(issuer: root, number: true)]), "MTLS_WEBPKI_CA_KEY_USAGE", depth: 1)
     }
 
     // MARK: Web PKI rules (purpose server)
@@ -420,10 +431,13 @@ final class TrustEvaluatorTests: XCTestCase {
         assertRejected(try evaluate(critical.certificate, anchors: [root.certificate], host: "example.com"), "MTLS_WEBPKI_EE_EKU_CRITICAL", depth: 0)
         let ekuRoot = try pki.root("EKU Root", extra: "extendedKeyUsage = serverAuth\n")
         assertRejected(try evaluate(pki.leaf(issuer: ekuRoot).certificate, anchors: [ekuRoot.certificate], host: "example.com"), "MTLS_WEBPKI_ROOT_HAS_EKU", depth: 1)
-        // An intermediate may carry serverAuth; a leaf without EKU is fine (RFC 5280, as browsers).
+        // An intermediate may carry serverAuth; a leaf without EKU is fine under RFC 5280 alone, not
+        // under the Baseline Requirements (7.1.2.7.10).
         let ekuCA = try pki.ca("EKU CA", issuer: root, extra: "extendedKeyUsage = serverAuth\n")
         assertTrusted(try evaluate(pki.leaf(issuer: ekuCA).certificate, intermediates: [ekuCA.certificate], anchors: [root.certificate], host: "example.com"))
-        assertTrusted(try evaluate(pki.leaf(issuer: root, eku: nil).certificate, anchors: [root.certificate], host: "example.com"))
+        let noEKU = try pki.leaf(issuer: root, eku: nil)
+        assertRejected(try evaluate(noEKU.certificate, anchors: [root.certificate], host: "example.com"), "MTLS_WEBPKI_EE_EKU_MISSING", depth: 0)
+        assertTrusted(try evaluate(noEKU.certificate, anchors: [root.certificate], host: "example.com", profile: .rfc5280))
         // The same chains pass under RFC 5280 alone.
         assertTrusted(try evaluate(anyEKU.certificate, anchors: [root.certificate], host: "example.com", profile: .rfc5280))
     }
@@ -488,10 +502,11 @@ final class TrustEvaluatorTests: XCTestCase {
         assertRejected(try evaluate(spanning.certificate, anchors: [root.certificate], host: "example.co.uk"), "MTLS_WEBPKI_PUBLIC_SUFFIX_WILDCARD", depth: 0)
         XCTAssertTrue(
             try opensslAccepts(leaf: spanning.path, caFile: root.path, untrusted: nil, ["-verify_hostname", "example.co.uk"]), "OpenSSL only refuses wildcards over one label")
-        let alsoExact = try pki.leaf(issuer: root, san: "DNS:s3.amazonaws.com, DNS:*.s3.amazonaws.com")
+        let alsoExact = try pki.leaf(issuer: root, commonName: "s3.amazonaws.com", san: "DNS:s3.amazonaws.com, DNS:*.s3.amazonaws.com")
         assertTrusted(try evaluate(alsoExact.certificate, anchors: [root.certificate], host: "s3.amazonaws.com"))
         assertRejected(try evaluate(alsoExact.certificate, anchors: [root.certificate], host: "bucket.s3.amazonaws.com"), "MTLS_WEBPKI_PUBLIC_SUFFIX_WILDCARD")
-        assertTrusted(try evaluate(pki.leaf(issuer: root, san: "DNS:*.example.co.uk").certificate, anchors: [root.certificate], host: "www.example.co.uk"))
+        assertTrusted(
+            try evaluate(pki.leaf(issuer: root, commonName: "example.co.uk", san: "DNS:*.example.co.uk").certificate, anchors: [root.certificate], host: "www.example.co.uk"))
     }
 }
 

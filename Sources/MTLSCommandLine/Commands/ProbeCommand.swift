@@ -56,6 +56,7 @@ enum ProbeCommand {
             OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once.", defaultValue: "16"),
             OptionSpec(names: ["--shard"], valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
             ProbeATS.option,
+            ProfileOptions.profileSpec,
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",
@@ -72,7 +73,8 @@ enum ProbeCommand {
         let time = try Inputs.time(arguments.value("at"))
         let request = try makeRequest(url, arguments: arguments, console: console)
         let credentials = try credentials(arguments, console: console)
-        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        var configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        if let profile = try ProfileOptions.profile(arguments, command: "probe") { configuration.trust.profile = profile }
         if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
         let force = arguments.flag("force")
         // Opened before connecting: a file that cannot be written fails before any traffic.

@@ -18,6 +18,7 @@ enum VerifyCommand {
             OptionSpec(names: ["--intermediates"], valueName: "FILE", repeatable: true, help: "Untrusted intermediates for path building (repeatable)."),
             OptionSpec(names: ["--host"], valueName: "NAME", help: "DNS name or IP literal the leaf must carry in its subjectAltName."),
             OptionSpec(names: ["--no-hostname-check"], help: "Skip the name check (validatesDomainName = NO)."),
+        ] + ProfileOptions.specs + [
             OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluation time: RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds."),
             OptionSpec(
                 names: ["--purpose"], valueName: "PURPOSE", help: "What the leaf must be good for: server, client or any.",
@@ -39,6 +40,8 @@ enum VerifyCommand {
             "mtls verify self-signed.cer --anchors self-signed.cer --host 192.168.1.10",
             "mtls verify --batch certs/*.pem --anchors root.pem --intermediates int.pem --json",
             "mtls verify server.pem --anchors ca.pem --host api.example.com --platform all",
+            "mtls verify alice.pem --anchors ca.pem --purpose client --email alice@example.com --key-usage digitalSignature",
+            "mtls verify leaf.pem --anchors ca.pem --profile rfc5280",
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
@@ -67,9 +70,10 @@ enum VerifyCommand {
 
         let useSystem = anchors.isEmpty || arguments.flag("system-roots")
         let host = arguments.flag("no-hostname-check") ? nil : arguments.value("host")
-        let policy = TrustPolicy(
+        var policy = TrustPolicy(
             anchors: anchors, includesSystemRoots: useSystem, intermediates: intermediates, evaluationTime: time ?? Date(),
             purpose: purpose, hostname: host, allowsPartialChain: arguments.flag("partial-chain"), crls: crls, maximumDepth: depth)
+        try ProfileOptions.apply(arguments, to: &policy, command: "verify")
         let evaluator: TrustEvaluator
         do throws(MTLSTrustError) {
             evaluator = try TrustEvaluator(policy: policy)
@@ -152,7 +156,10 @@ enum VerifyCommand {
             ("trusted", .bool(trusted)),
             ("summary", .string(trusted ? TrustSummary.proceed.rawValue : (evaluation.isTrusted ? TrustSummary.recoverableTrustFailure.rawValue : evaluation.summary.rawValue))),
             ("purpose", .string(policy.purpose.rawValue)),
+            ("profile", .string(ProfileOptions.name(policy.effectiveProfile))),
             ("host", JSON.optional(policy.hostname)),
+            ("email", JSON.optional(policy.email)),
+            ("keyUsage", .strings(policy.requiredKeyUsage.names)),
             ("time", .string(Timestamp.rfc3339(policy.evaluationTime ?? Date()))),
             ("anchors", .string(policy.anchors.isEmpty ? "system" : (policy.includesSystemRoots ? "given+system" : "given"))),
             ("chain", .array(chain)),
@@ -194,7 +201,10 @@ enum VerifyCommand {
         }
         console.out()
         let at = Timestamp.rfc3339(policy.evaluationTime ?? Date())
-        let forWhat = "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (policy.hostname.map { " as \($0)" } ?? "")
+        let forWhat =
+            "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (policy.hostname.map { " as \($0)" } ?? "")
+            + (policy.email.map { " as <\($0)>" } ?? "") + (policy.requiredKeyUsage.isEmpty ? "" : " with key usage \(policy.requiredKeyUsage.names.joined(separator: ","))")
+        console.out("Profile: \(ProfileOptions.description(policy.effectiveProfile))")
         if trusted {
             console.out("Verdict: \(console.paint("trusted", .green)) for \(forWhat) at \(at)")
         } else {
@@ -221,5 +231,70 @@ enum VerifyCommand {
             console.out("  note: no host name was checked (pass --host NAME)")
         }
         if verbose { console.out("  paths tried: \(evaluation.pathsTried)") }
+    }
+}
+
+/// `--profile`, `--email` and `--key-usage`: what the chain must satisfy beyond path validation,
+/// shared by `verify` and `probe` (`probe` takes `--profile` only).
+enum ProfileOptions {
+    static let profileSpec = OptionSpec(
+        names: ["--profile"], valueName: "PROFILE",
+        help: "webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for --purpose server, else rfc5280).")
+    static let specs: [OptionSpec] = [
+        profileSpec,
+        OptionSpec(names: ["--email"], valueName: "ADDRESS", help: "Email address (rfc822Name) the leaf must carry in its subjectAltName."),
+        OptionSpec(
+            names: ["--key-usage"], valueName: "LIST",
+            help: "Key usages the leaf must allow, comma-separated RFC 5280 names (digitalSignature,keyEncipherment)."),
+    ]
+
+    /// The name of a profile on the command line and in JSON.
+    static func name(_ profile: TrustPolicy.Profile) -> String {
+        switch profile {
+        case .automatic: "auto"
+        case .rfc5280: "rfc5280"
+        case .webPKI: "webpki"
+        }
+    }
+
+    /// The profile and what it means, for the text output.
+    static func description(_ profile: TrustPolicy.Profile) -> String {
+        switch profile {
+        case .webPKI: "webpki (RFC 5280 and the CA/Browser Forum Baseline Requirements; --profile rfc5280 for RFC 5280 alone)"
+        case .rfc5280, .automatic: "rfc5280 (RFC 5280 alone; --profile webpki adds the CA/Browser Forum Baseline Requirements)"
+        }
+    }
+
+    /// `--profile NAME`, or nil when the option is absent.
+    static func profile(_ arguments: ParsedArguments, command: String) throws(CommandFailure) -> TrustPolicy.Profile? {
+        guard let text = arguments.value("profile") else { return nil }
+        switch text.lowercased() {
+        case "webpki": return .webPKI
+        case "rfc5280": return .rfc5280
+        default: throw CommandFailure.usage("--profile '\(text)' must be webpki or rfc5280", command: command)
+        }
+    }
+
+    /// Sets the policy's profile, email and key-usage requirements from the options.
+    static func apply(_ arguments: ParsedArguments, to policy: inout TrustPolicy, command: String) throws(CommandFailure) {
+        if let profile = try profile(arguments, command: command) { policy.profile = profile }
+        if let email = arguments.value("email") {
+            guard email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"), email.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw CommandFailure.usage("--email '\(email)' is not an email address (local@domain, ASCII)", command: command)
+            }
+            policy.email = email
+        }
+        if let list = arguments.value("key-usage") {
+            var usage: KeyUsage = []
+            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+                guard let bit = KeyUsage(name: item) else {
+                    throw CommandFailure.usage(
+                        "--key-usage '\(item)' is not a key usage; use RFC 5280 names: \(KeyUsage.allNames.joined(separator: ", "))", command: command)
+                }
+                usage.insert(bit)
+            }
+            guard !usage.isEmpty else { throw CommandFailure.usage("--key-usage needs at least one usage name", command: command) }
+            policy.requiredKeyUsage = usage
+        }
     }
 }

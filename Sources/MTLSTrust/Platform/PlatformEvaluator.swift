@@ -127,6 +127,7 @@ public enum PlatformEvaluator {
     ) throws(MTLSTrustError) -> (evaluation: TrustEvaluation, verdicts: [PlatformVerdict]) {
         var platformPolicy = policy
         platformPolicy.profile = .rfc5280
+        platformPolicy.enforcesAlgorithmStrength = false
         let evaluation = try TrustEvaluator(policy: platformPolicy).evaluate(leaf, extraIntermediates: extraIntermediates)
         let time = policy.evaluationTime ?? Date()
         let kind = anchorKind ?? self.anchorKind(of: evaluation, policy: policy)

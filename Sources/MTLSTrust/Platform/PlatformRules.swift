@@ -44,8 +44,8 @@ public struct PlatformRule: Sendable, Hashable, Identifiable {
 
 /// The catalogue of platform rules, one entry per rule that ``PlatformEvaluator`` applies.
 ///
-/// Kept as plain data so that the rule table (`docs/TRUST-RULES.md`) is rendered from it by
-/// ``markdownTable()``, and a test checks that every verdict code comes from here.
+/// Kept as plain data: the rule table (`docs/TRUST-RULES.md`) renders it as
+/// ``TrustRuleCatalogue/platforms``, and a test checks that every verdict code comes from here.
 public enum PlatformRules {
     static let ht210176 = "Apple HT210176 \"Requirements for trusted certificates in iOS 13 and macOS 10.15\" (2019-06)"
     static let ht210176URL = "https://support.apple.com/en-us/HT210176"
@@ -175,18 +175,23 @@ public enum PlatformRules {
 
     /// The rule with this code, if any.
     public static func rule(code: String) -> PlatformRule? { all.first { $0.code == code } }
+}
 
-    /// The catalogue as a markdown table (platform, rule, code, source, proof), for `docs/TRUST-RULES.md`.
-    public static func markdownTable() -> String {
-        var lines = [
-            "| Platform | Rule | Code | Source | Proof (TestCerts/ fixtures; test) |",
-            "|---|---|---|---|---|",
-        ]
-        for rule in all {
-            let platform = rule.id.hasPrefix("all.") ? "all" : rule.platform.displayName
-            let cells = [platform, rule.summary, "`\(rule.code)`", "[\(rule.source)](\(rule.url))", rule.proof]
-            lines.append("| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |")
-        }
-        return lines.joined(separator: "\n") + "\n"
-    }
+extension TrustRuleCatalogue {
+    /// The platform rules as a section of the one rule table (`docs/TRUST-RULES.md`).
+    public static let platforms = TrustRuleCatalogue(
+        title: "Platforms (`verify --platform`, `probe --platform apple`)",
+        introduction: """
+            What iOS/macOS, Android, Java and Chrome refuse beyond path validation, from each platform's \
+            published requirement (with its date). Not a profile: `--platform` judges a chain as each \
+            platform would, whatever `--profile` says. Each rule's violating certificate and compliant twin \
+            are under `TestCerts/platform/` (made by `scripts/make-platform-certs.sh`); the Java verdicts are \
+            also checked against the JDK's own PKIX validator (JDKJudgeTests), the live-server ATS rules \
+            against `openssl s_server` (ProbeATSTests).
+            """,
+        rules: PlatformRules.all.map { rule in
+            TrustRuleEntry(
+                id: rule.id, profiles: [rule.id.hasPrefix("all.") ? "all platforms" : rule.platform.displayName],
+                source: "[\(rule.source)](\(rule.url))", code: rule.code, summary: rule.summary, hasFixture: false, test: rule.proof)
+        })
 }

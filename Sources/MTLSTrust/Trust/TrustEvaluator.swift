@@ -229,6 +229,17 @@ public struct TrustEvaluator: Sendable {
             return ASN1_TIME_cmp_time_t(notAfter, time) == 0
         case X509_V_ERR_CA_CERT_MISSING_KEY_USAGE:
             return anchored && depth == chainCount - 1 && chainCount > 1
+        case X509_V_ERR_INVALID_PURPOSE:
+            // A CA certificate as the leaf: OpenSSL's TLS purpose check wants digitalSignature or
+            // keyEncipherment in its keyUsage, which RFC 5280 does not (it lets a CA certificate
+            // end a path, 6.1). The rfc5280 profile waives that when the EKU, if any, allows the
+            // purpose; the webpki profile refuses the CA leaf outright (MTLS_WEBPKI_EE_IS_CA).
+            guard depth == 0, policy.effectiveProfile == .rfc5280, let certificate, let purposeOID = policy.purpose.extendedKeyUsageOID else { return false }
+            let leaf = Certificate(borrowing: certificate)
+            guard leaf.basicConstraints?.isCA == true else { return false }
+            let facts = CertificateFacts(leaf)
+            guard let purposes = facts.extendedKeyUsage else { return true }
+            return purposes.contains(purposeOID) || purposes.contains(CertificateFacts.OID.anyExtendedKeyUsage)
         default:
             return false
         }
@@ -244,7 +255,10 @@ public struct TrustEvaluator: Sendable {
         if let depth = policy.maximumDepth { X509_VERIFY_PARAM_set_depth(param, Int32(clamping: depth + selfIssued)) }
         // Web PKI: security level 2 (112 bits) refuses RSA < 2048, P-192 and SHA-1/MD5 signatures
         // anywhere in the chain (the anchor's own self-signature excepted).
-        if policy.enforcesWebPKI { X509_VERIFY_PARAM_set_auth_level(param, 2) }
+        // RFC 5280 alone: security level 1 (80 bits) still refuses SHA-1 and MD5 signatures
+        // (collisions are practical) and RSA keys under 1024 bits.
+        // Level 0: no limits at all, when the caller applies its own (platform verdicts).
+        X509_VERIFY_PARAM_set_auth_level(param, !policy.enforcesAlgorithmStrength ? 0 : (policy.enforcesWebPKI ? 2 : 1))
         switch policy.purpose {
         case .server: _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_SERVER)
         case .client: _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_CLIENT)
@@ -254,6 +268,15 @@ public struct TrustEvaluator: Sendable {
         // name constraints (SubjectCommonNameConstraintsPolicy handles leaves without any SAN);
         // no partial wildcards (`f*.example.com`).
         X509_VERIFY_PARAM_set_hostflags(param, UInt32(X509_CHECK_FLAG_NEVER_CHECK_SUBJECT | X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS))
+        // An email peer name: the rfc822Name SAN entries only (never the subject's emailAddress),
+        // local part exactly and domain ignoring case, as X509_check_email does.
+        if let email = policy.email {
+            if email.utf8.contains(0) || !email.allSatisfy({ $0.isASCII }) {
+                hostError = X509_V_ERR_EMAIL_MISMATCH
+            } else {
+                _ = X509_VERIFY_PARAM_set1_email(param, email, email.utf8.count)
+            }
+        }
         guard let host = policy.hostname, !host.isEmpty else { return }
         if let ip = IPAddress.parse(host) {
             // Compared as an address, octet by octet, with the SAN iPAddress entries only.
@@ -292,6 +315,17 @@ public struct TrustEvaluator: Sendable {
         }
         walk([leaf])
         return results.sorted { $0.count < $1.count }
+    }
+}
+
+extension TrustPolicy.Purpose {
+    /// The extKeyUsage purpose OID this purpose needs, or nil for ``any``.
+    var extendedKeyUsageOID: String? {
+        switch self {
+        case .server: CertificateFacts.OID.serverAuth
+        case .client: CertificateFacts.OID.clientAuth
+        case .any: nil
+        }
     }
 }
 

@@ -51,13 +51,24 @@ public struct TrustPolicy: Sendable {
     public var triesAlternativePaths: Bool
     /// The profile checked on top of OpenSSL (default ``Profile/automatic``: Web PKI for servers).
     public var profile: Profile
+    /// Whether key sizes and signature digests are checked by OpenSSL's security level (2 for Web
+    /// PKI: RSA ≥ 2048, no P-192, no SHA-1/MD5; 1 for RFC 5280: RSA ≥ 1024, no SHA-1/MD5). Default
+    /// true; false leaves them to the caller, as the platform verdicts do with each platform's own limits.
+    public var enforcesAlgorithmStrength: Bool = true
+    /// The email address (rfc822Name) the leaf must carry in its subjectAltName. Nil: no email check.
+    ///
+    /// Compared as RFC 5280 4.2.1.6 says: the local part exactly, the domain ignoring ASCII case.
+    public var email: String?
+    /// Key usages the leaf must allow (`--key-usage digitalSignature,keyEncipherment`). A leaf
+    /// without a keyUsage extension allows every usage (RFC 5280 4.2.1.3). Empty: not checked.
+    public var requiredKeyUsage: KeyUsage
 
     /// Creates a policy. By default: no anchors (so nothing is trusted), server purpose, now.
     public init(
         anchors: [Certificate] = [], includesSystemRoots: Bool = false, intermediates: [Certificate] = [],
         evaluationTime: Date? = nil, purpose: Purpose = .server, hostname: String? = nil,
         allowsPartialChain: Bool = false, crls: [CertificateRevocationList] = [], maximumDepth: Int? = nil,
-        triesAlternativePaths: Bool = true, profile: Profile = .automatic
+        triesAlternativePaths: Bool = true, profile: Profile = .automatic, email: String? = nil, requiredKeyUsage: KeyUsage = []
     ) {
         self.anchors = anchors
         self.includesSystemRoots = includesSystemRoots
@@ -70,6 +81,16 @@ public struct TrustPolicy: Sendable {
         self.maximumDepth = maximumDepth
         self.triesAlternativePaths = triesAlternativePaths
         self.profile = profile
+        self.email = email
+        self.requiredKeyUsage = requiredKeyUsage
+    }
+
+    /// The profile actually applied: ``Profile/automatic`` resolved by the purpose.
+    public var effectiveProfile: Profile {
+        switch profile {
+        case .automatic: purpose == .server ? .webPKI : .rfc5280
+        case .rfc5280, .webPKI: profile
+        }
     }
 }
 

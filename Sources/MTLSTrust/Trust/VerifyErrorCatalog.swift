@@ -56,6 +56,7 @@ enum VerifyErrorCatalog {
 
     private static func explain(code: Int32, depth: Int, certificate: Certificate?, label: String, chain: [Certificate], policy: TrustPolicy, time: Date) -> (String, String) {
         let issuerName = certificate.map { Certificate.shortName($0.issuer) } ?? "its issuer"
+        let reissue = "the issuing CA is not conforming; have the certificate reissued (or trust a conforming one)"
         switch code {
         case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
             return (
@@ -101,7 +102,17 @@ enum VerifyErrorCatalog {
                 "connect with a name the certificate carries, or reissue it with a subjectAltName for \(host)"
             )
         case X509_V_ERR_EMAIL_MISMATCH:
-            return ("\(label) does not carry the expected e-mail address", "")
+            let leaf = chain.first ?? certificate
+            let emails =
+                leaf?.subjectAlternativeNames.compactMap { name -> String? in
+                    if case .email(let address) = name { return address }
+                    return nil
+                } ?? []
+            let wanted = policy.email ?? "the expected address"
+            return (
+                "\(label) is valid for \(emails.isEmpty ? "no email address at all" : emails.joined(separator: ", ")), not for \(wanted) (rfc822Name subjectAltName entries are compared, the local part exactly)",
+                "check the address, or have the certificate reissued with subjectAltName email:\(wanted)"
+            )
         case X509_V_ERR_INVALID_PURPOSE:
             let eku = certificate?.extendedKeyUsage.map { $0.joined(separator: ", ") } ?? "none"
             let wanted = policy.purpose == .client ? "clientAuth" : "serverAuth"
@@ -153,9 +164,40 @@ enum VerifyErrorCatalog {
             return ("\(label) issued a certificate but its key usage lacks keyCertSign", "the CA certificate is misconfigured")
         case let code where TrustRule(rawValue: code) != nil:
             return ("\(label) breaks the rule \(name(code))", "see the rule's documentation in TrustRule")
+        case X509_V_ERR_CA_CERT_MISSING_KEY_USAGE:
+            return ("the CA certificate \(label) has no keyUsage extension (RFC 5280 4.2.1.3: a CA certificate carries keyCertSign)", reissue)
+        case X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA:
+            return ("\(label) sets keyCertSign in its keyUsage but is not a CA (basicConstraints cA:FALSE or absent), which RFC 5280 4.2.1.3 forbids", reissue)
+        case X509_V_ERR_PATHLEN_INVALID_FOR_NON_CA:
+            return ("\(label) has a pathLenConstraint but is not a CA, which RFC 5280 4.2.1.9 forbids", reissue)
+        case X509_V_ERR_PATHLEN_WITHOUT_KU_KEY_CERT_SIGN:
+            return ("\(label) has a pathLenConstraint without keyCertSign in its keyUsage (RFC 5280 4.2.1.9)", reissue)
+        case X509_V_ERR_CA_BCONS_NOT_CRITICAL:
+            return ("the basicConstraints extension of the CA certificate \(label) is not critical; RFC 5280 4.2.1.9 requires it critical", reissue)
+        case X509_V_ERR_EMPTY_SUBJECT_ALT_NAME:
+            return ("the subjectAltName extension of \(label) holds no name (RFC 5280 4.2.1.6 requires at least one)", reissue)
+        case X509_V_ERR_EMPTY_SUBJECT_SAN_NOT_CRITICAL:
+            return ("\(label) has an empty subject and a non-critical subjectAltName; RFC 5280 4.2.1.6 requires it critical then", reissue)
+        case X509_V_ERR_MISSING_AUTHORITY_KEY_IDENTIFIER:
+            return ("\(label) has no authorityKeyIdentifier with a keyIdentifier, which RFC 5280 4.2.1.1 requires of every certificate but a self-signed one", reissue)
+        case X509_V_ERR_MISSING_SUBJECT_KEY_IDENTIFIER:
+            return ("the CA certificate \(label) has no subjectKeyIdentifier, which RFC 5280 4.2.1.2 requires", reissue)
+        case X509_V_ERR_AUTHORITY_KEY_IDENTIFIER_CRITICAL, X509_V_ERR_SUBJECT_KEY_IDENTIFIER_CRITICAL:
+            return ("a key identifier extension of \(label) is critical; RFC 5280 4.2.1.1 and 4.2.1.2 require it non-critical", reissue)
+        case X509_V_ERR_ISSUER_NAME_EMPTY, X509_V_ERR_SUBJECT_NAME_EMPTY:
+            return ("\(label) has an empty \(code == X509_V_ERR_ISSUER_NAME_EMPTY ? "issuer" : "subject") name where RFC 5280 4.1.2.4/4.1.2.6 require one", reissue)
+        case X509_V_ERR_SIGNATURE_ALGORITHM_INCONSISTENCY:
+            return ("the two signature algorithm fields of \(label) differ (RFC 5280 4.1.1.2 requires them equal)", reissue)
+        case X509_V_ERR_EXTENSIONS_REQUIRE_VERSION_3:
+            return ("\(label) has extensions but is not an X.509 version 3 certificate", reissue)
+        case X509_V_ERR_EC_KEY_EXPLICIT_PARAMS:
+            return (
+                "the EC key of \(label) spells out its curve parameters instead of naming the curve (RFC 5480 2.1.1)",
+                "reissue the certificate with a named-curve key (openssl genpkey -pkeyopt ec_param_enc:named_curve)"
+            )
         default:
             let text = X509_verify_cert_error_string(Int(code)).map { String(cString: $0) } ?? "verification error \(code)"
-            return ("\(label): \(text)", "")
+            return ("\(label): \(text)", "compare with `openssl verify -x509_strict`; the certificate or its chain does not follow RFC 5280")
         }
     }
 }

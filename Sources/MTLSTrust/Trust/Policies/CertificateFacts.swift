@@ -52,15 +52,35 @@ struct CertificateFacts: Sendable {
         static let anyExtendedKeyUsage = "2.5.29.37.0"
         static let serverAuth = "1.3.6.1.5.5.7.3.1"
         static let clientAuth = "1.3.6.1.5.5.7.3.2"
+        static let subjectKeyIdentifier = "2.5.29.14"
+        static let keyUsage = "2.5.29.15"
+        static let authorityInfoAccess = "1.3.6.1.5.5.7.1.1"
+        static let crlDistributionPoints = "2.5.29.31"
+        static let certificatePolicies = "2.5.29.32"
+        static let anyPolicy = "2.5.29.32.0"
+        static let ocsp = "1.3.6.1.5.5.7.48.1"
+        static let caIssuers = "1.3.6.1.5.5.7.48.2"
+        static let cpsQualifier = "1.3.6.1.5.5.7.2.1"
+        static let userNoticeQualifier = "1.3.6.1.5.5.7.2.2"
     }
 
     /// False when the DER could not be walked (OpenSSL accepted it, so the policies stay silent).
     var isReadable = false
+    /// The version field: 0 for v1 (absent), 2 for v3.
+    var version = 0
     /// The content octets of the serial number INTEGER.
     var serial: [UInt8] = []
     /// True when the subject is an empty SEQUENCE.
     var subjectIsEmpty = false
     var extensions: [Extension] = []
+    /// The DER of the issuer and subject Names (tag and length included), compared byte for byte.
+    var issuerDER: [UInt8] = []
+    var subjectDER: [UInt8] = []
+    /// notBefore and notAfter: the tag (0x17 UTCTime, 0x18 GeneralizedTime) and the text.
+    var notBefore: (tag: UInt8, text: String) = (0, "")
+    var notAfter: (tag: UInt8, text: String) = (0, "")
+    /// The TBS signature AlgorithmIdentifier: OID and the DER of its parameters (empty when absent).
+    var signatureAlgorithm: (oid: String, parameters: [UInt8]) = ("", [])
 
     init(_ certificate: Certificate) { self.init(der: certificate.derBytes) }
 
@@ -76,6 +96,9 @@ struct CertificateFacts: Sendable {
         }
         guard var item = next() else { return }
         if item.tag == 0xA0 {  // [0] EXPLICIT version
+            if let integer = DER.element(in: der, at: item.contentStart, limit: item.contentEnd), integer.tag == 0x02, integer.contentEnd == integer.contentStart + 1 {
+                version = Int(der[integer.contentStart])
+            }
             guard let following = next() else { return }
             item = following
         }
@@ -88,6 +111,19 @@ struct CertificateFacts: Sendable {
             fields.append(field)
         }
         subjectIsEmpty = fields[3].contentStart == fields[3].contentEnd
+        issuerDER = Array(der[fields[1].headerStart..<fields[1].contentEnd])
+        subjectDER = Array(der[fields[3].headerStart..<fields[3].contentEnd])
+        if let algorithm = DER.element(in: der, at: fields[0].contentStart, limit: fields[0].contentEnd), algorithm.tag == 0x06 {
+            signatureAlgorithm = (
+                CertificateFacts.dotted(der[algorithm.contentStart..<algorithm.contentEnd]), Array(der[algorithm.end..<fields[0].contentEnd])
+            )
+        }
+        if let start = DER.element(in: der, at: fields[2].contentStart, limit: fields[2].contentEnd),
+            let end = DER.element(in: der, at: start.end, limit: fields[2].contentEnd)
+        {
+            notBefore = (start.tag, String(decoding: der[start.contentStart..<start.contentEnd], as: UTF8.self))
+            notAfter = (end.tag, String(decoding: der[end.contentStart..<end.contentEnd], as: UTF8.self))
+        }
         while let optional = next() {
             guard optional.tag == 0xA3 else { continue }  // [1] issuerUID, [2] subjectUID are skipped
             guard let list = DER.element(in: der, at: optional.contentStart, limit: optional.contentEnd), list.tag == 0x30 else { return }
@@ -169,6 +205,40 @@ struct CertificateFacts: Sendable {
             if oid.tag == 0x06 { result.append(CertificateFacts.dotted(value[oid.contentStart..<oid.contentEnd])) }
         }
         return result
+    }
+
+    /// The elements of a SEQUENCE that is the whole of `bytes`, or nil when `bytes` is not exactly
+    /// one SEQUENCE (trailing data included) or an element cannot be read.
+    static func sequence(_ bytes: [UInt8]) -> [DER.Element]? {
+        guard let outer = DER.element(in: bytes, at: 0), outer.tag == 0x30, outer.end == bytes.count else { return nil }
+        return elements(bytes, from: outer.contentStart, to: outer.contentEnd)
+    }
+
+    /// The elements between `start` and `end`, or nil when they do not fill the range exactly.
+    static func elements(_ bytes: [UInt8], from start: Int, to end: Int) -> [DER.Element]? {
+        var result: [DER.Element] = []
+        var position = start
+        while position < end {
+            guard let element = DER.element(in: bytes, at: position, limit: end) else { return nil }
+            result.append(element)
+            position = element.end
+        }
+        return result
+    }
+
+    /// The authorityKeyIdentifier's fields by tag ([0] keyIdentifier, [1] authorityCertIssuer,
+    /// [2] authorityCertSerialNumber), or nil when absent or unreadable.
+    var authorityKeyIdentifierFields: [UInt8: [UInt8]]? {
+        guard let value = `extension`(OID.authorityKeyIdentifier)?.value, let fields = CertificateFacts.sequence(value) else { return nil }
+        var result: [UInt8: [UInt8]] = [:]
+        for field in fields { result[field.tag] = Array(value[field.contentStart..<field.contentEnd]) }
+        return result
+    }
+
+    /// The subjectKeyIdentifier's octets, or nil when absent or unreadable.
+    var subjectKeyIdentifier: [UInt8]? {
+        guard let value = `extension`(OID.subjectKeyIdentifier)?.value, let octets = DER.element(in: value, at: 0), octets.tag == 0x04 else { return nil }
+        return Array(value[octets.contentStart..<octets.contentEnd])
     }
 
     /// True when basicConstraints says cA TRUE.

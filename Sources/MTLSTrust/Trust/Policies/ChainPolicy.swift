@@ -67,11 +67,7 @@ protocol ChainPolicy: Sendable {
 extension TrustPolicy {
     /// True when the Web PKI rules apply: ``Profile/webPKI``, or ``Profile/automatic`` with purpose server.
     var enforcesWebPKI: Bool {
-        switch profile {
-        case .webPKI: true
-        case .rfc5280: false
-        case .automatic: purpose == .server
-        }
+        effectiveProfile == .webPKI
     }
 
     /// The policies applied to every candidate chain, in reporting order.
@@ -80,12 +76,14 @@ extension TrustPolicy {
             ChainDepthPolicy(), SerialNumberPolicy(), NameConstraintsProfilePolicy(), PolicyConstraintsProfilePolicy(),
             SubjectAltNameSyntaxPolicy(), WildcardExclusionPolicy(), SubjectCommonNameConstraintsPolicy(), CRLNumberPolicy(),
         ]
+        policies += RFC5280ExtensionRules.policies
         if enforcesWebPKI {
             policies += [
                 WebPKIKeyPolicy(), WebPKIExtendedKeyUsagePolicy(), WebPKILeafBasicConstraintsPolicy(),
                 WebPKIAuthorityKeyIdentifierPolicy(), WebPKISubjectAltNamePolicy(), WebPKICommonNamePolicy(),
                 WebPKIPublicSuffixWildcardPolicy(),
             ]
+            policies += WebPKIProfileRules.policies
         }
         return policies
     }

@@ -44,7 +44,9 @@ struct ChainDepthPolicy: ChainPolicy {
 struct SerialNumberPolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         var findings: [TrustFinding] = []
-        for (depth, facts) in context.facts.enumerated() where facts.isReadable && !context.isAnchor(depth) {
+        // The leaf is judged even when it is the anchor (a pinned certificate is still one a CA or
+        // a tool issued); a CA anchor is the caller's choice and is not.
+        for (depth, facts) in context.facts.enumerated() where facts.isReadable && (depth == 0 || !context.isAnchor(depth)) {
             var octets = facts.serial[...]
             let problem: String?
             if octets.isEmpty {
@@ -76,8 +78,10 @@ struct SerialNumberPolicy: ChainPolicy {
 /// RFC 5280 4.2.1.10: name constraints appear only in CA certificates, are critical, hold at least
 /// one subtree, and their dNSName bases are DNS names (no leading period, no wildcard).
 ///
-/// Criticality: the CA/Browser Forum allows a non-critical nameConstraints for legacy clients; mtls
-/// follows RFC 5280 for every purpose, which fails closed (x509-limbo lists the two as conflicting).
+/// Criticality: RFC 5280 requires it critical, which the rfc5280 profile enforces; the CA/Browser
+/// Forum allows a non-critical nameConstraints for legacy clients (BR 7.1.2.10.8), so the webpki
+/// profile does not (x509-limbo lists the two cases as conflicting, one per profile). The
+/// constraints themselves are enforced either way.
 struct NameConstraintsProfilePolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         var findings: [TrustFinding] = []
@@ -91,7 +95,7 @@ struct NameConstraintsProfilePolicy: ChainPolicy {
                         reason: "\(label) is an end-entity certificate with a nameConstraints extension, which only CA certificates may carry",
                         hint: "the certificate is misissued; reissue it without nameConstraints"))
             }
-            if !raw.critical {
+            if !raw.critical && !context.enforcesWebPKI {
                 findings.append(
                     context.finding(
                         .nameConstraintsNotCritical, depth: depth,

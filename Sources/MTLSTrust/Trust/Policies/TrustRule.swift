@@ -47,6 +47,61 @@ public enum TrustRule: Int32, Sendable, CaseIterable, CustomStringConvertible {
     case nameConstraintsWildcardExcluded = 1027
     /// A CRL without the CRLNumber extension (RFC 5280 5.2.3).
     case crlNumberMissing = 1028
+    /// The leaf's keyUsage does not allow a usage the caller requires (`--key-usage`, RFC 5280 4.2.1.3).
+    case requiredKeyUsageMissing = 1029
+    /// An authorityInfoAccess extension marked critical (RFC 5280 4.2.2.1).
+    case authorityInfoAccessCritical = 1040
+    /// An authorityInfoAccess that is not a non-empty SEQUENCE of AccessDescription (RFC 5280 4.2.2.1).
+    case authorityInfoAccessMalformed = 1041
+    /// A cRLDistributionPoints that is empty or has a point with neither name nor cRLIssuer (RFC 5280 4.2.1.13).
+    case crlDistributionPointsMalformed = 1042
+    /// A certificatePolicies that is empty, unreadable or names one policy twice (RFC 5280 4.2.1.4).
+    case certificatePoliciesMalformed = 1043
+    /// notBefore/notAfter in the wrong ASN.1 time type or format (RFC 5280 4.1.2.5).
+    case validityEncodingInvalid = 1044
+    /// A keyUsage extension with no bit set (RFC 5280 4.2.1.3).
+    case keyUsageEmpty = 1045
+    /// An extKeyUsage extension with no purpose, or one that cannot be read (RFC 5280 4.2.1.12).
+    case extendedKeyUsageMalformed = 1046
+    /// An rfc822Name in the leaf's subjectAltName that is not a mailbox `local@domain` (RFC 5280 4.2.1.6).
+    case subjectAltNameMalformedEmail = 1047
+    /// An iPAddress name constraint that is not an address and a contiguous mask, or an email
+    /// constraint that is not a mailbox, host or domain (RFC 5280 4.2.1.10).
+    case nameConstraintsMalformedAddress = 1048
+
+    // MARK: Web PKI, the CA/Browser Forum Baseline Requirements certificate profiles (BR 7.1)
+
+    /// A subscriber certificate without extKeyUsage (BR 7.1.2.7.10).
+    case webPKILeafExtendedKeyUsageMissing = 1100
+    /// A subscriber extKeyUsage with a purpose other than serverAuth and clientAuth (BR 7.1.2.7.10).
+    case webPKILeafExtendedKeyUsageForbidden = 1101
+    /// A TLS subordinate CA's extKeyUsage mixing serverAuth with forbidden purposes (BR 7.1.2.10.6).
+    case webPKICAExtendedKeyUsageForbidden = 1102
+    /// A subscriber certificate without subjectAltName (BR 7.1.2.7.12).
+    case webPKILeafSubjectAltNameMissing = 1103
+    /// A subscriber subjectAltName with entries other than dNSName and iPAddress (BR 7.1.2.7.12).
+    case webPKILeafSubjectAltNameType = 1104
+    /// An authorityInfoAccess with a method other than OCSP/caIssuers or a location that is not an http URI (BR 7.1.2.7.7, 7.1.2.10.3).
+    case webPKIAuthorityInfoAccessContent = 1105
+    /// A critical cRLDistributionPoints, or a point that is not a plain http URI (BR 7.1.2.11.2).
+    case webPKICRLDistributionPointsContent = 1106
+    /// certificatePolicies that are critical, anyPolicy in a subscriber certificate, or unknown qualifiers (BR 7.1.2.7.9, 7.1.2.10.5).
+    case webPKICertificatePoliciesContent = 1107
+    /// A subscriber keyUsage with CA bits, or with bits its key type cannot use (BR 7.1.2.7.11).
+    case webPKILeafKeyUsage = 1108
+    /// A CA certificate whose keyUsage is absent, not critical, or not keyCertSign+cRLSign (BR 7.1.2.10.7, 7.1.2.1).
+    case webPKICAKeyUsage = 1109
+    /// An authorityKeyIdentifier with authorityCertIssuer or authorityCertSerialNumber, or a root's
+    /// keyIdentifier that differs from its subjectKeyIdentifier (BR 7.1.2.11.1, 7.1.2.1.3).
+    case webPKIAuthorityKeyIdentifierContent = 1111
+    /// A signature algorithm outside BR 7.1.3.2 (RSA PKCS#1 v1.5 or PSS, ECDSA, with SHA-256/384/512; NULL RSA parameters).
+    case webPKISignatureAlgorithm = 1112
+    /// An issuer name not byte-for-byte the issuing CA's subject (BR 7.1.4.1).
+    case webPKIIssuerNameEncoding = 1113
+    /// A multi-valued RDN, a countryName that is not two letters, or a repeated CN (BR 7.1.4.2).
+    case webPKISubjectEncoding = 1114
+    /// A certificate that is not X.509 version 3 (BR 7.1.1).
+    case webPKINotVersion3 = 1115
 
     /// The name printed in findings, in the style of OpenSSL's `X509_V_ERR_*`.
     public var name: String {
@@ -69,11 +124,36 @@ public enum TrustRule: Int32, Sendable, CaseIterable, CustomStringConvertible {
         case .subjectAltNameMalformedDNSName: "MTLS_RFC5280_SAN_MALFORMED_DNS"
         case .nameConstraintsWildcardExcluded: "MTLS_NC_WILDCARD_EXCLUDED"
         case .crlNumberMissing: "MTLS_RFC5280_CRL_NUMBER_MISSING"
+        case .requiredKeyUsageMissing: "MTLS_KEY_USAGE_NOT_ALLOWED"
+        case .authorityInfoAccessCritical: "MTLS_RFC5280_AIA_CRITICAL"
+        case .authorityInfoAccessMalformed: "MTLS_RFC5280_AIA_MALFORMED"
+        case .crlDistributionPointsMalformed: "MTLS_RFC5280_CRLDP_MALFORMED"
+        case .certificatePoliciesMalformed: "MTLS_RFC5280_POLICIES_MALFORMED"
+        case .validityEncodingInvalid: "MTLS_RFC5280_VALIDITY_ENCODING"
+        case .keyUsageEmpty: "MTLS_RFC5280_KU_EMPTY"
+        case .extendedKeyUsageMalformed: "MTLS_RFC5280_EKU_MALFORMED"
+        case .subjectAltNameMalformedEmail: "MTLS_RFC5280_SAN_MALFORMED_EMAIL"
+        case .nameConstraintsMalformedAddress: "MTLS_RFC5280_NC_MALFORMED_ADDRESS"
+        case .webPKILeafExtendedKeyUsageMissing: "MTLS_WEBPKI_EE_EKU_MISSING"
+        case .webPKILeafExtendedKeyUsageForbidden: "MTLS_WEBPKI_EE_EKU_FORBIDDEN"
+        case .webPKICAExtendedKeyUsageForbidden: "MTLS_WEBPKI_CA_EKU_FORBIDDEN"
+        case .webPKILeafSubjectAltNameMissing: "MTLS_WEBPKI_EE_SAN_MISSING"
+        case .webPKILeafSubjectAltNameType: "MTLS_WEBPKI_EE_SAN_TYPE"
+        case .webPKIAuthorityInfoAccessContent: "MTLS_WEBPKI_AIA_CONTENT"
+        case .webPKICRLDistributionPointsContent: "MTLS_WEBPKI_CRLDP_CONTENT"
+        case .webPKICertificatePoliciesContent: "MTLS_WEBPKI_POLICIES_CONTENT"
+        case .webPKILeafKeyUsage: "MTLS_WEBPKI_EE_KEY_USAGE"
+        case .webPKICAKeyUsage: "MTLS_WEBPKI_CA_KEY_USAGE"
+        case .webPKIAuthorityKeyIdentifierContent: "MTLS_WEBPKI_AKI_CONTENT"
+        case .webPKISignatureAlgorithm: "MTLS_WEBPKI_SIGNATURE_ALGORITHM"
+        case .webPKIIssuerNameEncoding: "MTLS_WEBPKI_ISSUER_NAME_ENCODING"
+        case .webPKISubjectEncoding: "MTLS_WEBPKI_SUBJECT_ENCODING"
+        case .webPKINotVersion3: "MTLS_WEBPKI_NOT_V3"
         }
     }
 
     /// True for the rules of the Web PKI profile (as opposed to RFC 5280 itself).
-    public var isWebPKI: Bool { rawValue < 1020 }
+    public var isWebPKI: Bool { rawValue < 1020 || rawValue >= 1100 }
 
     public var description: String { name }
 }

@@ -124,10 +124,13 @@ struct WebPKISubjectAltNamePolicy: ChainPolicy {
 /// entry (an IPv4 address in dotted decimal, an IPv6 address in RFC 5952 form).
 ///
 /// The CN is never used to match a host name; it is judged because clients and people display it.
-/// mtls rejects a CN that *names* a subjectAltName entry in another spelling (other case, IP
-/// address in hex, octal, with leading zeros, upper-case or uncompressed IPv6), and a CN holding an
-/// internationalized name (an `xn--` A-label or raw UTF-8) that is not one of the dNSNames. A CN
-/// unrelated to the subjectAltName (`CN=Example Server`) is left alone, as most verifiers do.
+/// mtls rejects a CN that names an entry in another spelling (other case, IP address in hex, octal,
+/// with leading zeros, upper-case or uncompressed IPv6), an internationalized name (an `xn--`
+/// A-label or raw UTF-8) that is not one of the dNSNames, and a DNS name that is not one of the
+/// dNSNames. Left alone: a CN that is not a DNS name (`CN=Example Server`), a CN when the
+/// subjectAltName has no dNSName, and a CN that is the base of a wildcard entry (`example.com`
+/// beside `*.example.com`), which x509-limbo's valid Web PKI chains carry. The rfc5280 profile
+/// has no such rule.
 struct WebPKICommonNamePolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         guard !context.leafIsAnchor, let cn = context.leaf.commonName, !cn.isEmpty,
@@ -146,6 +149,10 @@ struct WebPKICommonNamePolicy: ChainPolicy {
             problem = "differs from a dNSName only in letter case"
         } else if DNSNameSyntax.lowercased(cn).split(separator: ".").contains(where: { $0.hasPrefix("xn--") }) {
             problem = "is an internationalized (xn--) name that none of the dNSNames carries"
+        } else if !dnsNames.isEmpty, IPAddress.parse(cn) == nil, DNSNameSyntax.isValidHostname(cn),
+            !dnsNames.contains(where: { DNSNameSyntax.wildcardBase($0).map(DNSNameSyntax.lowercased) == DNSNameSyntax.lowercased(cn) })
+        {
+            problem = "is a DNS name that is not a copy of any dNSName entry"
         } else {
             problem = nil
         }
