@@ -124,15 +124,21 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertContains(result.stderr, Fixtures.path("bad/corrupt-mac.p12"))
     }
 
-    func testPKCS12WithoutAKeyCannotBeWrittenOutAndCreatesNoDirectory() throws {
+    func testCertificateOnlyPKCS12WritesCertAndChain() throws {
         let directory = try TemporaryDirectory(self)
-        let out = directory.file("identity")
+        let out = directory.file("truststore")
         let result = mtls(["import", Fixtures.path("p12/certs-only.p12"), "--password", "env:P", "--out-dir", out], environment: ["P": "mtls"])
-        XCTAssertExit(result, 3)
-        XCTAssertContains(result.stderr, "no identity")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a failed import leaves nothing behind, not even an empty directory")
-        // Shown without --out-dir, it is fine.
-        XCTAssertExit(mtls(["import", Fixtures.path("p12/certs-only.p12"), "--password", "env:P"], environment: ["P": "mtls"]), 0)
+        XCTAssertExit(result, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["cert.pem", "chain.pem"])
+        // The same certificates, in the same order, as `openssl pkcs12 -nokeys` prints.
+        let openssl = String(decoding: try OpenSSL.output(["pkcs12", "-nokeys", "-in", Fixtures.path("p12/certs-only.p12"), "-passin", "pass:mtls"]), as: UTF8.self)
+        let written = String(decoding: (contents(out + "/cert.pem") ?? []) + (contents(out + "/chain.pem") ?? []), as: UTF8.self)
+        XCTAssertEqual(pemBodies(written), pemBodies(openssl))
+        // --name/--index pick identities: there is none here.
+        let picked = mtls(["import", Fixtures.path("p12/certs-only.p12"), "--password", "env:P", "--index", "1", "--out-dir", directory.file("x")], environment: ["P": "mtls"])
+        XCTAssertExit(picked, 3)
+        XCTAssertContains(picked.stderr, "no private key")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("x")), "a failed import leaves nothing behind, not even an empty directory")
     }
 
     func testExistingFilesAreNotOverwrittenWithoutForceAndNothingIsHalfWritten() throws {
