@@ -118,51 +118,9 @@ final class PKCS12ReaderTests: XCTestCase {
 
     // MARK: What the file holds
 
-    /// DER of one TLV.
-    private func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
-        var length: [UInt8] = []
-        var count = content.count
-        if count < 0x80 {
-            length = [UInt8(count)]
-        } else {
-            while count > 0 {
-                length.insert(UInt8(count & 0xFF), at: 0)
-                count >>= 8
-            }
-            length.insert(0x80 | UInt8(length.count), at: 0)
-        }
-        return [tag] + length + content
-    }
-
-    /// The ContentInfos of an unencrypted, MAC-less PFX's AuthenticatedSafe.
-    private func contentInfos(_ pfx: [UInt8]) throws -> [UInt8] {
-        let outer = try XCTUnwrap(DER.element(in: pfx, at: 0))
-        let version = try XCTUnwrap(DER.element(in: pfx, at: outer.contentStart, limit: outer.contentEnd))
-        let info = try XCTUnwrap(DER.element(in: pfx, at: version.end, limit: outer.contentEnd))
-        let oid = try XCTUnwrap(DER.element(in: pfx, at: info.contentStart, limit: info.contentEnd))
-        let explicit = try XCTUnwrap(DER.element(in: pfx, at: oid.end, limit: info.contentEnd))
-        let octets = try XCTUnwrap(DER.element(in: pfx, at: explicit.contentStart, limit: explicit.contentEnd))
-        let safe = try XCTUnwrap(DER.element(in: pfx, at: octets.contentStart, limit: octets.contentEnd))
-        return Array(pfx[safe.contentStart..<safe.contentEnd])
-    }
-
-    /// alice and bob in one MAC-less file, alice's bags twice: what a merged keystore looks like.
-    private func twoIdentities() throws -> [UInt8] {
-        func export(_ identity: String, name: String) throws -> [UInt8] {
-            try OpenSSLCLI.run([
-                "pkcs12", "-export", "-keypbe", "NONE", "-certpbe", "NONE", "-nomac", "-passout", "pass:", "-name", name,
-                "-inkey", T.url("\(identity).key").path, "-in", T.url("\(identity).pem").path,
-            ])
-        }
-        let alice = try contentInfos(try export("client-alice", name: "alice"))
-        let bob = try contentInfos(try export("client-bob-rsa", name: "bob"))
-        let dataOID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x01]
-        let authSafe = tlv(0x30, alice + bob + alice)
-        return tlv(0x30, [0x02, 0x01, 0x03] + tlv(0x30, dataOID + tlv(0xA0, tlv(0x04, authSafe))))
-    }
-
     func testSeveralIdentitiesAreAllKeptAndRepeatsCountedOnce() throws {
-        let bundle = try PKCS12Bundle(derBytes: try twoIdentities(), password: nil)
+        // alice and bob, alice's bags twice (made by scripts/make-pkcs12-two-identities.py).
+        let bundle = try PKCS12Bundle(derBytes: try T.bytes("p12/two-identities.p12"), password: nil)
         XCTAssertEqual(bundle.identities.count, 2)
         XCTAssertEqual(bundle.identities.map(\.friendlyName), ["alice", "bob"])
         XCTAssertEqual(bundle.identities[0].certificate?.certificate, try T.certificate(T.clientAlice))
