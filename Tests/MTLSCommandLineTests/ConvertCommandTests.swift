@@ -81,9 +81,13 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertEqual(pemBodies(result.stdout).count, 2)
     }
 
-    func testTruncatedPKCS12SaysTruncatedInConvertInspectAndImport() throws {
+    func testTruncatedPKCS12SaysTruncatedInEveryCommand() throws {
         let truncated = Fixtures.path("bad/truncated.p12")
-        for command in [["convert", truncated, "--to", "pem"], ["inspect", truncated], ["import", truncated], ["pin", truncated]] {
+        let commands = [
+            ["convert", truncated, "--to", "pem"], ["inspect", truncated], ["import", truncated], ["pin", truncated], ["verify", truncated],
+            ["probe", "https://127.0.0.1:9/", "--p12", truncated],
+        ]
+        for command in commands {
             let result = mtls(command + ["--password", "pass:mtls"])
             XCTAssertExit(result, 3, command.joined(separator: " "))
             XCTAssertContains(result.stderr, "the PKCS#12 file is truncated", command.joined(separator: " "))

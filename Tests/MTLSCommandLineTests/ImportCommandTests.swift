@@ -164,6 +164,10 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertExit(mtls(["import", file, "--out-dir", directory.file("carol"), "--name", "carol"]), 2)
         XCTAssertExit(mtls(["import", file, "--out-dir", directory.file("three"), "--index", "3"]), 2)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("carol")))
+        // A client identity is one of them: probe --p12 refuses to pick, before connecting.
+        let probe = mtls(["probe", "https://127.0.0.1:9/", "--p12", file])
+        XCTAssertExit(probe, 3)
+        XCTAssertContains(probe.stderr, "2 identities")
         // inspect lists both, numbered, and the repeats.
         let listing = mtls(["inspect", file])
         XCTAssertContains(listing.stdout, "Identity 1          CN=client-alice")

@@ -29,6 +29,14 @@ public struct ClientIdentity: Sendable {
         } catch {
             throw error.attributed(to: path)
         }
+        // A client presents one identity: picking the first of several would drop the others unseen.
+        if bundle.identities.count > 1 {
+            let names = bundle.identities.enumerated().map { "\($0.offset + 1): " + ($0.element.friendlyName ?? $0.element.certificate?.certificate.subject ?? "key only") }
+            throw MTLSTrustError(
+                .invalidArgument,
+                "\(path) holds \(bundle.identities.count) identities (\(names.joined(separator: ", "))): write the one to use into its own files (`mtls import --name` or `--index`) and give those",
+                source: path)
+        }
         guard let leaf = bundle.leaf, let key = bundle.privateKey else {
             throw MTLSTrustError(.wrongObjectKind, "\(path) holds no identity (no private key with its certificate)", source: path)
         }
