@@ -22,6 +22,8 @@ final class PKCS12CorpusTests: XCTestCase {
         var leaf: [UInt8]?
         var keySPKI: [UInt8]?
         var certificates: Set<[UInt8]>
+        /// Every key's public half (nil for pyca, whose load_pkcs12 returns one key).
+        var allKeys: Set<[UInt8]>?
     }
 
     static let corpus = "third-party/pkcs12"
@@ -56,9 +58,11 @@ final class PKCS12CorpusTests: XCTestCase {
         guard result.status == 0 else { return nil }
         let blocks = try PEM.parse(result.stdout)
         let certificates = try blocks.filter { $0.label == "CERTIFICATE" }.map { try Certificate(derBytes: $0.derBytes) }
-        let key = try blocks.first { $0.label.hasSuffix("PRIVATE KEY") }.map { try PrivateKey(bytes: Array($0.text.utf8), password: nil) }
-        let leaf = key.flatMap { key in certificates.first { key.matches($0) } }
-        return Reading(leaf: leaf?.derBytes, keySPKI: key?.publicKey.spkiDER, certificates: Set(certificates.map(\.derBytes)))
+        let keys = try blocks.filter { $0.label.hasSuffix("PRIVATE KEY") }.map { try PrivateKey(bytes: Array($0.text.utf8), password: nil) }
+        let leaf = keys.first.flatMap { key in certificates.first { key.matches($0) } }
+        return Reading(
+            leaf: leaf?.derBytes, keySPKI: keys.first?.publicKey.spkiDER, certificates: Set(certificates.map(\.derBytes)),
+            allKeys: Set(keys.map(\.publicKey.spkiDER)))
     }
 
     private static let python: String? = {
@@ -86,7 +90,7 @@ final class PKCS12CorpusTests: XCTestCase {
         }
         return Reading(
             leaf: bytes(object["leaf"]), keySPKI: bytes(object["keySPKI"]),
-            certificates: Set((object["certificates"] as? [String] ?? []).compactMap { bytes($0) }))
+            certificates: Set((object["certificates"] as? [String] ?? []).compactMap { bytes($0) }), allKeys: nil)
     }
 
     /// `mtls import --out-dir`: key.pem, cert.pem, chain.pem (the first identity when there are several).
@@ -104,7 +108,16 @@ final class PKCS12CorpusTests: XCTestCase {
         let chain = try contents(out + "/chain.pem").map { try Certificate.fromPEM($0) } ?? []
         if key != nil { XCTAssertEqual(try permissions(out + "/key.pem"), 0o600, sample.file) }
         let leaf = key != nil ? cert.first : nil
-        return (Reading(leaf: leaf?.derBytes, keySPKI: key?.publicKey.spkiDER, certificates: Set((cert + chain).map(\.derBytes))), result)
+        // Everything the file holds, every identity's key and certificate: `convert --include-key`.
+        var everything = ["convert", Fixtures.path("\(Self.corpus)/\(sample.file)"), "--to", "pem", "--include-key", "--out", directory.file("all.pem")]
+        if sample.password != nil { everything += ["--password", "env:P12_PASSWORD"] }
+        let converted = mtls(everything, environment: sample.password.map { ["P12_PASSWORD": $0] } ?? [:])
+        XCTAssertEqual(converted.exitCode, 0, "\(sample.file): convert --include-key: \(converted.stderr)")
+        let blocks = try PEM.parse(contents(directory.file("all.pem")) ?? [])
+        let certificates = blocks.filter { $0.label == "CERTIFICATE" }.map(\.derBytes)
+        let keys = try blocks.filter { $0.label.hasSuffix("PRIVATE KEY") }.map { try PrivateKey(bytes: Array($0.text.utf8), password: nil).publicKey.spkiDER }
+        XCTAssertTrue(Set((cert + chain).map(\.derBytes)).isSubset(of: Set(certificates)), "\(sample.file): import wrote what convert did not")
+        return (Reading(leaf: leaf?.derBytes, keySPKI: key?.publicKey.spkiDER, certificates: Set(certificates), allKeys: Set(keys)), result)
     }
 
     func testEveryFileOpenSSLOrPycaReadsWeReadAlikeAndAWrongPasswordIsRefused() throws {
@@ -114,6 +127,7 @@ final class PKCS12CorpusTests: XCTestCase {
             return XCTFail("scripts/pyca-venv.sh could not make the pyca venv (pip install cryptography): the corpus needs pyca as a judge")
         }
         var table: [(file: String, openssl: Bool, pyca: Bool, mtls: Bool)] = []
+        var unprotectedFiles: [String] = []
         for sample in samples {
             let directory = try TemporaryDirectory(self)
             let theirs = try openssl(sample)
@@ -131,6 +145,7 @@ final class PKCS12CorpusTests: XCTestCase {
                     XCTAssertEqual(mine.leaf, reading.leaf, "\(sample.file): the leaf differs from \(judge)'s")
                 }
                 XCTAssertEqual(mine.certificates, reading.certificates, "\(sample.file): the certificates differ from \(judge)'s")
+                if let keys = reading.allKeys { XCTAssertEqual(mine.allKeys, keys, "\(sample.file): the keys differ from \(judge)'s") }
             }
             if mine == nil {
                 XCTAssertEqual(result.exitCode, 3, "\(sample.file): \(result.stderr)")
@@ -139,14 +154,22 @@ final class PKCS12CorpusTests: XCTestCase {
             // A wrong password: exit 3, says so, writes nothing. A file nobody reads fails before its
             // password matters (its structure is damaged); it must still be refused without writing.
             let wrongOut = directory.file("wrong")
+            let unprotected = (try? PKCS12Bundle(derBytes: try Fixtures.bytes("\(Self.corpus)/\(sample.file)"), password: nil))?.inspection.isUnprotected ?? false
             let wrong = mtls(
-                ["import", Fixtures.path("\(Self.corpus)/\(sample.file)"), "--password", "env:P12_PASSWORD", "--out-dir", wrongOut, "--index", "1"],
+                ["import", Fixtures.path("\(Self.corpus)/\(sample.file)"), "--password", "env:P12_PASSWORD", "--out-dir", wrongOut] + (unprotected ? [] : ["--index", "1"]),
                 environment: ["P12_PASSWORD": "not the password \u{1F511}"])
-            XCTAssertEqual(wrong.exitCode, 3, "\(sample.file) with a wrong password: \(wrong.stderr)")
-            if theirs != nil || pycas != nil {
-                XCTAssertContains(wrong.stderr.lowercased(), "password", "\(sample.file) with a wrong password")
+            if unprotected {
+                // No MAC and nothing encrypted: every reader opens it with any password, and so do we, saying so.
+                XCTAssertEqual(wrong.exitCode, 0, "\(sample.file) (unprotected) with any password: \(wrong.stderr)")
+                XCTAssertContains(wrong.stderr, "has no password protection", sample.file)
+                unprotectedFiles.append(sample.file)
+            } else {
+                XCTAssertEqual(wrong.exitCode, 3, "\(sample.file) with a wrong password: \(wrong.stderr)")
+                if theirs != nil || pycas != nil {
+                    XCTAssertContains(wrong.stderr.lowercased(), "password", "\(sample.file) with a wrong password")
+                }
+                XCTAssertFalse(FileManager.default.fileExists(atPath: wrongOut), "\(sample.file): a wrong password writes nothing")
             }
-            XCTAssertFalse(FileManager.default.fileExists(atPath: wrongOut), "\(sample.file): a wrong password writes nothing")
         }
         let width = table.map(\.file.count).max() ?? 10
         var lines = [
@@ -159,6 +182,7 @@ final class PKCS12CorpusTests: XCTestCase {
         }
         let union = table.filter { $0.openssl || $0.pyca }.count
         lines.append("read: openssl \(table.filter(\.openssl).count), pyca \(table.filter(\.pyca).count), union \(union), mtls \(table.filter(\.mtls).count)")
+        lines.append("no password protection at all (any password opens them, in every reader): \(unprotectedFiles.joined(separator: ", "))")
         print(lines.joined(separator: "\n"))
         XCTAssertGreaterThanOrEqual(table.filter { $0.mtls && ($0.openssl || $0.pyca) }.count, union, "coverage must be at least the union of openssl's and pyca's")
     }

@@ -42,6 +42,9 @@ enum ImportCommand {
         let index = try Inputs.integer(arguments.value("index"), option: "--index", command: "import", range: 1...100_000)
         if name != nil && index != nil { throw CommandFailure.usage("give --name or --index, not both", command: "import") }
         var written: [String] = []
+        if password.map({ !$0.isEmpty }) ?? false, bundle.inspection.isUnprotected {
+            console.err("note: \(path) has no password protection (no MAC, nothing encrypted): the password given was not needed, and anyone can read it")
+        }
         if bundle.duplicatesRemoved > 0 {
             console.err(
                 "note: \(path) holds \(bundle.duplicatesRemoved) repeated certificate\(bundle.duplicatesRemoved == 1 ? "" : "s") or key\(bundle.duplicatesRemoved == 1 ? "" : "s"); each is written once"
