@@ -50,7 +50,7 @@ enum Inputs {
         case .wrongPassword: return "check the password; PKCS#12 passwords are case-sensitive"
         case .wrongObjectKind: return "check that \(path) is the file you meant"
         case .truncatedInput: return "copy or download \(path) again: its end is missing"
-        case .corruptInput: return "the file was changed after it was made: get a fresh copy from where it came from"
+        case .corruptInput: return "\(path) is damaged: get a fresh copy from where it came from"
         default: return nil
         }
     }
