@@ -186,4 +186,33 @@ final class PKCS12CorpusTests: XCTestCase {
         print(lines.joined(separator: "\n"))
         XCTAssertGreaterThanOrEqual(table.filter { $0.mtls && ($0.openssl || $0.pyca) }.count, union, "coverage must be at least the union of openssl's and pyca's")
     }
+
+    /// Wrong password, unsupported algorithm, damaged file, truncated file: four different sentences,
+    /// and each the same in every command that reads a PKCS#12.
+    func testTheFourFailuresAreToldApartAndWordedAlikeInEveryCommand() throws {
+        let directory = try TemporaryDirectory(self)
+        var a1 = try Fixtures.bytes("\(Self.corpus)/rfc9579/A1-pbmac1-sha256.p12")
+        // The PBMAC1 messageAuthScheme (the last hmacWithSHA256 OID) made an OID no HMAC has.
+        let oid: [UInt8] = [0x06, 0x08, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x02, 0x09]
+        let at = try XCTUnwrap((0...(a1.count - oid.count)).last { Array(a1[$0..<$0 + oid.count]) == oid })
+        a1[at + oid.count - 1] = 0x7F
+        let unsupported = try directory.write("unsupported.p12", a1)
+        let cases: [(file: String, password: String, phrase: String)] = [
+            (Fixtures.path("p12/client-alice-modern.p12"), "not-mtls", "the password is wrong"),
+            (unsupported, "1234", "is not an HMAC this OpenSSL can compute"),
+            (Fixtures.path("bad/corrupt-mac.p12"), "mtls", "the file is damaged"),
+            (Fixtures.path("bad/truncated.p12"), "mtls", "the PKCS#12 file is truncated"),
+        ]
+        for (file, password, phrase) in cases {
+            var sentences: Set<String> = []
+            for command in [["inspect", file], ["import", file], ["convert", file, "--to", "pem"], ["pin", file], ["verify", file]] {
+                let result = mtls(command + ["--password", "env:P"], environment: ["P": password])
+                XCTAssertExit(result, 3, "\(command.joined(separator: " ")): \(result.stderr)")
+                let line = result.stderr.split(separator: "\n").first { $0.contains(phrase) }
+                XCTAssertNotNil(line, "\(command.joined(separator: " ")): expected “\(phrase)” in \(result.stderr)")
+                if let line { sentences.insert(String(line[(line.range(of: file)?.lowerBound ?? line.startIndex)...])) }
+            }
+            XCTAssertEqual(sentences.count, 1, "one sentence for \(phrase) in every command: \(sentences)")
+        }
+    }
 }
