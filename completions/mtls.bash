@@ -170,7 +170,7 @@ _mtls() {
                 --password) _mtls_values none "$cur"; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--to --out --password --force -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--to --out --password --include-key --force -h --help" -- "$cur"))
             else
                 _mtls_values file "$cur"
             fi
@@ -180,9 +180,11 @@ _mtls() {
                 --password) _mtls_values none "$cur"; return 0 ;;
                 --out-dir) _mtls_values directory "$cur"; return 0 ;;
                 --to) _mtls_values words "$cur" pem der; return 0 ;;
+                --name) _mtls_values none "$cur"; return 0 ;;
+                --index) _mtls_values none "$cur"; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--password --out-dir --to --force --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--password --out-dir --to --name --index --force --json -h --help" -- "$cur"))
             else
                 _mtls_values file "$cur"
             fi

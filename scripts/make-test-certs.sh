@@ -286,6 +286,12 @@ ossl pkcs12 -export -inkey "$OUT/server.key" -in "$OUT/server.pem" -name server 
   -passout pass:mtls -out "$P/server.p12"
 ossl pkcs12 -export -inkey "$OUT/client-bob-rsa.key" -in "$OUT/client-bob-rsa.pem" -name bob \
   -passout pass:mtls -out "$P/client-bob-rsa.p12"
+# Two identities (alice, bob) in one MAC-less, unencrypted file, alice's bags twice.
+ossl pkcs12 -export -keypbe NONE -certpbe NONE -nomac -passout pass: -name alice \
+  -inkey "$OUT/client-alice.key" -in "$OUT/client-alice.pem" -out "$WORK/alice-plain.p12"
+ossl pkcs12 -export -keypbe NONE -certpbe NONE -nomac -passout pass: -name bob \
+  -inkey "$OUT/client-bob-rsa.key" -in "$OUT/client-bob-rsa.pem" -out "$WORK/bob-plain.p12"
+python3 "$(dirname "$0")/make-pkcs12-two-identities.py" "$P/two-identities.p12" "$WORK/alice-plain.p12" "$WORK/bob-plain.p12"
 
 # --------------------------------------------------------------------------
 # bad/

@@ -22,6 +22,8 @@ public struct MTLSTrustError: Error, Sendable, CustomStringConvertible, Equatabl
         case unsupportedAlgorithm
         /// The input's integrity check failed for a reason other than the password.
         case corruptInput
+        /// The input ends before its structure does (a truncated download or copy).
+        case truncatedInput
         /// The private key does not belong to the certificate.
         case keyMismatch
         /// An argument given to the library is invalid (a time, a host name, a pin).

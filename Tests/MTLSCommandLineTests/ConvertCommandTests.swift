@@ -49,12 +49,50 @@ final class ConvertCommandTests: XCTestCase {
         XCTAssertEqual(try directory.contents(), [])
     }
 
-    func testPKCS12CertificatesConvertToPEM() throws {
-        let result = mtls(["convert", Fixtures.path("p12/server.p12"), "--to", "pem", "--password", "pass:mtls"])
+    func testPKCS12WithAKeyIsRefusedWithTheImportCommandOrConvertedWithTheKeyOnRequest() throws {
+        let directory = try TemporaryDirectory(self)
+        // Without --include-key: refused (the key would be lost), naming `mtls import`; nothing written.
+        let refused = mtls(["convert", Fixtures.path("p12/server.p12"), "--to", "pem", "--password", "pass:mtls", "--out", directory.file("out.pem")])
+        XCTAssertExit(refused, 2)
+        XCTAssertContains(refused.stderr, "--include-key")
+        XCTAssertContains(refused.stderr, "mtls import \(Fixtures.path("p12/server.p12")) --out-dir")
+        XCTAssertEqual(try directory.contents(), [])
+        // With it: the key, then its certificate, then the chain, as `openssl pkcs12 -nodes` writes them; 0600.
+        let out = directory.file("server.pem")
+        let result = mtls(["convert", Fixtures.path("p12/server.p12"), "--to", "pem", "--password", "pass:mtls", "--include-key", "--out", out])
         XCTAssertExit(result, 0)
+        XCTAssertEqual(try permissions(out), 0o600)
+        let written = String(decoding: contents(out) ?? [], as: UTF8.self)
         let expected = try OpenSSL.output(["x509", "-in", Fixtures.path("server.pem")])
-        XCTAssertEqual(pemBodies(result.stdout).first, pemBodies(String(decoding: expected, as: UTF8.self)).first)
-        XCTAssertEqual(pemBodies(result.stdout).count, 3)
+        // pemBodies counts every block: the key, then the leaf and two CAs.
+        XCTAssertEqual(pemBodies(written).dropFirst().first, pemBodies(String(decoding: expected, as: UTF8.self)).first)
+        XCTAssertEqual(pemBodies(written).count, 4)
+        XCTAssertTrue(written.hasPrefix("-----BEGIN PRIVATE KEY-----"), written)
+        let keyPublic = try OpenSSL.output(["pkey", "-in", out, "-pubout"])
+        let certificatePublic = try OpenSSL.output(["x509", "-in", Fixtures.path("server.pem"), "-noout", "-pubkey"])
+        XCTAssertEqual(keyPublic, certificatePublic)
+        // DER holds one object: refused.
+        XCTAssertExit(mtls(["convert", Fixtures.path("p12/server.p12"), "--to", "der", "--password", "pass:mtls", "--include-key", "--out", directory.file("x.der")]), 3)
+    }
+
+    func testCertificateOnlyPKCS12ConvertsToPEMWithoutAFlag() throws {
+        let result = mtls(["convert", Fixtures.path("p12/certs-only.p12"), "--to", "pem", "--password", "pass:mtls"])
+        XCTAssertExit(result, 0)
+        XCTAssertEqual(pemBodies(result.stdout).count, 2)
+    }
+
+    func testTruncatedPKCS12SaysTruncatedInEveryCommand() throws {
+        let truncated = Fixtures.path("bad/truncated.p12")
+        let commands = [
+            ["convert", truncated, "--to", "pem"], ["inspect", truncated], ["import", truncated], ["pin", truncated], ["verify", truncated],
+            ["probe", "https://127.0.0.1:9/", "--p12", truncated],
+        ]
+        for command in commands {
+            let result = mtls(command + ["--password", "pass:mtls"])
+            XCTAssertExit(result, 3, command.joined(separator: " "))
+            XCTAssertContains(result.stderr, "the PKCS#12 file is truncated", command.joined(separator: " "))
+            XCTAssertNotContains(result.stderr, "DER certificate", command.joined(separator: " "))
+        }
     }
 
     func testDERToStandardOutputGoesThroughTheInjectedConsole() throws {

@@ -124,15 +124,67 @@ final class ImportCommandTests: XCTestCase {
         XCTAssertContains(result.stderr, Fixtures.path("bad/corrupt-mac.p12"))
     }
 
-    func testPKCS12WithoutAKeyCannotBeWrittenOutAndCreatesNoDirectory() throws {
+    func testCertificateOnlyPKCS12WritesCertAndChain() throws {
         let directory = try TemporaryDirectory(self)
-        let out = directory.file("identity")
+        let out = directory.file("truststore")
         let result = mtls(["import", Fixtures.path("p12/certs-only.p12"), "--password", "env:P", "--out-dir", out], environment: ["P": "mtls"])
-        XCTAssertExit(result, 3)
-        XCTAssertContains(result.stderr, "no identity")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "a failed import leaves nothing behind, not even an empty directory")
-        // Shown without --out-dir, it is fine.
-        XCTAssertExit(mtls(["import", Fixtures.path("p12/certs-only.p12"), "--password", "env:P"], environment: ["P": "mtls"]), 0)
+        XCTAssertExit(result, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["cert.pem", "chain.pem"])
+        // The same certificates, in the same order, as `openssl pkcs12 -nokeys` prints.
+        let openssl = String(decoding: try OpenSSL.output(["pkcs12", "-nokeys", "-in", Fixtures.path("p12/certs-only.p12"), "-passin", "pass:mtls"]), as: UTF8.self)
+        let written = String(decoding: (contents(out + "/cert.pem") ?? []) + (contents(out + "/chain.pem") ?? []), as: UTF8.self)
+        XCTAssertEqual(pemBodies(written), pemBodies(openssl))
+        // --name/--index pick identities: there is none here.
+        let picked = mtls(["import", Fixtures.path("p12/certs-only.p12"), "--password", "env:P", "--index", "1", "--out-dir", directory.file("x")], environment: ["P": "mtls"])
+        XCTAssertExit(picked, 3)
+        XCTAssertContains(picked.stderr, "no private key")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("x")), "a failed import leaves nothing behind, not even an empty directory")
+    }
+
+    func testSeveralIdentitiesAreNeverDroppedSilently() throws {
+        let file = Fixtures.path("p12/two-identities.p12")
+        let directory = try TemporaryDirectory(self)
+        // No choice: refused with the list, nothing written.
+        let refused = mtls(["import", file, "--out-dir", directory.file("none")])
+        XCTAssertExit(refused, 2)
+        XCTAssertContains(refused.stderr, "2 identities")
+        XCTAssertContains(refused.stderr, "\"alice\"")
+        XCTAssertContains(refused.stderr, "\"bob\"")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("none")))
+        // By name and by index: the key and certificate of that identity, matching each other.
+        for (selection, expected) in [(["--name", "bob"], "client-bob-rsa.pem"), (["--index", "1"], "client-alice.pem")] {
+            let out = directory.file(selection.joined())
+            let result = mtls(["import", file, "--out-dir", out] + selection)
+            XCTAssertExit(result, 0, selection.joined(separator: " "))
+            XCTAssertContains(result.stderr, "2 repeated")
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).sorted(), ["cert.pem", "key.pem"])
+            XCTAssertEqual(pemBodies(String(decoding: contents(out + "/cert.pem") ?? [], as: UTF8.self)), pemBodies(try Fixtures.text(expected)))
+            XCTAssertEqual(try OpenSSL.output(["pkey", "-in", out + "/key.pem", "-pubout"]), try OpenSSL.output(["x509", "-in", Fixtures.path(expected), "-noout", "-pubkey"]))
+        }
+        XCTAssertExit(mtls(["import", file, "--out-dir", directory.file("carol"), "--name", "carol"]), 2)
+        XCTAssertExit(mtls(["import", file, "--out-dir", directory.file("three"), "--index", "3"]), 2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("carol")))
+        // A client identity is one of them: probe --p12 refuses to pick, before connecting.
+        let probe = mtls(["probe", "https://127.0.0.1:9/", "--p12", file])
+        XCTAssertExit(probe, 3)
+        XCTAssertContains(probe.stderr, "2 identities")
+        // inspect lists both, numbered, and the repeats.
+        let listing = mtls(["inspect", file])
+        XCTAssertContains(listing.stdout, "Identity 1          CN=client-alice")
+        XCTAssertContains(listing.stdout, "Identity 2          CN=client-bob")
+        XCTAssertContains(listing.stdout, "Duplicates          2")
+    }
+
+    func testKeyOnlyPKCS12WritesKeyPEMAlone() throws {
+        let directory = try TemporaryDirectory(self)
+        let out = directory.file("key")
+        let file = Fixtures.path("third-party/pkcs12/pyca/no-cert-key-aes256cbc.p12")
+        let result = mtls(["import", file, "--password", "env:P", "--out-dir", out], environment: ["P": "cryptography"])
+        XCTAssertExit(result, 0)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out), ["key.pem"])
+        XCTAssertEqual(try permissions(out + "/key.pem"), 0o600)
+        let theirs = try OpenSSL.output(["pkcs12", "-legacy", "-in", file, "-passin", "pass:cryptography", "-nocerts", "-nodes"])
+        XCTAssertEqual(try OpenSSL.output(["pkey", "-in", out + "/key.pem", "-pubout"]), try OpenSSL.output(["pkey", "-pubout"], stdin: theirs))
     }
 
     func testExistingFilesAreNotOverwrittenWithoutForceAndNothingIsHalfWritten() throws {

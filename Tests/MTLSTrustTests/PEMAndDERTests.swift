@@ -209,7 +209,10 @@ final class PEMAndDERTests: XCTestCase {
         XCTAssertEqual(DER.shape(of: try der(ofPEM: T.rootCRL)), .crl)
         XCTAssertEqual(DER.shape(of: try der(ofPEM: T.Keys.backupCSR)), .unknown, "a CSR is not a certificate")
         XCTAssertEqual(DER.shape(of: try T.bytes(T.Bad.truncatedDER)), .unknown)
-        XCTAssertEqual(DER.shape(of: try T.bytes(T.Bad.truncatedP12)), .unknown)
+        // A PFX is known by its header, so that a truncated one reaches the PKCS#12 reader (which says "truncated").
+        XCTAssertEqual(DER.shape(of: try T.bytes(T.Bad.truncatedP12)), .pkcs12)
+        XCTAssertEqual(DER.shape(of: [0x30, 0x80, 0x02, 0x01, 0x03, 0x30, 0x80]), .pkcs12, "BER, indefinite length")
+        XCTAssertEqual(DER.shape(of: [0x30, 0x82, 0x01, 0x00, 0x02, 0x01, 0x00, 0x30]), .unknown, "version 0 is not a PFX")
         XCTAssertEqual(DER.shape(of: try T.bytes(T.Bad.garbage)), .unknown)
         XCTAssertEqual(DER.shape(of: try T.bytes(T.server.pem)), .unknown)
         XCTAssertEqual(DER.shape(of: []), .unknown)

@@ -176,6 +176,43 @@ final class PKCS12ExportTests: XCTestCase {
         XCTAssertTrue(info.combined.contains("Shrouded Keybag: pbeWithSHA1And3-KeyTripleDES-CBC, Iteration 2048"), info.combined)
     }
 
+    func testOpenSSLWithTheLegacyOptionReadsBothExportsWithAlicesLeafKeyAndChain() throws {
+        let alice = try T.certificate(T.clientAlice)
+        for protection in [PKCS12Bundle.Protection.modern, .legacy3DES] {
+            let written = try exportAlice(protection: protection)
+            let base = ["pkcs12", "-legacy", "-in", written.url.path, "-passin", "pass:\(written.password)"]
+            let key = try OpenSSLCLI.run(base + ["-nocerts", "-nodes"])
+            XCTAssertEqual(try PrivateKey(bytes: key).publicKey, alice.publicKey, "\(protection)")
+            let leaf = try Certificate.fromPEM(try OpenSSLCLI.run(base + ["-nokeys", "-clcerts"]))
+            XCTAssertEqual(leaf, [alice], "\(protection)")
+            XCTAssertEqual(try Certificate.fromPEM(try OpenSSLCLI.run(base + ["-nokeys", "-cacerts"])).count, 2, "\(protection)")
+        }
+    }
+
+    /// Python `cryptography` (pyca, its own OpenSSL), in the venv that scripts/pyca-venv.sh makes.
+    func testPycaReadsBothExportsWithAlicesLeafAndKey() throws {
+        let root = T.directory.deletingLastPathComponent()
+        let venv = try ExternalTool.run("/bin/bash", [root.appendingPathComponent("scripts/pyca-venv.sh").path])
+        XCTAssertEqual(venv.status, 0, "scripts/pyca-venv.sh (pip install cryptography): \(venv.stderr)")
+        let python = venv.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let alice = try T.certificate(T.clientAlice)
+        for protection in [PKCS12Bundle.Protection.modern, .legacy3DES] {
+            let written = try exportAlice(protection: protection)
+            let read = { (password: String) in
+                try ExternalTool.run(
+                    "/usr/bin/env", ["P12_PASSWORD=\(password)", python, "-W", "ignore", root.appendingPathComponent("scripts/pkcs12-pyca.py").path, written.url.path])
+            }
+            let output = try read(written.password)
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(output.stdout)) as? [String: Any], output.combined)
+            XCTAssertEqual(object["ok"] as? Bool, true, "\(protection): \(output.combined)")
+            XCTAssertEqual(object["leaf"] as? String, alice.derBytes.hex, "\(protection)")
+            XCTAssertEqual(object["keySPKI"] as? String, alice.publicKey.spkiDER.hex, "\(protection)")
+            XCTAssertEqual((object["certificates"] as? [String])?.count, 3, "\(protection)")
+            let wrong = try JSONSerialization.jsonObject(with: Data(try read("wrong").stdout)) as? [String: Any]
+            XCTAssertEqual(wrong?["ok"] as? Bool, false, "\(protection): pyca must refuse the wrong password")
+        }
+    }
+
     func testNSSPk12utilListsBothExportsWithTheKeyAndFriendlyName() throws {
         let pk12util = try requireTool("pk12util", package: "libnss3-tools")
         for protection in [PKCS12Bundle.Protection.modern, .legacy3DES] {

@@ -9,13 +9,16 @@ enum ConvertCommand {
         discussion: """
             Certificates are written exactly as `openssl x509 -outform PEM|DER` writes them; private keys \
             as unencrypted PKCS#8 (like `openssl pkey`), written with mode 0600. DER holds one object: \
-            a PEM bundle of several certificates can only be converted to PEM.
+            a PEM bundle of several certificates can only be converted to PEM. A PKCS#12 file that holds a \
+            private key is converted only with --include-key (key and certificates in one PEM, mode 0600, \
+            like `openssl pkcs12 -nodes`); `mtls import` writes them into separate files instead.
             """,
         arguments: [ArgumentSpec(name: "IN", help: "The input file ('-' for standard input).")],
         options: [
             OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), required: true),
             OptionSpec(names: ["--out"], valueName: "FILE", help: "Write here instead of standard output."),
             OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of an encrypted key or a PKCS#12 input."),
+            OptionSpec(names: ["--include-key"], help: "PKCS#12 input: write its private keys too (unencrypted PEM, mode 0600)."),
             OptionSpec(names: ["--force"], help: "Overwrite FILE if it exists."),
         ],
         examples: ["mtls convert server.cer --to pem --out server.pem", "mtls convert server.pem --to der --out server.der"])
@@ -34,9 +37,46 @@ enum ConvertCommand {
         var secret = false
         // A private key's bytes are overwritten once written: freed, they would stay in the heap.
         defer { if secret { Secret.wipe(&output) } }
+        var refusal: CommandFailure? = nil
         do throws(MTLSTrustError) {
             let kind = try objectKind(bytes)
             switch kind {
+            case .pkcs12:
+                let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
+                if bundle.identities.isEmpty {
+                    let certificates = bundle.allCertificates
+                    if certificates.isEmpty { throw MTLSTrustError(.wrongObjectKind, "the PKCS#12 file holds no certificate and no private key") }
+                    if target == "der" {
+                        guard certificates.count == 1 else {
+                            throw MTLSTrustError(.invalidArgument, "it holds \(certificates.count) certificates and DER holds one: convert to PEM")
+                        }
+                        output = certificates[0].derBytes
+                    } else {
+                        output = Array(certificates.map(\.pemString).joined().utf8)
+                    }
+                } else if !arguments.flag("include-key") {
+                    // Writing only the certificates would lose the key without a word.
+                    refusal = CommandFailure(
+                        ExitCode.usage,
+                        "\(path) holds \(bundle.identities.count == 1 ? "a private key" : "\(bundle.identities.count) private keys"), which convert writes only with --include-key",
+                        hint: "use `mtls import \(path) --out-dir DIR` for key.pem (mode 0600), cert.pem and chain.pem, or add --include-key for one PEM with key and certificates")
+                } else if target == "der" {
+                    throw MTLSTrustError(.invalidArgument, "it holds a private key and certificates and DER holds one object: convert to PEM, or use `mtls import --to der`")
+                } else {
+                    // Each key followed by its certificate, then the other certificates: `openssl pkcs12 -nodes` order.
+                    // The pieces are joined into one buffer sized in advance and then wiped, so that no
+                    // copy of a key is left in freed memory by a growing array.
+                    secret = true
+                    var pieces: [[UInt8]] = []
+                    defer { for index in pieces.indices { Secret.wipe(&pieces[index]) } }
+                    for identity in bundle.identities {
+                        pieces.append(try identity.privateKey.pkcs8PEM())
+                        if let certificate = identity.certificate { pieces.append(Array(certificate.certificate.pemString.utf8)) }
+                    }
+                    pieces.append(Array(bundle.chain.map(\.certificate.pemString).joined().utf8))
+                    output.reserveCapacity(pieces.reduce(0) { $0 + $1.count })
+                    for piece in pieces { output.append(contentsOf: piece) }
+                }
             case .certificates:
                 let certificates = try CertificateLoader.certificates(from: bytes, password: password, source: path).certificates
                 if target == "der" {
@@ -63,6 +103,7 @@ enum ConvertCommand {
         } catch {
             throw CommandFailure(ExitCode.badInput, error.attributed(to: path).message, hint: Inputs.hint(for: error, path: path))
         }
+        if let refusal { throw refusal }
         if let out = arguments.value("out") {
             try OutputFile.write(output, to: out, mode: secret ? 0o600 : 0o644, force: arguments.flag("force"))
             console.err("wrote \(out) (\(target.uppercased()))")
@@ -76,7 +117,7 @@ enum ConvertCommand {
     }
 
     enum Kind {
-        case certificates, privateKey, publicKey([UInt8]), crl([[UInt8]])
+        case certificates, pkcs12, privateKey, publicKey([UInt8]), crl([[UInt8]])
     }
 
     static func objectKind(_ bytes: [UInt8]) throws(MTLSTrustError) -> Kind {
@@ -93,7 +134,8 @@ enum ConvertCommand {
             throw MTLSTrustError(.wrongObjectKind, "it holds no certificate, key or CRL PEM block")
         }
         switch DER.shape(of: bytes) {
-        case .certificate, .pkcs12: return .certificates
+        case .certificate: return .certificates
+        case .pkcs12: return .pkcs12
         case .privateKey, .encryptedPrivateKey: return .privateKey
         case .publicKey: return .publicKey(bytes)
         case .crl: return .crl([bytes])

@@ -192,13 +192,26 @@ enum InspectCommand {
         lines.append(
             "  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : "no (needs -legacy)"); OpenSSL 3 + legacy: yes; older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")"
         )
-        if let leaf = bundle.leaf {
-            lines.append("  Identity            \(leaf.certificate.subject)" + (leaf.friendlyName.map { " (\"\($0)\")" } ?? ""))
-            lines += CertificateDescription.detailed(leaf.certificate, console: console, indent: "      ")
-        } else {
-            lines.append("  Identity            none (no certificate matches a private key)")
+        if bundle.identities.isEmpty {
+            lines.append("  Identity            none (no private key)")
+            lines.append("  Private key         none")
         }
-        if let key = bundle.privateKey { lines.append("  Private key         \(key.algorithm)") } else { lines.append("  Private key         none") }
+        for (index, identity) in bundle.identities.enumerated() {
+            // Every identity is listed, numbered when there are several: `import --index N` picks one.
+            let label = bundle.identities.count > 1 ? "Identity \(index + 1)" : "Identity"
+            let padded = label.padding(toLength: 20, withPad: " ", startingAt: 0)
+            let name = identity.friendlyName.map { " (\"\($0)\")" } ?? ""
+            if let entry = identity.certificate {
+                lines.append("  \(padded)\(entry.certificate.subject)\(name)")
+                lines += CertificateDescription.detailed(entry.certificate, console: console, indent: "      ")
+            } else {
+                lines.append("  \(padded)key only (no certificate in the file)\(name)")
+            }
+            lines.append("  Private key         \(identity.privateKey.algorithm)")
+        }
+        if bundle.duplicatesRemoved > 0 {
+            lines.append("  Duplicates          \(bundle.duplicatesRemoved) repeated certificate or key bag\(bundle.duplicatesRemoved == 1 ? "" : "s"), shown once")
+        }
         for (index, entry) in bundle.chain.enumerated() {
             lines.append("  Chain \(index + 1)             \(entry.certificate.subject) (expires \(Timestamp.rfc3339(entry.certificate.notAfter)))")
         }
@@ -229,6 +242,18 @@ enum InspectCommand {
             ("leaf", bundle.leaf.map { CertificateDescription.json($0.certificate, extra: [("friendlyName", JSON.optional($0.friendlyName))]) } ?? .null),
             ("privateKey", bundle.privateKey.map { .string($0.algorithm.description) } ?? .null),
             ("chain", .array(bundle.chain.map { CertificateDescription.json($0.certificate) })),
+            (
+                "identities",
+                .array(
+                    bundle.identities.enumerated().map { index, identity in
+                        .object([
+                            ("index", .int(index + 1)), ("friendlyName", JSON.optional(identity.friendlyName)), ("localKeyID", JSON.optional(identity.localKeyID)),
+                            ("certificate", identity.certificate.map { CertificateDescription.json($0.certificate) } ?? .null),
+                            ("privateKey", .string(identity.privateKey.algorithm.description)),
+                        ])
+                    })
+            ),
+            ("duplicatesRemoved", .int(bundle.duplicatesRemoved)),
         ])
         return ("PKCS#12", lines, json)
     }

@@ -49,6 +49,8 @@ enum Inputs {
         case .passwordRequired: return "give it with --password (pass:, env:, file:, fd: or stdin)"
         case .wrongPassword: return "check the password; PKCS#12 passwords are case-sensitive"
         case .wrongObjectKind: return "check that \(path) is the file you meant"
+        case .truncatedInput: return "copy or download \(path) again: its end is missing"
+        case .corruptInput: return "\(path) is damaged: get a fresh copy from where it came from"
         default: return nil
         }
     }

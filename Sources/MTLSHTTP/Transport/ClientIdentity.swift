@@ -27,8 +27,17 @@ public struct ClientIdentity: Sendable {
     /// - Parameters:
     ///   - bundle: The bundle, from `PKCS12Bundle(derBytes:password:)`.
     ///   - label: Where it came from, for reports; defaults to the leaf's subject.
-    /// - Throws: `MTLSTrustError` `.wrongObjectKind` when the bundle holds no private key with its certificate.
+    /// - Throws: `MTLSTrustError` `.wrongObjectKind` when the bundle holds no private key with its
+    ///   certificate, `.invalidArgument` when it holds several identities (which one is not guessed).
     public init(_ bundle: PKCS12Bundle, label: String? = nil) throws(MTLSTrustError) {
+        // A client presents one identity: picking the first of several would drop the others unseen.
+        if bundle.identities.count > 1 {
+            let names = bundle.identities.enumerated().map { "\($0.offset + 1): " + ($0.element.friendlyName ?? $0.element.certificate?.certificate.subject ?? "key only") }
+            throw MTLSTrustError(
+                .invalidArgument,
+                "\(label ?? "the PKCS#12 bundle") holds \(bundle.identities.count) identities (\(names.joined(separator: ", "))): write the one to use into its own files (`mtls import --name` or `--index`) and give those",
+                source: label)
+        }
         guard let leaf = bundle.leaf, let key = bundle.privateKey else {
             let what = label.map { "\($0) holds" } ?? "the PKCS#12 bundle holds"
             throw MTLSTrustError(.wrongObjectKind, "\(what) no identity (no private key with its certificate)", source: label)

@@ -37,6 +37,29 @@ public enum DER {
         return Element(tag: tag, headerStart: offset, contentStart: cursor, contentEnd: cursor + length)
     }
 
+    /// The length of the outer header when the bytes start like a PFX: `SEQUENCE` (definite or
+    /// indefinite length), then `INTEGER 3`, then a `SEQUENCE` (the authSafe ContentInfo). Only
+    /// the header is read, so a truncated file still matches.
+    public static func pkcs12HeaderLength<C: RandomAccessCollection>(_ bytes: C) -> Int? where C.Element == UInt8, C.Index == Int {
+        let start = bytes.startIndex
+        guard bytes.count >= 6, bytes[start] == 0x30 else { return nil }
+        let first = bytes[start + 1]
+        var header = 2
+        if first > 0x80 {
+            let count = Int(first & 0x7F)
+            guard count <= 4 else { return nil }
+            header += count
+        }
+        guard bytes.count >= header + 3 else { return nil }
+        let version = start + header
+        guard bytes[version] == 0x02 && bytes[version + 1] == 0x01 && bytes[version + 2] == 0x03 else { return nil }
+        // The ContentInfo's SEQUENCE follows, unless the file ends right after the version.
+        return bytes.count == header + 3 || bytes[version + 3] == 0x30 ? header : nil
+    }
+
+    /// True when the bytes start like a PKCS#12 file (DER or BER, complete or not).
+    public static func looksLikePKCS12(_ bytes: [UInt8]) -> Bool { pkcs12HeaderLength(bytes) != nil }
+
     /// The byte range of the SubjectPublicKeyInfo in a DER certificate, found by walking
     /// `Certificate → TBSCertificate → (version, serial, signature, issuer, validity, subject, SPKI)`.
     public static func subjectPublicKeyInfoRange(inCertificate der: [UInt8]) -> Range<Int>? {
@@ -68,7 +91,12 @@ public enum DER {
     }
 
     /// Guesses the kind of a DER object from its outer structure.
+    ///
+    /// A PKCS#12 file is recognised by its first bytes alone (`SEQUENCE`, `INTEGER 3`, `SEQUENCE`),
+    /// so BER with indefinite lengths (NSS and Chrome write `30 80`) and truncated files are
+    /// still `.pkcs12`, and the PKCS#12 reader says what is wrong with them.
     public static func shape(of der: [UInt8]) -> Shape {
+        if looksLikePKCS12(der) { return .pkcs12 }
         guard let outer = element(in: der, at: 0), outer.tag == 0x30,
             let first = element(in: der, at: outer.contentStart, limit: outer.contentEnd)
         else { return .unknown }

@@ -491,9 +491,15 @@ extension CertificateLoader {
     /// - Throws: `MTLSTrustError`, as ``certificates(atPath:password:)`` does (PKCS#12 files need that
     ///   function's password).
     public static func summaries(atPath path: String) throws(MTLSTrustError) -> [CertificateSummary] {
-        let bytes = try readFile(path)
+        var bytes = try readFile(path)
+        // The file may be an unencrypted key: its bytes are wiped, and a key block never reaches the
+        // general PEM reader (which would copy its text into Strings).
+        defer { Secret.wipe(&bytes) }
         if let summaries = CertificateSummaryReader.summaries(ofFile: bytes), !summaries.contains(where: \.mayBeSelfSigned) {
             return summaries
+        }
+        if PEM.occurrences(of: "PRIVATE KEY-----", in: bytes) > 0 {
+            throw MTLSTrustError(.wrongObjectKind, "\(path) holds a private key, not only certificates", source: path)
         }
         return try certificates(from: bytes, source: path).certificates.map { certificate in
             CertificateSummary(

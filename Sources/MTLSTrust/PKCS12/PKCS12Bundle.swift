@@ -2,8 +2,12 @@ internal import COpenSSL
 internal import COpenSSLShims
 import Foundation
 
-/// The contents of a PKCS#12 (`.p12`, `.pfx`) file: an identity (leaf certificate and private key),
-/// the other certificates, and how the file is protected.
+/// The contents of a PKCS#12 (`.p12`, `.pfx`) file: its identities (private keys, each with its
+/// certificate when the file holds it), the other certificates, and how the file is protected.
+///
+/// One reader for every command and for library users: DER and BER (indefinite lengths, as NSS and
+/// Chrome write), every encryption OpenSSL reads with its legacy provider, the SHA-1/SHA-2 MAC and
+/// PBMAC1 (RFC 9579), files without a MAC, no password and the empty password, UTF-8 passwords.
 public struct PKCS12Bundle: Sendable {
     /// A certificate with the attributes it carried in its bag.
     public struct Entry: Sendable {
@@ -12,21 +16,44 @@ public struct PKCS12Bundle: Sendable {
         public var localKeyID: String?
     }
 
-    /// The certificate whose public key matches the private key (chosen by key match, not position).
+    /// One private key of the file, with the certificate that holds its public key when there is one.
+    public struct Identity: Sendable {
+        /// The certificate whose public key matches the key (nil in a key-only file).
+        public var certificate: Entry?
+        /// The private key.
+        public var privateKey: PrivateKey
+        /// The key bag's friendly name, else the certificate's.
+        public var friendlyName: String?
+        /// The key bag's `localKeyId` in hex.
+        public var localKeyID: String?
+    }
+
+    /// Every private key of the file, in file order, each with its certificate.
+    public var identities: [Identity]
+    /// Every certificate, in file order, each once.
+    public var certificates: [Entry]
+    /// The first identity's certificate.
     public var leaf: Entry?
-    /// The private key, when the file holds one.
+    /// The first identity's private key, when the file holds one.
     public var privateKey: PrivateKey?
-    /// The other certificates, in file order.
+    /// The certificates that are no identity's certificate (CAs, and every certificate of a
+    /// certificate-only file), in file order.
     public var chain: [Entry]
-    /// The friendly name of the key bag, when present.
+    /// The friendly name of the first key bag, when present.
     public var keyFriendlyName: String?
+    /// How many repeated certificates and keys were left out (files exported with a chain file
+    /// that repeats the leaf hold it twice).
+    public var duplicatesRemoved: Int
     /// How the file is made.
     public var inspection: PKCS12Inspection
     /// True when reading needed OpenSSL's legacy provider.
     public var neededLegacyProvider: Bool
 
-    /// Every certificate: the leaf first, then the chain.
-    public var allCertificates: [Certificate] { (leaf.map { [$0.certificate] } ?? []) + chain.map(\.certificate) }
+    /// Every certificate: the first identity's first, then the others in file order.
+    public var allCertificates: [Certificate] {
+        let first = leaf?.certificate
+        return (first.map { [$0] } ?? []) + certificates.map(\.certificate).filter { $0 != first }
+    }
 
     /// Reads a PKCS#12 file.
     ///
@@ -34,11 +61,13 @@ public struct PKCS12Bundle: Sendable {
     /// needs RC2, RC4 or DES, OpenSSL's legacy provider is loaded into this library's own context.
     ///
     /// - Parameters:
-    ///   - derBytes: The file's bytes.
+    ///   - derBytes: The file's bytes (DER or BER).
     ///   - password: The password; nil tries no password and the empty password, as OpenSSL does.
     /// - Throws: ``MTLSTrustError`` with `.wrongPassword`, `.passwordRequired`,
-    ///   `.unsupportedAlgorithm`, `.corruptInput` (a MAC that fails for a reason other than the
-    ///   password) or `.malformedInput` (not a PKCS#12 file, or truncated).
+    ///   `.unsupportedAlgorithm`, `.corruptInput` (damaged: a MAC that fails although the password
+    ///   decrypts the contents, PBMAC1 parameters that are invalid, a structure that does not parse),
+    ///   `.truncatedInput` (the file ends before its structure does) or `.wrongObjectKind` /
+    ///   `.malformedInput` (not a PKCS#12 file).
     public init(derBytes: [UInt8], password: Secret?) throws(MTLSTrustError) {
         if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
         OpenSSLErrorQueue.clear()
@@ -48,12 +77,7 @@ public struct PKCS12Bundle: Sendable {
             parsed = d2i_PKCS12(nil, &cursor, buffer.count)
         }
         guard let p12 = parsed else {
-            let errors = OpenSSLErrorQueue.drain()
-            let shape = DER.shape(of: derBytes)
-            if shape == .certificate || shape == .privateKey || PEM.looksLikePEM(derBytes) {
-                throw MTLSTrustError(.wrongObjectKind, "it is not a PKCS#12 file (it looks like a \(PEM.looksLikePEM(derBytes) ? "PEM file" : "DER \(shape)"))")
-            }
-            throw MTLSTrustError(.malformedInput, "it is not a PKCS#12 file, or it is truncated: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+            throw PKCS12Bundle.parseFailure(derBytes, errors: OpenSSLErrorQueue.drain())
         }
         defer { PKCS12_free(p12) }
 
@@ -61,39 +85,22 @@ public struct PKCS12Bundle: Sendable {
         var mac: PKCS12Inspection.MAC? = nil
         var effectivePassword = password
         if PKCS12_mac_present(p12) == 1 {
-            var macOctets: UnsafePointer<ASN1_OCTET_STRING>? = nil
-            var macAlgorithm: UnsafePointer<X509_ALGOR>? = nil
-            var salt: UnsafePointer<ASN1_OCTET_STRING>? = nil
-            var iterations: UnsafePointer<ASN1_INTEGER>? = nil
-            PKCS12_get0_mac(&macOctets, &macAlgorithm, &salt, &iterations, p12)
-            var digestName = "unknown"
-            var digestNID = NID_undef
-            if let macAlgorithm {
-                var object: OpaquePointer? = nil
-                var type: Int32 = 0
-                var value: UnsafeRawPointer? = nil
-                X509_ALGOR_get0(&object, &type, &value, macAlgorithm)
-                if let object {
-                    digestNID = OBJ_obj2nid(object)
-                    digestName = Certificate.objectName(object).lowercased().replacingOccurrences(of: "-", with: "")
-                }
-            }
-            mac = PKCS12Inspection.MAC(
-                digest: digestName, iterations: iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1,
-                saltLength: Certificate.asn1StringBytes(salt).count)
-            if digestNID == NID_undef || EVP_get_digestbyname(OBJ_nid2sn(digestNID)) == nil {
-                throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses a digest this OpenSSL cannot compute (\(digestName))")
-            }
+            let check = try MACCheck(p12)
+            mac = check.summary
             OpenSSLErrorQueue.clear()
             if let password {
-                if !PKCS12Bundle.verifyMAC(p12, password) {
+                if !check.matches(password) {
                     let errors = OpenSSLErrorQueue.drain()
                     if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
                         throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
                     }
-                    // A file made with no password at all can't be opened with "", and vice versa.
-                    if password.isEmpty, PKCS12_verify_mac(p12, nil, 0) == 1 {
+                    if password.isEmpty, check.matches(nil) {
+                        // A file made with no password at all can't be opened with "", and vice versa.
                         effectivePassword = nil
+                    } else if let latin1 = PKCS12Bundle.latin1AsUTF8(password), check.matches(latin1) {
+                        // Files made by OpenSSL before 1.1.0 turned each byte of a non-ASCII password
+                        // into one character; `openssl pkcs12` retries the same way.
+                        effectivePassword = latin1
                     } else {
                         // A failed MAC alone cannot tell a wrong password from a damaged file. If the
                         // password decrypts the encrypted contents, it is right and the file is damaged.
@@ -114,10 +121,10 @@ public struct PKCS12Bundle: Sendable {
                     }
                 }
             } else {
-                if PKCS12_verify_mac(p12, nil, 0) == 1 {
+                if check.matches(nil) {
                     effectivePassword = nil
-                } else if PKCS12_verify_mac(p12, "", 0) == 1 {
-                    effectivePassword = ""
+                } else if check.matches(Secret(bytes: [])) {
+                    effectivePassword = Secret(bytes: [])
                 } else {
                     OpenSSLErrorQueue.clear()
                     throw MTLSTrustError(.passwordRequired, "the file is password-protected: give its password")
@@ -129,7 +136,7 @@ public struct PKCS12Bundle: Sendable {
         OpenSSLErrorQueue.clear()
         guard let authSafes = PKCS12_unpack_authsafes(p12) else {
             let errors = OpenSSLErrorQueue.drain()
-            throw MTLSTrustError(.corruptInput, "its contents could not be unpacked: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+            throw MTLSTrustError(.corruptInput, "the file is damaged: its contents could not be unpacked (\(OpenSSLErrorQueue.describe(errors)))", openSSLDetail: errors.map(\.raw))
         }
         defer { mtls_sk_PKCS7_pop_free(authSafes) }
         var needsLegacy = false
@@ -151,31 +158,184 @@ public struct PKCS12Bundle: Sendable {
         // Without a MAC, only decryption shows whether a password is needed: as with the MAC, no
         // password means "no password, then the empty one"; if neither decrypts, one is required.
         if mac == nil, password == nil, case .failure(let error) = outcome, error.reason == .wrongPassword {
-            outcome = PKCS12Bundle.attempt(authSafes, password: "", macPresent: false, legacy: needsLegacy)
+            outcome = PKCS12Bundle.attempt(authSafes, password: Secret(bytes: []), macPresent: false, legacy: needsLegacy)
             if case .failure(let retryError) = outcome, retryError.reason == .wrongPassword {
                 throw MTLSTrustError(.passwordRequired, "the file's contents are encrypted: give its password", openSSLDetail: retryError.openSSLDetail)
             }
         }
         let reader = try outcome.get()
 
-        // 3. The leaf is the certificate that matches the key; the rest is the chain.
-        let key = reader.keys.first
-        var leafIndex: Int? = nil
-        if let key {
-            leafIndex = reader.certificates.firstIndex { key.key.matches($0.certificate) }
-            if leafIndex == nil, let keyID = key.localKeyID {
-                leafIndex = reader.certificates.firstIndex { $0.localKeyID == keyID }
+        // 3. Each key with its certificate (by key match, then by localKeyId); repeats left out once.
+        var duplicates = 0
+        var certificates: [Entry] = []
+        for entry in reader.certificates {
+            if certificates.contains(where: { $0.certificate == entry.certificate }) {
+                duplicates += 1
+            } else {
+                certificates.append(entry)
             }
         }
-        var certificates = reader.certificates
-        let leaf = leafIndex.map { certificates.remove(at: $0) }
-        self.leaf = leaf
-        // Files exported with a chain file that repeats the leaf hold it twice; list it once.
-        self.chain = certificates.filter { $0.certificate != leaf?.certificate }
-        self.privateKey = key?.key
-        self.keyFriendlyName = key?.friendlyName
+        var identities: [Identity] = []
+        for key in reader.keys {
+            let spki = key.key.publicKey.spkiDER
+            if identities.contains(where: { $0.privateKey.publicKey.spkiDER == spki }) {
+                duplicates += 1
+                continue
+            }
+            let matching = certificates.filter { key.key.matches($0.certificate) }
+            let certificate =
+                matching.first { key.localKeyID != nil && $0.localKeyID == key.localKeyID } ?? matching.first
+            identities.append(Identity(certificate: certificate, privateKey: key.key, friendlyName: key.friendlyName ?? certificate?.friendlyName, localKeyID: key.localKeyID))
+        }
+        let identityCertificates = identities.compactMap(\.certificate?.certificate)
+        self.identities = identities
+        self.certificates = certificates
+        self.leaf = identities.first?.certificate
+        self.privateKey = identities.first?.privateKey
+        self.keyFriendlyName = reader.keys.first?.friendlyName
+        self.chain = certificates.filter { !identityCertificates.contains($0.certificate) }
+        self.duplicatesRemoved = duplicates
         self.inspection = PKCS12Inspection(mac: mac, safes: reader.safes)
         self.neededLegacyProvider = needsLegacy
+    }
+
+    /// The identity a user picked: by friendly name (exact), or by 1-based index in file order.
+    ///
+    /// - Throws: `.invalidArgument` naming the identities there are, when none matches.
+    public func identity(named name: String? = nil, index: Int? = nil) throws(MTLSTrustError) -> Identity {
+        let listing = identities.enumerated().map { "\($0.offset + 1): \($0.element.friendlyName.map { "\"\($0)\"" } ?? "(no name)")" }.joined(separator: ", ")
+        if let index {
+            guard index >= 1, index <= identities.count else {
+                throw MTLSTrustError(
+                    .invalidArgument,
+                    "it holds \(identities.count) identit\(identities.count == 1 ? "y" : "ies")\(listing.isEmpty ? "" : " (\(listing))"), so there is no identity \(index)")
+            }
+            return identities[index - 1]
+        }
+        if let name {
+            let found = identities.filter { $0.friendlyName == name }
+            guard let first = found.first else {
+                throw MTLSTrustError(.invalidArgument, "no identity is named \"\(name)\"; it holds \(listing.isEmpty ? "no private key" : listing)")
+            }
+            guard found.count == 1 else {
+                throw MTLSTrustError(.invalidArgument, "\(found.count) identities are named \"\(name)\" (\(listing)): pick one by index")
+            }
+            return first
+        }
+        guard let first = identities.first else { throw MTLSTrustError(.wrongObjectKind, "it holds no private key") }
+        return first
+    }
+
+    /// Why `d2i_PKCS12` refused the bytes: not a PKCS#12 file at all, truncated, or damaged.
+    static func parseFailure(_ bytes: [UInt8], errors: [OpenSSLErrorEntry]) -> MTLSTrustError {
+        guard DER.looksLikePKCS12(bytes) else {
+            let shape = DER.shape(of: bytes)
+            if shape == .certificate || shape == .privateKey || shape == .encryptedPrivateKey || PEM.looksLikePEM(bytes) {
+                return MTLSTrustError(.wrongObjectKind, "it is not a PKCS#12 file (it looks like a \(PEM.looksLikePEM(bytes) ? "PEM file" : "DER \(shape)"))")
+            }
+            return MTLSTrustError(.malformedInput, "it is not a PKCS#12 file: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        }
+        if BERScan.endsEarly(bytes) {
+            return MTLSTrustError(
+                .truncatedInput, "the PKCS#12 file is truncated: its \(bytes.count) bytes end before its structure does (an incomplete download or copy?)",
+                openSSLDetail: errors.map(\.raw))
+        }
+        return MTLSTrustError(.corruptInput, "the PKCS#12 file is damaged: its structure does not parse (\(OpenSSLErrorQueue.describe(errors)))", openSSLDetail: errors.map(\.raw))
+    }
+
+    /// The password with each byte taken as one Latin-1 character, re-encoded as UTF-8: what
+    /// OpenSSL before 1.1.0 used for a non-ASCII password. Nil for an ASCII password.
+    static func latin1AsUTF8(_ password: Secret) -> Secret? {
+        guard password.contains(where: { $0 >= 0x80 }) else { return nil }
+        return password.withUnsafeBytes { bytes in
+            var converted: [UInt8] = []
+            converted.reserveCapacity(bytes.count * 2)
+            for byte in bytes {
+                if byte < 0x80 {
+                    converted.append(byte)
+                } else {
+                    converted.append(0xC0 | byte >> 6)
+                    converted.append(0x80 | byte & 0x3F)
+                }
+            }
+            return Secret(wiping: &converted)
+        }
+    }
+
+    /// The file's MAC: the PKCS#12 MAC (OpenSSL verifies it) or PBMAC1 (verified here).
+    private struct MACCheck {
+        var summary: PKCS12Inspection.MAC
+        var p12: OpaquePointer
+        var pbmac1: PBMAC1?
+        var content: [UInt8] = []
+        var expected: [UInt8] = []
+
+        init(_ p12: OpaquePointer) throws(MTLSTrustError) {
+            self.p12 = p12
+            var macOctets: UnsafePointer<ASN1_OCTET_STRING>? = nil
+            var macAlgorithm: UnsafePointer<X509_ALGOR>? = nil
+            var salt: UnsafePointer<ASN1_OCTET_STRING>? = nil
+            var iterations: UnsafePointer<ASN1_INTEGER>? = nil
+            PKCS12_get0_mac(&macOctets, &macAlgorithm, &salt, &iterations, p12)
+            var digestName = "unknown"
+            var digestNID = NID_undef
+            var parameters: [UInt8]? = nil
+            if let macAlgorithm {
+                var object: OpaquePointer? = nil
+                var type: Int32 = 0
+                var value: UnsafeRawPointer? = nil
+                X509_ALGOR_get0(&object, &type, &value, macAlgorithm)
+                if let object {
+                    digestNID = OBJ_obj2nid(object)
+                    digestName = Certificate.objectName(object).lowercased().replacingOccurrences(of: "-", with: "")
+                    if type == V_ASN1_SEQUENCE, let value {
+                        parameters = Certificate.asn1StringBytes(value.assumingMemoryBound(to: ASN1_STRING.self))
+                    }
+                }
+            }
+            if digestNID == NID_pbmac1 {
+                let pbmac1 = try PBMAC1(parameters: parameters ?? [])
+                guard let content = PKCS12Bundle.authSafeContent(p12) else {
+                    throw MTLSTrustError(.corruptInput, "the file is damaged: the content its PBMAC1 integrity check covers could not be found")
+                }
+                self.pbmac1 = pbmac1
+                self.content = content
+                self.expected = Certificate.asn1StringBytes(macOctets)
+                summary = PKCS12Inspection.MAC(digest: pbmac1.name, iterations: pbmac1.iterations, saltLength: pbmac1.salt.count)
+                return
+            }
+            summary = PKCS12Inspection.MAC(
+                digest: digestName, iterations: iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1,
+                saltLength: Certificate.asn1StringBytes(salt).count)
+            if digestNID == NID_undef || EVP_get_digestbyname(OBJ_nid2sn(digestNID)) == nil {
+                throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses a digest this OpenSSL cannot compute (\(digestName))")
+            }
+        }
+
+        /// True when the MAC matches the password (nil: no password at all, not even empty).
+        func matches(_ password: Secret?) -> Bool {
+            if let pbmac1 { return pbmac1.verify(password: password, content: content, expected: expected) }
+            guard let password else { return PKCS12_verify_mac(p12, nil, 0) == 1 }
+            return password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
+        }
+    }
+
+    /// The bytes the MAC covers: the content of the authSafe's `data` OCTET STRING, read from
+    /// OpenSSL's DER re-encoding of the parsed file (a BER original's pieces come out joined).
+    static func authSafeContent(_ p12: OpaquePointer) -> [UInt8]? {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS12(p12, &out)
+        guard length > 0, let out else { return nil }
+        defer { mtls_OPENSSL_free(out) }
+        let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let pfx = DER.element(in: der, at: 0), pfx.tag == 0x30,
+            let version = DER.element(in: der, at: pfx.contentStart, limit: pfx.contentEnd), version.tag == 0x02,
+            let contentInfo = DER.element(in: der, at: version.end, limit: pfx.contentEnd), contentInfo.tag == 0x30,
+            let type = DER.element(in: der, at: contentInfo.contentStart, limit: contentInfo.contentEnd), type.tag == 0x06,
+            let explicit = DER.element(in: der, at: type.end, limit: contentInfo.contentEnd), explicit.tag == 0xA0,
+            let octets = DER.element(in: der, at: explicit.contentStart, limit: explicit.contentEnd), octets.tag == 0x04
+        else { return nil }
+        return Array(der[octets.contentStart..<octets.contentEnd])
     }
 
     private static func attempt(_ authSafes: OpaquePointer, password: Secret?, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
@@ -266,11 +426,21 @@ public struct PKCS12Bundle: Sendable {
                 }
                 defer { mtls_sk_PKCS12_SAFEBAG_pop_free(bags) }
                 var bagInfos: [PKCS12Inspection.Bag] = []
-                for j in 0..<mtls_sk_PKCS12_SAFEBAG_num(bags) {
-                    guard let bag = mtls_sk_PKCS12_SAFEBAG_value(bags, j) else { continue }
-                    bagInfos.append(try readBag(bag))
-                }
+                try readBags(bags, into: &bagInfos, depth: 0)
                 safes.append(PKCS12Inspection.Safe(encryption: encryption, bags: bagInfos))
+            }
+        }
+
+        /// Reads a SafeContents; a safeContentsBag's bags are read as if they stood in its place
+        /// (its own entry is listed first), to a depth that no real file reaches.
+        private mutating func readBags(_ bags: OpaquePointer, into infos: inout [PKCS12Inspection.Bag], depth: Int) throws(MTLSTrustError) {
+            for j in 0..<mtls_sk_PKCS12_SAFEBAG_num(bags) {
+                guard let bag = mtls_sk_PKCS12_SAFEBAG_value(bags, j) else { continue }
+                infos.append(try readBag(bag))
+                if PKCS12_SAFEBAG_get_nid(bag) == NID_safeContentsBag, let nested = PKCS12_SAFEBAG_get0_safes(bag) {
+                    guard depth < 8 else { throw MTLSTrustError(.corruptInput, "the file is damaged: its safe contents nest more than 8 levels deep") }
+                    try readBags(nested, into: &infos, depth: depth + 1)
+                }
             }
         }
 

@@ -64,6 +64,10 @@ public struct PKCS12Inspection: Sendable {
         safes.compactMap(\.encryption) + safes.flatMap { $0.bags.compactMap(\.algorithm) }
     }
 
+    /// True when nothing in the file depends on a password: no MAC and nothing encrypted. Such a
+    /// file opens with any password (as in OpenSSL and pyca), so a wrong one cannot be told.
+    public var isUnprotected: Bool { mac == nil && algorithms.isEmpty }
+
     /// True when OpenSSL 3 can read the file only with its legacy provider.
     public var usesLegacyAlgorithms: Bool { algorithms.contains { $0.isLegacy } }
 
