@@ -252,6 +252,12 @@ final class ProbeRulesTests: XCTestCase {
         }
         let top = assertTop(facts, "epa-channel-binding", exit: 1, contains: ["Extended Protection", "no TLS channel binding", "'alice'"])
         XCTAssertTrue(top?.fix.contains("Accept") == true)
+        XCTAssertFalse(top?.text.contains("--no-channel-binding") == true)
+        // Left out on purpose (--no-channel-binding): the fix is to send it.
+        var withheld = facts
+        withheld.channelBindingDisabled = true
+        let named = assertTop(withheld, "epa-channel-binding", exit: 1, contains: ["no TLS channel binding (--no-channel-binding)"])
+        XCTAssertTrue(named?.fix.hasPrefix("retry without --no-channel-binding") == true, named?.fix ?? "")
         // With a binding sent (or not known), it is a plain refusal.
         var bound = facts
         bound.exchanges = bound.exchanges.map {

@@ -70,6 +70,8 @@ struct ProbeFacts {
     var allowedSchemes: [String]?
     /// True when --p12 or --cert was given.
     var identityGiven = false
+    /// True when `--no-channel-binding` kept the TLS channel binding out of NTLM answers.
+    var channelBindingDisabled = false
 
     // MARK: Derived facts (read from the log, never assumed)
 
@@ -192,5 +194,6 @@ extension ProbeFacts {
         user = analysis.user
         allowedSchemes = analysis.allowedSchemes
         identityGiven = !analysis.configuration.identities.isEmpty
+        channelBindingDisabled = analysis.channelBindingDisabled
     }
 }

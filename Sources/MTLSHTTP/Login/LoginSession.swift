@@ -64,6 +64,10 @@ public final class LoginSession: @unchecked Sendable {
     private var ntlmServerCertificate: Certificate?
     /// Set when the Authorization being sent carries a channel binding.
     private var sendingChannelBinding = false
+    /// Whether NTLM answers carry the TLS channel binding (RFC 5929 `tls-server-end-point`, which
+    /// IIS Extended Protection requires). On by default; off only to diagnose a server, as a
+    /// client without bindings (curl) would be seen.
+    public var sendsChannelBinding = true
 
     /// Creates a session over a client.
     ///
@@ -404,7 +408,7 @@ public final class LoginSession: @unchecked Sendable {
         case .ntlm:
             if attempt.ntlmChallengeSeen, let challenge = ntlmChallenge {
                 // IIS Extended Protection: bind the login to this TLS connection (RFC 5929 tls-server-end-point).
-                let bindings = ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) }
+                let bindings = sendsChannelBinding ? ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) } : nil
                 let message = try NTLM.authenticateMessage(challenge: challenge, credentials: credentials, channelBindings: bindings, host: host)
                 sendingChannelBinding = bindings != nil
                 ntlmChallenge = nil
