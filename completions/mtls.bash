@@ -121,7 +121,7 @@ _mtls() {
                 --profile) _mtls_values file "$cur"; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots --insecure -k --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --auth-origin --saml --cookie-jar --follow -L --max-redirects --output -o --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --profile -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots --insecure -k --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar --follow -L --max-redirects --output -o --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --profile -h --help" -- "$cur"))
             else
                 _mtls_values none "$cur"
             fi

@@ -92,6 +92,7 @@ complete -c mtls -n '__fish_seen_subcommand_from probe' -l data -x -d 'A request
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l user -x -d 'User for Basic, Digest or NTLM challenges (DOMAIN\\\\user for NTLM).'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l user-password -x -d 'The user\'s password (pass:, env:, file:, fd:, stdin); asked for on a terminal.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l auth -x -a 'basic digest ntlm any' -d 'basic, digest, ntlm or any (the strongest offered). (default: any)'
+complete -c mtls -n '__fish_seen_subcommand_from probe' -l no-channel-binding -d 'NTLM: send no TLS channel binding (as curl does), to test whether the server requires Extended Protection; sent by default.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l auth-origin -x -d 'Another origin (https://idp.example:8443) allowed to receive the credentials.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l saml -d 'Submit SAML/WS-Federation POST-binding forms automatically, as a browser would.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l cookie-jar -r -F -d 'Load cookies from FILE (Netscape format, as curl) and save them back.'

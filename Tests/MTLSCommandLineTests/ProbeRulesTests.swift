@@ -105,7 +105,7 @@ final class ProbeRulesTests: XCTestCase {
             (.alert(sentByUs: false, level: "fatal", description: "handshake failure"), "\"handshake failure\""),
             (.alert(sentByUs: false, level: "fatal", description: "certificate required"), "\"certificate required\""),
             (.alert(sentByUs: false, level: "fatal", description: "bad certificate"), "\"bad certificate\""),
-            (.socketError(operation: "read", reason: "Connection reset by peer"), "Connection reset by peer"),
+            (.socketError(operation: "read", reason: "Connection reset by peer"), "closed the connection without an alert"),
         ] {
             let events: [TLSEvent] = [
                 .message(sentByUs: true, name: "ClientHello", phase: .handshake), .message(sentByUs: false, name: "ServerHello", phase: .handshake),
@@ -136,13 +136,40 @@ final class ProbeRulesTests: XCTestCase {
         }
         let top = assertTop(
             facts, "certificate-refused", exit: 1,
-            contains: ["refused our client certificate CN=client-other", "issued by CN=mtls Other Root CA", "ended the connection (Broken pipe)"])
+            contains: ["refused our client certificate CN=client-other", "issued by CN=mtls Other Root CA", "answered with the TLS alert \"unknown ca\""])
         XCTAssertTrue(top?.text.contains("it accepts certificates issued by CN=mtls Test Root CA") == true)
         XCTAssertEqual(ProbeRules.causes(facts).filter { $0.id == "identity-does-not-fit" }.count, 0, "named once")
-        // The alert read from the buffer first: the same verdict.
+        // The alert read from the buffer first: the same verdict, word for word.
         var alertFirst = facts
         alertFirst.events.removeAll { if case .socketError = $0 { true } else { false } }
-        assertTop(alertFirst, "certificate-refused", exit: 1, contains: ["\"unknown ca\""])
+        XCTAssertEqual(assertTop(alertFirst, "certificate-refused", exit: 1), top)
+    }
+
+    /// A server that drops the connection after our certificate without an alert (Node.js and
+    /// Java JSSE under TLS 1.3): whether we see its FIN, its reset on our read, or `EPIPE` on our
+    /// request depends on timing only, so the verdict is the same sentence and exit code.
+    func testACloseAResetAndABrokenPipeAfterOurCertificateAreOneVerdict() {
+        let handshake =
+            tls13Handshake + [.message(sentByUs: false, name: "CertificateRequest", phase: .handshake)] + serverFlight13
+        for sent in [other, nil] {
+            var verdicts: [ProbeFinding] = []
+            for ending: [TLSEvent] in [
+                [.peerClosed(closeNotify: false)],
+                [.socketError(operation: "read", reason: "Connection reset by peer")],
+                [.socketError(operation: "write", reason: "Broken pipe")],
+                [.socketError(operation: "write", reason: "Connection reset by peer"), .peerClosed(closeNotify: false)],
+            ] {
+                let ours: TLSEvent = .message(sentByUs: true, name: sent == nil ? "Certificate (empty)" : "Certificate", phase: .handshake)
+                let facts = facts(handshake + [ours, .message(sentByUs: true, name: "Finished", phase: .handshake), finished(), .httpRequest(method: "GET", target: "/")] + ending)
+                {
+                    $0.requests = [.init(phase: .handshake, acceptedCANames: ["CN=mtls Test Root CA"], sent: sent, hadNoIdentity: sent == nil, identityFits: false)]
+                    $0.failure = .init(phase: .io, message: "the connection failed: Broken pipe", hint: nil, alert: nil)
+                }
+                let id = sent == nil ? "certificate-required" : "certificate-refused"
+                if let top = assertTop(facts, id, exit: 1, contains: ["closed the connection without an alert"]) { verdicts.append(top) }
+            }
+            XCTAssertEqual(Set(verdicts.map(\.text)).count, 1, "\(verdicts.map(\.text))")
+        }
     }
 
     func testTheSameRefusalHasTheSameExitCodeWhetherOrNotWeSentACertificate() {
@@ -225,6 +252,12 @@ final class ProbeRulesTests: XCTestCase {
         }
         let top = assertTop(facts, "epa-channel-binding", exit: 1, contains: ["Extended Protection", "no TLS channel binding", "'alice'"])
         XCTAssertTrue(top?.fix.contains("Accept") == true)
+        XCTAssertFalse(top?.text.contains("--no-channel-binding") == true)
+        // Left out on purpose (--no-channel-binding): the fix is to send it.
+        var withheld = facts
+        withheld.channelBindingDisabled = true
+        let named = assertTop(withheld, "epa-channel-binding", exit: 1, contains: ["no TLS channel binding (--no-channel-binding)"])
+        XCTAssertTrue(named?.fix.hasPrefix("retry without --no-channel-binding") == true, named?.fix ?? "")
         // With a binding sent (or not known), it is a plain refusal.
         var bound = facts
         bound.exchanges = bound.exchanges.map {

@@ -87,122 +87,6 @@ final class InteropMatrixTests: XCTestCase {
         ],
     ]
 
-    /// Checks that fail on today's probe explanations (see ``expect(_:_:_:_:file:line:)``), as
-    /// "cell | check", observed over repeated runs. In these cells the verdict-derived checks
-    /// (``timingDependentChecks``) are pending as a whole: which of them fails depends on whether
-    /// the alert or the reset is read first, which is itself the bug.
-    static let pending: Set<String> = [
-        "Go RequestClientCert, TLS 1.3, an expired server certificate | phase",
-        "Go RequestClientCert, TLS 1.3, an expired server certificate | requested",
-        "Go RequestClientCert, TLS 1.3, wrong anchors | phase",
-        "Go RequestClientCert, TLS 1.3, wrong anchors | requested",
-        "Go RequireAndVerifyClientCert, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "Go RequireAndVerifyClientCert, TLS 1.3, a certificate from a CA the server does not accept | stable",
-        "Go RequireAndVerifyClientCert, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "Go RequireAndVerifyClientCert, TLS 1.3, an expired server certificate | phase",
-        "Go RequireAndVerifyClientCert, TLS 1.3, an expired server certificate | requested",
-        "Go RequireAndVerifyClientCert, TLS 1.3, no certificate | placeholder",
-        "Go RequireAndVerifyClientCert, TLS 1.3, wrong anchors | phase",
-        "Go RequireAndVerifyClientCert, TLS 1.3, wrong anchors | requested",
-        "Java JSSE needClientAuth, TLS 1.2, a certificate from a CA the server does not accept | exit",
-        "Java JSSE needClientAuth, TLS 1.2, a certificate from a CA the server does not accept | topCause",
-        "Java JSSE needClientAuth, TLS 1.2, no certificate | placeholder",
-        "Java JSSE needClientAuth, TLS 1.2, no certificate | topCause",
-        "Java JSSE needClientAuth, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "Java JSSE needClientAuth, TLS 1.3, a certificate from a CA the server does not accept | stable",
-        "Java JSSE needClientAuth, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "Java JSSE needClientAuth, TLS 1.3, an expired server certificate | phase",
-        "Java JSSE needClientAuth, TLS 1.3, an expired server certificate | requested",
-        "Java JSSE needClientAuth, TLS 1.3, no certificate | placeholder",
-        "Java JSSE needClientAuth, TLS 1.3, no certificate | stable",
-        "Java JSSE needClientAuth, TLS 1.3, no certificate | topCause",
-        "Java JSSE needClientAuth, TLS 1.3, wrong anchors | phase",
-        "Java JSSE needClientAuth, TLS 1.3, wrong anchors | requested",
-        "Java JSSE wantClientAuth, TLS 1.2, a certificate from a CA the server does not accept | exit",
-        "Java JSSE wantClientAuth, TLS 1.2, a certificate from a CA the server does not accept | topCause",
-        "Java JSSE wantClientAuth, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "Java JSSE wantClientAuth, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "Java JSSE wantClientAuth, TLS 1.3, an expired server certificate | phase",
-        "Java JSSE wantClientAuth, TLS 1.3, an expired server certificate | requested",
-        "Java JSSE wantClientAuth, TLS 1.3, wrong anchors | phase",
-        "Java JSSE wantClientAuth, TLS 1.3, wrong anchors | requested",
-        "Node.js requestCert, TLS 1.2, a certificate from a CA the server does not accept | exit",
-        "Node.js requestCert, TLS 1.2, a certificate from a CA the server does not accept | topCause",
-        "Node.js requestCert, TLS 1.2, no certificate | placeholder",
-        "Node.js requestCert, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "Node.js requestCert, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "Node.js requestCert, TLS 1.3, an expired server certificate | phase",
-        "Node.js requestCert, TLS 1.3, an expired server certificate | requested",
-        "Node.js requestCert, TLS 1.3, no certificate | placeholder",
-        "Node.js requestCert, TLS 1.3, wrong anchors | phase",
-        "Node.js requestCert, TLS 1.3, wrong anchors | requested",
-        "Python ssl PHA CERT_OPTIONAL, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "Python ssl PHA CERT_OPTIONAL, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "Python ssl PHA CERT_REQUIRED, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "Python ssl PHA CERT_REQUIRED, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "Python ssl PHA CERT_REQUIRED, TLS 1.3, no certificate | placeholder",
-        "gnutls-serv (require + verify), TLS 1.2, a certificate from a CA the server does not accept | exit",
-        "gnutls-serv (require + verify), TLS 1.2, a certificate from a CA the server does not accept | topCause",
-        "gnutls-serv (require + verify), TLS 1.2, no certificate | placeholder",
-        "gnutls-serv (require + verify), TLS 1.2, no certificate | topCause",
-        "gnutls-serv (require + verify), TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "gnutls-serv (require + verify), TLS 1.3, a certificate from a CA the server does not accept | stable",
-        "gnutls-serv (require + verify), TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "gnutls-serv (require + verify), TLS 1.3, an expired server certificate | phase",
-        "gnutls-serv (require + verify), TLS 1.3, an expired server certificate | requested",
-        "gnutls-serv (require + verify), TLS 1.3, no certificate | placeholder",
-        "gnutls-serv (require + verify), TLS 1.3, no certificate | stable",
-        "gnutls-serv (require + verify), TLS 1.3, no certificate | topCause",
-        "gnutls-serv (require + verify), TLS 1.3, wrong anchors | phase",
-        "gnutls-serv (require + verify), TLS 1.3, wrong anchors | requested",
-        "gnutls-serv --require-client-cert, TLS 1.2, a certificate from a CA the server does not accept | ok",
-        "gnutls-serv --require-client-cert, TLS 1.2, no certificate | placeholder",
-        "gnutls-serv --require-client-cert, TLS 1.2, no certificate | topCause",
-        "gnutls-serv --require-client-cert, TLS 1.3, a certificate from a CA the server does not accept | ok",
-        "gnutls-serv --require-client-cert, TLS 1.3, an expired server certificate | phase",
-        "gnutls-serv --require-client-cert, TLS 1.3, an expired server certificate | requested",
-        "gnutls-serv --require-client-cert, TLS 1.3, no certificate | placeholder",
-        "gnutls-serv --require-client-cert, TLS 1.3, no certificate | stable",
-        "gnutls-serv --require-client-cert, TLS 1.3, no certificate | topCause",
-        "gnutls-serv --require-client-cert, TLS 1.3, wrong anchors | phase",
-        "gnutls-serv --require-client-cert, TLS 1.3, wrong anchors | requested",
-        "gnutls-serv --verify-client-cert, TLS 1.2, a certificate from a CA the server does not accept | exit",
-        "gnutls-serv --verify-client-cert, TLS 1.2, a certificate from a CA the server does not accept | topCause",
-        "gnutls-serv --verify-client-cert, TLS 1.2, no certificate | ok",
-        "gnutls-serv --verify-client-cert, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "gnutls-serv --verify-client-cert, TLS 1.3, a certificate from a CA the server does not accept | stable",
-        "gnutls-serv --verify-client-cert, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "gnutls-serv --verify-client-cert, TLS 1.3, an expired server certificate | phase",
-        "gnutls-serv --verify-client-cert, TLS 1.3, an expired server certificate | requested",
-        "gnutls-serv --verify-client-cert, TLS 1.3, no certificate | ok",
-        "gnutls-serv --verify-client-cert, TLS 1.3, wrong anchors | phase",
-        "gnutls-serv --verify-client-cert, TLS 1.3, wrong anchors | requested",
-        "lighttpd verifyclient (enforce disable), TLS 1.2, a certificate from a CA the server does not accept | ok",
-        "lighttpd verifyclient (enforce disable), TLS 1.2, no certificate | ok",
-        "lighttpd verifyclient (enforce disable), TLS 1.3, a certificate from a CA the server does not accept | ok",
-        "lighttpd verifyclient (enforce disable), TLS 1.3, an expired server certificate | phase",
-        "lighttpd verifyclient (enforce disable), TLS 1.3, an expired server certificate | requested",
-        "lighttpd verifyclient (enforce disable), TLS 1.3, no certificate | ok",
-        "lighttpd verifyclient (enforce disable), TLS 1.3, wrong anchors | phase",
-        "lighttpd verifyclient (enforce disable), TLS 1.3, wrong anchors | requested",
-        "lighttpd verifyclient.enforce, TLS 1.2, a certificate from a CA the server does not accept | exit",
-        "lighttpd verifyclient.enforce, TLS 1.2, a certificate from a CA the server does not accept | topCause",
-        "lighttpd verifyclient.enforce, TLS 1.2, no certificate | placeholder",
-        "lighttpd verifyclient.enforce, TLS 1.3, a certificate from a CA the server does not accept | exit",
-        "lighttpd verifyclient.enforce, TLS 1.3, a certificate from a CA the server does not accept | topCause",
-        "lighttpd verifyclient.enforce, TLS 1.3, an expired server certificate | phase",
-        "lighttpd verifyclient.enforce, TLS 1.3, an expired server certificate | requested",
-        "lighttpd verifyclient.enforce, TLS 1.3, no certificate | placeholder",
-        "lighttpd verifyclient.enforce, TLS 1.3, wrong anchors | phase",
-        "lighttpd verifyclient.enforce, TLS 1.3, wrong anchors | requested",
-    ]
-    static let timingDependentChecks: Set<String> = ["exit", "ok", "topCause", "stable", "agree"]
-    static let pendingCells: Set<String> = Set(pending.map { String($0.split(separator: "|")[0].dropLast()) })
-
-    static func isPending(_ cell: String, _ check: String) -> Bool {
-        pending.contains("\(cell) | \(check)") || (pendingCells.contains(cell) && timingDependentChecks.contains(check))
-    }
-
     static let caNames = ["CN=mtls Test Intermediate CA,O=mtls test,C=US", "CN=mtls Test Root CA,O=mtls test,C=US"]
     static let alice = "CN=client-alice,O=mtls test,C=US"
     static let other = "CN=client-other,O=mtls test,C=US"
@@ -315,6 +199,7 @@ final class InteropMatrixTests: XCTestCase {
             expect(status == expectedStatus, cell, "status", "HTTP status \(status.map(String.init) ?? "none"), expected \(expectedStatus.map(String.init) ?? "none")")
             let placeholders = causes.filter { $0.contains("?") || $0.contains("by ,") || $0.contains("()") }
             expect(placeholders.isEmpty, cell, "placeholder", "placeholder in causes: \(placeholders)")
+            expect(succeeds == causes.isEmpty, cell, "causes", succeeds ? "causes on a success: \(causes)" : "no cause for a failure")
             if !succeeds {
                 let top = (causes.first ?? "").lowercased()
                 switch scenario {
@@ -330,12 +215,23 @@ final class InteropMatrixTests: XCTestCase {
             let requests = client["requests"] as? [[String: Any]] ?? []
             let request = requests.first ?? [:]
             let sent = request["sent"] as? String
+            let phases = client["requestPhases"] as? [String]
             if trustFails {
-                // We stop at the server's certificate: in TLS 1.3 the CertificateRequest comes
-                // before it (it was received), in TLS 1.2 after it; a per-path request never comes.
+                // We stop at the server's certificate. In TLS 1.3 the server's CertificateRequest
+                // precedes its Certificate: it was received (in the log's requestPhases) and never
+                // answered (no entry in requests). In TLS 1.2 it follows the Certificate in the same
+                // flight, and a per-path request (renegotiation, post-handshake) would only follow
+                // our HTTP request: we never get that far, so whether the server asks is unknown
+                // (null), neither yes nor no.
                 let received = endpoint.phase == "handshake" && version == "1.3"
-                expect(client["requested"] as? Bool == received, cell, "requested", "requested \(client["requested"] ?? "none"), expected \(received)")
-                if received { expect(request["phase"] as? String == "handshake", cell, "phase", "phase \(request["phase"] ?? "none"), expected handshake") }
+                if received {
+                    expect(client["requested"] as? Bool == true, cell, "requested", "requested \(client["requested"] ?? "none"), expected true")
+                    expect(phases == ["handshake"], cell, "phase", "requestPhases \(phases ?? []), expected [handshake]")
+                } else {
+                    expect(client["requested"] is NSNull, cell, "requested", "requested \(client["requested"] ?? "none"), expected null (unknown)")
+                    expect(phases == [], cell, "phase", "requestPhases \(phases ?? []), expected none")
+                }
+                expect(requests.isEmpty, cell, "requests", "answered requests \(requests) although the handshake stopped at the server's certificate")
                 expect(sent == nil, cell, "sent", "sent \(sent ?? "") to an untrusted server")
             } else {
                 expect(client["requested"] as? Bool == true, cell, "requested", "requested \(client["requested"] ?? "none"), expected true")
@@ -352,22 +248,9 @@ final class InteropMatrixTests: XCTestCase {
         }
     }
 
-    /// A cell's check. The checks listed in ``pending`` fail today only because probe's
-    /// explanation or exit code is wrong (the event-log work of issue 15, item 2): they are still
-    /// evaluated and reported, and fail the test with `MTLS_INTEROP_STRICT=1`; every other check
-    /// fails the test as usual.
+    /// A cell's check: every failed check fails the test, named by cell and check.
     private func expect(_ condition: Bool, _ cell: String, _ check: String, _ message: String, file: StaticString = #filePath, line: UInt = #line) {
-        let key = "\(cell) | \(check)"
-        let strict = ProcessInfo.processInfo.environment["MTLS_INTEROP_STRICT"] == "1"
-        if condition {
-            if Self.pending.contains(key) { print("interop matrix: pending check now passes (remove it from InteropMatrixTests.pending): \(key)") }
-            return
-        }
-        if Self.isPending(cell, check) && !strict {
-            print("interop matrix: PENDING (probe explanation, issue 15 item 2): \(key): \(message)")
-            return
-        }
-        XCTFail("\(key): \(message)", file: file, line: line)
+        if !condition { XCTFail("\(cell) | \(check): \(message)", file: file, line: line) }
     }
 
     /// Every matrix peer starts on loopback ports, reports itself running, and stop ends each of

@@ -67,6 +67,33 @@ final class TLSEventLogTests: XCTestCase {
         }
     }
 
+    /// gnutls-serv requiring a certificate under TLS 1.3 reads our empty Certificate after our
+    /// handshake is done, sends "certificate required" and closes with our Finished unread, so
+    /// its reset makes our request's write fail. The alert is in the receive buffer before the
+    /// reset: the write error must name it, not "Broken pipe" (waiting before the write makes the
+    /// reset certain to have arrived, the ordering the matrix met by chance).
+    func testAWriteThatMeetsTheServersResetReportsTheAlertItSentFirst() throws {
+        let peer = try InteropPeer("gnutls.sh")
+        defer { peer.stop() }
+        var configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime))
+        configuration.minimumVersion = .tls1_3
+        let client = try TLSClient(configuration: configuration)
+        let connection = try client.connect(host: "localhost", port: peer.port("REQUIRE_PORT"))
+        defer { connection.close() }
+        usleep(300_000)
+        do {
+            try connection.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), deadline: .after(5))
+            var buffer: [UInt8] = []
+            _ = try connection.read(into: &buffer, deadline: .after(5), idle: 5)
+            XCTFail("the server requires a certificate")
+        } catch {
+            XCTAssertEqual(error.alert, "certificate required", "\(error.message); \(connection.report.events.events.map(\.line))")
+            XCTAssertTrue(error.message.contains("certificate required"), error.message)
+            let events = connection.report.events.events
+            XCTAssertTrue(events.contains(.alert(sentByUs: false, level: "fatal", description: "certificate required")), "\(events.map(\.line))")
+        }
+    }
+
     func testTheLogIsBounded() {
         var log = TLSEventLog()
         for _ in 0..<(TLSEventLog.capacity + 5) { log.append(.peerClosed(closeNotify: false)) }

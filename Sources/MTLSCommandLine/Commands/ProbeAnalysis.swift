@@ -18,6 +18,8 @@ struct ProbeAnalysis {
     var user: String? = nil
     /// `--auth` when it restricts the schemes; nil for any.
     var allowedSchemes: [String]? = nil
+    /// `--no-channel-binding` was given.
+    var channelBindingDisabled = false
     /// The start of the final body when it was streamed to --output (for the title and first line).
     var bodyPreview: [UInt8]? = nil
     /// The final body's length when it was streamed.

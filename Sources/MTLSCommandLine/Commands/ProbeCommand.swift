@@ -39,6 +39,9 @@ enum ProbeCommand {
             OptionSpec(
                 names: ["--auth"], valueName: "SCHEME", help: "basic, digest, ntlm or any (the strongest offered).", kind: .choice(["basic", "digest", "ntlm", "any"]),
                 defaultValue: "any"),
+            OptionSpec(
+                names: ["--no-channel-binding"],
+                help: "NTLM: send no TLS channel binding (as curl does), to test whether the server requires Extended Protection; sent by default."),
             OptionSpec(names: ["--auth-origin"], valueName: "ORIGIN", repeatable: true, help: "Another origin (https://idp.example:8443) allowed to receive the credentials."),
             OptionSpec(names: ["--saml"], help: "Submit SAML/WS-Federation POST-binding forms automatically, as a browser would."),
             OptionSpec(names: ["--cookie-jar"], valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
@@ -194,6 +197,7 @@ enum ProbeCommand {
         session.followsRedirects = arguments.flag("follow") || arguments.flag("saml")
         session.maximumRedirects = maxRedirects
         session.submitsPostBindingForms = arguments.flag("saml")
+        session.sendsChannelBinding = !arguments.flag("no-channel-binding")
         var allowed: [String]? = nil
         if let scheme = arguments.value("auth")?.lowercased(), scheme != "any" {
             guard let chosen = AuthScheme(rawValue: scheme) else { throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm or any", command: "probe") }
@@ -218,6 +222,7 @@ enum ProbeCommand {
             url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
         analysis.user = credentials?.user
         analysis.allowedSchemes = allowed
+        analysis.channelBindingDisabled = !session.sendsChannelBinding
         if let output, output.written > 0 || (final.map { $0.body.isEmpty && $0.wireBodyLength > 0 } ?? false) {
             analysis.streamedBodyBytes = output.written
             analysis.bodyPreview = output.preview

@@ -70,6 +70,8 @@ struct ProbeFacts {
     var allowedSchemes: [String]?
     /// True when --p12 or --cert was given.
     var identityGiven = false
+    /// True when `--no-channel-binding` kept the TLS channel binding out of NTLM answers.
+    var channelBindingDisabled = false
 
     // MARK: Derived facts (read from the log, never assumed)
 
@@ -112,35 +114,40 @@ struct ProbeFacts {
     }
 
     /// How the server reacted after our last Certificate message, when it ended the connection
-    /// before any HTTP response: an alert it sent, a close without alert, or a socket error.
+    /// before any HTTP response: an alert it sent, or an end without one.
+    ///
+    /// The alert wins wherever it stands: a write that met the server's reset is logged before the
+    /// alert the transport then reads from the buffer. A close without close_notify and a socket
+    /// error (reset, `EPIPE`) mean the same thing here — the server dropped the connection without
+    /// saying why — and which of them we see depends only on timing, so they are one reaction.
     var reactionToOurCertificate: Reaction? {
         guard let index = events.lastIndex(where: { if case .message(true, let name, _) = $0 { name.hasPrefix("Certificate") && name != "CertificateVerify" } else { false } })
         else { return nil }
+        var ended: Reaction? = nil
         for event in events[(index + 1)...] {
             switch event {
             case .httpResponse: return nil
             case .alert(false, _, let description): return .alert(description)
-            case .peerClosed(let closeNotify): return closeNotify ? .closedCleanly : .closedWithoutAlert
-            case .socketError(_, let reason): return .socketError(reason)
+            case .peerClosed(let closeNotify): ended = ended ?? (closeNotify ? .closedCleanly : .closedWithoutAlert)
+            case .socketError: ended = ended ?? .closedWithoutAlert
             default: continue
             }
         }
-        return nil
+        return ended
     }
 
     enum Reaction: Equatable {
         case alert(String)
+        /// A close without close_notify, a reset or `EPIPE`: the connection ended without an alert.
         case closedWithoutAlert
         case closedCleanly
-        case socketError(String)
 
-        /// "sent the alert "unknown ca"", "closed the connection without an alert" …
+        /// "answered with the TLS alert "unknown ca"", "closed the connection without an alert" …
         var words: String {
             switch self {
             case .alert(let description): "answered with the TLS alert \"\(description)\""
             case .closedWithoutAlert: "closed the connection without an alert"
             case .closedCleanly: "closed the connection (close_notify) without answering"
-            case .socketError(let reason): "ended the connection (\(reason))"
             }
         }
     }
@@ -187,5 +194,6 @@ extension ProbeFacts {
         user = analysis.user
         allowedSchemes = analysis.allowedSchemes
         identityGiven = !analysis.configuration.identities.isEmpty
+        channelBindingDisabled = analysis.channelBindingDisabled
     }
 }

@@ -251,16 +251,22 @@ enum ProbeRules {
     }
 
     /// `epa-channel-binding`: an NTLM/Negotiate login refused with 401 while no channel binding was
-    /// sent: IIS Extended Protection for Authentication.
+    /// sent: IIS Extended Protection for Authentication. mtls sends the binding unless
+    /// `--no-channel-binding` is given (to see the server as curl and other clients without it do).
     static func epaChannelBinding(_ facts: ProbeFacts) -> ProbeFinding? {
-        guard let answer = refusedLogin(facts), answer.answeredWith == "NTLM" || answer.answeredWith == "Negotiate", answer.channelBindingSent == false else { return nil }
+        guard let answer = refusedLogin(facts), let scheme = answer.answeredWith, scheme == "NTLM" || scheme == "Negotiate", answer.channelBindingSent == false else {
+            return nil
+        }
+        let why = facts.channelBindingDisabled ? " (--no-channel-binding)" : ""
+        let fix =
+            facts.channelBindingDisabled
+            ? "retry without --no-channel-binding (mtls then sends the binding); clients that cannot send one need Extended Protection set to Accept instead of Required (IIS: Windows Authentication → Advanced Settings)"
+            : "check the password; if it is right, set Extended Protection to Accept instead of Required (IIS: Windows Authentication → Advanced Settings), or use a client that sends channel bindings"
         return ProbeFinding(
             id: "epa-channel-binding",
             text:
-                "the server refused the \(answer.answeredWith ?? "NTLM") login\(facts.user.map { " for user '\($0)'" } ?? "") with 401, and our answer carried no TLS channel binding: if the password is right, this is IIS Extended Protection for Authentication, which refuses logins without one",
-            fix:
-                "check the password; if it is right, set Extended Protection to Accept instead of Required (IIS: Windows Authentication → Advanced Settings), or use a client that sends channel bindings",
-            exitCode: ExitCode.no)
+                "the server refused the \(scheme) login\(facts.user.map { " for user '\($0)'" } ?? "") with 401, and our answer carried no TLS channel binding\(why): if the password is right, this is IIS Extended Protection for Authentication, which refuses logins without one",
+            fix: fix, exitCode: ExitCode.no)
     }
 
     /// `credentials-refused`: 401 again after our answer.

@@ -66,6 +66,10 @@ public final class LoginSession: @unchecked Sendable {
     private var sendingChannelBinding = false
     /// The token of the flow in progress (set by `send(_:token:)` under `flowLock`).
     private var currentToken: CancellationToken?
+    /// Whether NTLM answers carry the TLS channel binding (RFC 5929 `tls-server-end-point`, which
+    /// IIS Extended Protection requires). On by default; off only to diagnose a server, as a
+    /// client without bindings (curl) would be seen.
+    public var sendsChannelBinding = true
 
     /// Creates a session over a client.
     ///
@@ -410,7 +414,7 @@ public final class LoginSession: @unchecked Sendable {
         case .ntlm:
             if attempt.ntlmChallengeSeen, let challenge = ntlmChallenge {
                 // IIS Extended Protection: bind the login to this TLS connection (RFC 5929 tls-server-end-point).
-                let bindings = ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) }
+                let bindings = sendsChannelBinding ? ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) } : nil
                 let message = try NTLM.authenticateMessage(challenge: challenge, credentials: credentials, channelBindings: bindings, host: host)
                 sendingChannelBinding = bindings != nil
                 ntlmChallenge = nil

@@ -182,6 +182,7 @@ public final class TLSConnection: @unchecked Sendable {
                 if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 let code = savedErrno
                 state.log(code == 0 ? .peerClosed(closeNotify: false) : .socketError(operation: phase == .request ? "write" : "read", reason: String(cString: strerror(code))))
+                if code != 0, phase == .request, let alert = pendingAlertAfterWriteFailure() { throw alert }
                 if code == 0 {
                     throw HTTPSError(
                         phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
@@ -209,6 +210,28 @@ public final class TLSConnection: @unchecked Sendable {
             state.log(.timeout(during: phase == .io ? "the wait for the response" : phase.rawValue, seconds: seconds))
             throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise --timeout")
         }
+    }
+
+    /// After a failed write, the alert the peer sent before it closed (and before its reset made
+    /// our write fail) is still in the socket's receive queue: read it, so that the error names
+    /// the alert and not whichever of alert, reset or `EPIPE` the timing let us see first. Reads
+    /// only what is already buffered (the socket is non-blocking); nil when no alert was there.
+    private func pendingAlertAfterWriteFailure() -> HTTPSError? {
+        guard SSL_is_init_finished(ssl) == 1 else { return nil }
+        let alertsBefore = state.report.alerts.count
+        var scratch = [UInt8](repeating: 0, count: 16384)
+        // Bounded: application data before the alert is discarded (the request failed anyway).
+        for _ in 0..<64 {
+            ERR_clear_error()
+            var count = 0
+            let ok = scratch.withUnsafeMutableBytes { SSL_read_ex(ssl, $0.baseAddress, $0.count, &count) }
+            if ok != 1 { break }
+        }
+        guard state.report.alerts.count > alertsBefore, state.report.alerts.last?.received == true else {
+            ERR_clear_error()
+            return nil
+        }
+        return classify(OpenSSLErrorQueue.drain(), phase: .request)
     }
 
     private var lastAlert: String? { state.report.alerts.last.map { "\($0.received ? "received" : "sent") \($0.description)" } }

@@ -91,7 +91,7 @@ extension TLSConnectionState {
     /// The phase of a message seen now.
     func phase(_ ssl: OpaquePointer?) -> TLSMessagePhase {
         guard handshakeDone else { return .handshake }
-        return SSL_version(ssl) == 0x0304 ? .postHandshake : .renegotiation
+        return SSL_version(ssl) == TLSVersion.tls1_3.openSSLValue ? .postHandshake : .renegotiation
     }
 
     /// From the message callback: handshake messages, alerts and the first record header.
@@ -106,7 +106,7 @@ extension TLSConnectionState {
         case 22:  // handshake
             guard let type = bytes.first else { return }
             var name = handshakeNames[type] ?? "handshake type \(type)"
-            if type == 11, sentByUs, Self.isEmptyCertificate(bytes, tls13: SSL_version(ssl) == 0x0304) { name = "Certificate (empty)" }
+            if type == 11, sentByUs, Self.isEmptyCertificate(bytes, tls13: SSL_version(ssl) == TLSVersion.tls1_3.openSSLValue) { name = "Certificate (empty)" }
             let phase = phase(ssl)
             log(.message(sentByUs: sentByUs, name: name, phase: phase))
             if type == 2, !sentByUs { logServerHello(bytes, ssl: ssl) }
@@ -165,7 +165,7 @@ extension TLSConnectionState {
             }
         }
         // TLS 1.3 reports every post-handshake message as a "handshake"; only the first counts there.
-        if where_ & SSL_CB_HANDSHAKE_DONE != 0, !(handshakeDone && SSL_version(ssl) == 0x0304) {
+        if where_ & SSL_CB_HANDSHAKE_DONE != 0, !(handshakeDone && SSL_version(ssl) == TLSVersion.tls1_3.openSSLValue) {
             let cipher = SSL_get_current_cipher(ssl).flatMap { SSL_CIPHER_get_name($0) }.map { String(cString: $0) }
             let version = SSL_get_version(ssl).map { String(cString: $0) } ?? "unknown"
             log(.handshakeFinished(phase: handshakeDone ? .renegotiation : .handshake, version: version, cipher: cipher, resumed: SSL_session_reused(ssl) == 1))
