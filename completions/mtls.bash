@@ -36,7 +36,7 @@ _mtls() {
                 --anchors) _mtls_values file "$cur"; return 0 ;;
                 --intermediates) _mtls_values file "$cur"; return 0 ;;
                 --host) _mtls_values host "$cur"; return 0 ;;
-                --profile) _mtls_values file "$cur"; return 0 ;;
+                --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
                 --email) _mtls_values none "$cur"; return 0 ;;
                 --key-usage) _mtls_values none "$cur"; return 0 ;;
                 --at) _mtls_values none "$cur"; return 0 ;;
@@ -118,7 +118,7 @@ _mtls() {
                 --concurrency) _mtls_values none "$cur"; return 0 ;;
                 --shard) _mtls_values none "$cur"; return 0 ;;
                 --platform) _mtls_values words "$cur" apple; return 0 ;;
-                --profile) _mtls_values file "$cur"; return 0 ;;
+                --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
                 COMPREPLY=($(compgen -W "--anchors --system-roots --insecure -k --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar --follow -L --max-redirects --output -o --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --profile -h --help" -- "$cur"))

@@ -136,7 +136,9 @@ final class GeneratedDocsTests: XCTestCase {
 
     func testRequiredOptionsAreRequiredInUsageAndByTheParser() throws {
         let convert = try XCTUnwrap(MTLSCommand.rootSpec.subcommand(named: "convert"))
-        XCTAssertEqual(ArgumentParser.usageLine(for: convert, commandPath: ["mtls", "convert"]), "mtls convert <IN> --to <FORMAT> [--out <FILE>] [--password <SPEC>] [--force]")
+        XCTAssertEqual(
+            ArgumentParser.usageLine(for: convert, commandPath: ["mtls", "convert"]), "mtls convert <IN> --to <FORMAT> [--out <FILE>] [--password <SPEC>] [--include-key] [--force]"
+        )
         let export = try XCTUnwrap(MTLSCommand.rootSpec.subcommand(named: "export"))
         XCTAssertEqual(
             ArgumentParser.usageLine(for: export, commandPath: ["mtls", "export"]), "mtls export --cert <FILE> --key <FILE> --out <FILE> [<options>]")

@@ -239,7 +239,8 @@ enum VerifyCommand {
 enum ProfileOptions {
     static let profileSpec = OptionSpec(
         names: ["--profile"], valueName: "PROFILE",
-        help: "webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for --purpose server, else rfc5280).")
+        help: "webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for server certificates, else rfc5280).",
+        kind: .choice(["webpki", "rfc5280"]))
     static let specs: [OptionSpec] = [
         profileSpec,
         OptionSpec(names: ["--email"], valueName: "ADDRESS", help: "Email address (rfc822Name) the leaf must carry in its subjectAltName."),
