@@ -33,6 +33,17 @@ final class JSONSchemaTests: XCTestCase {
             ("verify", ["verify", Fixtures.path("server.pem"), "--intermediates", Fixtures.path("intermediate-ca.pem"), "--anchors", root, "--at", fixedTime, "--json"]),
             ("verify", ["verify", Fixtures.path("client-other.pem"), "--anchors", root, "--at", fixedTime, "--json"]),
             ("verify", ["verify", Fixtures.path("client-alice.pem"), Fixtures.path("server.pem"), "--anchors", root, "--at", fixedTime, "--json"]),
+            (
+                "verify-platform",
+                [
+                    "verify", Fixtures.path("server.pem"), "--intermediates", Fixtures.path("intermediate-ca.pem"), "--anchors", root, "--host", "localhost", "--platform", "all",
+                    "--at", fixedTime, "--json",
+                ]
+            ),
+            (
+                "verify-platform",
+                ["verify", Fixtures.path("client-alice.pem"), Fixtures.path("server.pem"), "--anchors", root, "--platform", "apple,java", "--at", fixedTime, "--json"]
+            ),
             ("pin-check", ["pin", Fixtures.path("server.pem"), "--check", pinFile, "--json"]),
             ("pin-check", ["pin", Fixtures.path("server.pem"), "--check", wrongPins, "--json"]),
             ("inspect", ["inspect", Fixtures.path("client-alice.pem"), "--json"]),
@@ -75,7 +86,7 @@ final class JSONSchemaTests: XCTestCase {
             }
             schemasSeen.insert(schema)
         }
-        XCTAssertEqual(schemasSeen, ["verify", "pin-check", "inspect", "import", "export", "error"])
+        XCTAssertEqual(schemasSeen, ["verify", "verify-platform", "pin-check", "inspect", "import", "export", "error"])
     }
 
     func testFleetLinesValidateAgainstTheFleetLineSchema() throws {

@@ -60,10 +60,12 @@ enum PlatformVerdicts {
             }
         }
         if json {
+            // docs/schemas/verify-platform.schema.json
             if jobs.count == 1, let only = results.first {
-                console.out(only.serialized())
+                console.out(only.versioned(1).serialized())
             } else {
-                console.out(JSON.object([("refused", .bool(anyRefused)), ("count", .int(results.count)), ("results", .array(results))]).serialized())
+                console.out(
+                    JSON.object([("refused", .bool(anyRefused)), ("count", .int(results.count)), ("results", .array(results))]).versioned(1).serialized())
             }
         }
         return anyRefused ? ExitCode.no : ExitCode.success
