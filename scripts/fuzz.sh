@@ -162,7 +162,9 @@ run() {
     local status=0 parallel=()
     # -fork runs JOBS workers that share the corpus and honour -max_total_time.
     [[ $JOBS -gt 1 ]] && parallel=(-fork="$JOBS" -ignore_crashes=0)
-    # detect_leaks: LeakSanitizer runs at exit and on each new input that grows coverage.
+    # detect_leaks: LeakSanitizer runs at exit and on each new input that grows coverage; leaks of
+    # the toolchain's own libraries are suppressed by name (Fuzz/lsan-suppressions.txt, each explained).
+    LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/Fuzz/lsan-suppressions.txt} \
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
         "$BUILD/fuzz-$target" "$corpus" "$seed" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -max_len=65536 -print_final_stats=1 -artifact_prefix="$artifacts/" "${parallel[@]}" \
@@ -183,7 +185,7 @@ regress() {
         [[ -d $ROOT/Fuzz/regressions/$target ]] || continue
         for file in "$ROOT/Fuzz/regressions/$target"/*; do
             [[ -f $file ]] || continue
-            if ASAN_OPTIONS=detect_leaks=1 "$BUILD/fuzz-$target" -timeout=10 -rss_limit_mb=2048 "$file" >"$WORK/regress.log" 2>&1; then
+            if LSAN_OPTIONS=suppressions=$ROOT/Fuzz/lsan-suppressions.txt ASAN_OPTIONS=detect_leaks=1 "$BUILD/fuzz-$target" -timeout=10 -rss_limit_mb=2048 "$file" >"$WORK/regress.log" 2>&1; then
                 echo "ok   $target $(basename "$file")"
             else
                 echo "FAIL $target $(basename "$file")"
