@@ -391,6 +391,18 @@ final class ProbeContractTests: XCTestCase {
         XCTAssertTrue(user.stderr.contains("needs a password"), user.stderr)
     }
 
+    func testTheProfileReachesEveryProbeModeAndPlatformDiagnosesOneServerOnly() throws {
+        // The configuration both the single probe and the fleet (--targets) build their clients from.
+        for arguments in [["https://x/", "--profile", "rfc5280"], ["--targets", "-", "--profile", "rfc5280"]] {
+            let parsed = try XCTUnwrap(try? ArgumentParser.parse(arguments, spec: ProbeCommand.spec))
+            let configuration = try TLSOptions.configuration(parsed, command: "probe", console: Console(stdout: { _ in }, stderr: { _ in }))
+            XCTAssertEqual(configuration.trust.profile, .rfc5280, "\(arguments)")
+        }
+        let fleet = mtls(["probe", "--targets", "-", "--platform", "apple"], stdin: Array("https://127.0.0.1:1/\n".utf8))
+        XCTAssertEqual(fleet.exitCode, 2, fleet.description)
+        XCTAssertTrue(fleet.stderr.contains("--platform apple diagnoses one server"), fleet.stderr)
+    }
+
     // MARK: HTTP
 
     func testARefusedLoginKeepsItsTLSPictureAndAuthBasicOnDigestSuggestsDigest() throws {

@@ -69,6 +69,9 @@ enum ProbeCommand {
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         if let targets = arguments.value("targets") {
+            if arguments.value("platform") != nil {
+                throw CommandFailure.usage("--platform apple diagnoses one server: give its URL instead of --targets", command: "probe")
+            }
             return try FleetProbe.run(targetsFile: targets, arguments: arguments, console: console)
         }
         guard let urlText = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<URL>' (or --targets FILE)", command: "probe") }
@@ -76,8 +79,7 @@ enum ProbeCommand {
         let time = try Inputs.time(arguments.value("at"))
         let request = try makeRequest(url, arguments: arguments, console: console)
         let credentials = try credentials(arguments, console: console)
-        var configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
-        if let profile = try ProfileOptions.profile(arguments, command: "probe") { configuration.trust.profile = profile }
+        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
         let force = arguments.flag("force")
         // Opened before connecting: a file that cannot be written fails before any traffic.

@@ -75,7 +75,9 @@ enum TLSOptions {
         if arguments.flag("insecure") {
             console.err("warning: --insecure: trust problems are reported but the connection continues")
         }
-        let trust = TrustPolicy(anchors: anchors, includesSystemRoots: anchors.isEmpty || arguments.flag("system-roots"), evaluationTime: evaluationTime, purpose: .server)
+        var trust = TrustPolicy(anchors: anchors, includesSystemRoots: anchors.isEmpty || arguments.flag("system-roots"), evaluationTime: evaluationTime, purpose: .server)
+        // `--profile` where the command declares it (probe, its fleet mode): the same rules as verify.
+        if let profile = try ProfileOptions.profile(arguments, command: command) { trust.profile = profile }
         var connectTo: (String, Int)? = nil
         if let text = arguments.value("connect-to") {
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
