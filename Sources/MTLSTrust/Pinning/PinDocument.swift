@@ -131,11 +131,12 @@ public struct PinDomain: Sendable {
         return includesSubdomains && matching == .domain ? "\(pattern) and its subdomains" : pattern
     }
 
-    /// True after the end of the expiry day (TrustKit and Android stop enforcing after the day named).
-    public func isExpired(at time: Date) -> Bool {
-        if let exactExpiration { return time > exactExpiration }
-        return expirationDay.map { time > PinDates.endOfDay($0) } ?? false
-    }
+    /// The last instant the domain is enforced: the end of the expiry day (TrustKit and Android stop
+    /// enforcing after the day named), or a ``PinSet``'s own instant. Nil: never expires.
+    public var enforcedUntil: Date? { exactExpiration ?? expirationDay.map(PinDates.endOfDay) }
+
+    /// True after ``enforcedUntil``.
+    public func isExpired(at time: Date) -> Bool { enforcedUntil.map { time > $0 } ?? false }
 }
 
 extension PinDocument {

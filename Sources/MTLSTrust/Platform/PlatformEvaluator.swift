@@ -94,6 +94,9 @@ public struct PlatformInput: Sendable {
 /// when any rule refuses, ``PlatformVerdict/Outcome/conditional`` when the only obstacles are ones
 /// the app can configure away.
 public enum PlatformEvaluator {
+    /// Digests with practical collisions, refused for signatures by Apple (iOS 13), Chrome and Conscrypt.
+    static let collisionDigests: Set<String> = ["MD2", "MD4", "MD5", "SHA1"]
+
     /// The verdicts, in the order of `platforms`.
     public static func evaluate(_ input: PlatformInput, platforms: [Platform] = Platform.allCases) -> [PlatformVerdict] {
         let facts = input.evaluation.chain.map(ChainCertificate.init)
@@ -132,7 +135,7 @@ public enum PlatformEvaluator {
         let time = policy.evaluationTime ?? Date()
         let kind = anchorKind ?? self.anchorKind(of: evaluation, policy: policy)
         let pins = pinning?.evaluate(evaluation.chain, host: policy.hostname, at: time)
-        let expiration = pins?.domain.flatMap { domain in domain.exactExpiration ?? domain.expirationDay.map(PinDates.endOfDay) }
+        let expiration = pins?.domain?.enforcedUntil
         let input = PlatformInput(
             evaluation: evaluation, anchorKind: kind, hostname: policy.hostname, evaluationTime: time,
             pinMatch: pins?.summary, pinExpiration: expiration, javaConstraints: javaConstraints)
@@ -256,7 +259,7 @@ public enum PlatformEvaluator {
         }
         for depth in signedDepths(facts) {
             let fact = facts[depth]
-            if let digest = fact.digest, ["MD2", "MD4", "MD5", "SHA1"].contains(digest) {
+            if let digest = fact.digest, collisionDigests.contains(digest) {
                 failures.append(
                     failure(
                         PlatformRules.appleSHA2, fact, depth: depth,
@@ -338,7 +341,7 @@ public enum PlatformEvaluator {
                 failures.append(
                     failure(PlatformRules.androidWeakKey, fact, depth: depth, "\(fact.name) (\(role(depth, facts))) has \(weak)", fix: "reissue with an RSA 2048 or P-256 key"))
             }
-            if let digest = fact.digest, ["MD2", "MD4", "MD5", "SHA1"].contains(digest) {
+            if let digest = fact.digest, collisionDigests.contains(digest) {
                 failures.append(
                     failure(
                         PlatformRules.androidWeakSignature, fact, depth: depth,
@@ -421,7 +424,7 @@ public enum PlatformEvaluator {
         }
         for depth in signedDepths(facts) {
             let fact = facts[depth]
-            if let digest = fact.digest, ["MD2", "MD4", "MD5", "SHA1"].contains(digest) {
+            if let digest = fact.digest, collisionDigests.contains(digest) {
                 failures.append(
                     failure(
                         PlatformRules.chromeSHA1, fact, depth: depth,
