@@ -144,6 +144,26 @@ final class PrivateKeyTests: XCTestCase {
         assertThrowsMTLSError(.wrongPassword) { try PrivateKey(bytes: der, password: "Secret") }
     }
 
+    /// A wrong password decrypts to garbage; about one time in 256 that garbage ends in valid CBC
+    /// padding, decryption "succeeds" and OpenSSL's decoder then says "unsupported" because no
+    /// decoder accepts the bytes. That is still a wrong password, not a missing algorithm. The
+    /// salt is fresh for every encryption, so search for such a password rather than fixing one.
+    func testAWrongPasswordWhoseGarbageHasValidPaddingIsStillAWrongPassword() throws {
+        let encrypted = try self.key(K.ecP256PKCS8).pkcs8DER(password: "secret")
+        var paddingAccepted = 0
+        for attempt in 0..<20_000 where paddingAccepted == 0 {
+            do {
+                _ = try PrivateKey(bytes: encrypted, password: Secret("wrong-\(attempt)"))
+                XCTFail("wrong-\(attempt) decrypted the key")
+            } catch {
+                XCTAssertEqual(error.reason, .wrongPassword, "wrong-\(attempt): \(error.message) \(error.openSSLDetail)")
+                guard error.reason == .wrongPassword else { return }
+                if !error.openSSLDetail.contains(where: { $0.contains("bad decrypt") }) { paddingAccepted += 1 }
+            }
+        }
+        XCTAssertEqual(paddingAccepted, 1, "no wrong password among 20,000 got past the padding check: the case this test is for was not reached")
+    }
+
     func testKeysEncryptedWithLegacyCiphersAreReadWithTheLegacyProvider() throws {
         let legacy = ["-provider", "legacy", "-provider", "default"]
         let pkcs8 = try OpenSSLCLI.run(["pkcs8", "-topk8", "-v1", "PBE-SHA1-RC2-40", "-in", T.url(K.ecP256PKCS8).path, "-passout", "pass:secret"] + legacy)

@@ -173,7 +173,7 @@ public struct PrivateKey: Sendable {
         if ok == 1, let key { return key }
         if let key { EVP_PKEY_free(key) }
         if encrypted {
-            if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
+            if OpenSSLErrorQueue.namesUnavailableAlgorithm(errors) {
                 throw MTLSTrustError(.unsupportedAlgorithm, "the key is encrypted with an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
             }
             throw MTLSTrustError(.wrongPassword, "the password does not decrypt the private key (wrong password?)", openSSLDetail: errors.map(\.raw))

@@ -58,6 +58,8 @@ package enum OpenSSLErrorQueue {
         }
         let reason = first.reason
         switch reason {
+        case "unsupported" where first.libraryCode == ERR_LIB_OSSL_DECODER || first.libraryCode == ERR_LIB_OSSL_STORE:
+            return "the bytes are not a key or certificate OpenSSL can decode (or were decrypted with a wrong password)"
         case "unsupported":
             let algorithm = entries.map(\.data).first(where: { !$0.isEmpty }).map { " (\($0))" } ?? ""
             return "an algorithm the loaded OpenSSL providers do not support\(algorithm)"
@@ -71,8 +73,18 @@ package enum OpenSSLErrorQueue {
         }
     }
 
-    /// True when any queued entry carries the given reason text.
-    static func contains(_ entries: [OpenSSLErrorEntry], reason: String) -> Bool {
-        entries.contains { $0.reason == reason }
+    /// True when OpenSSL could not fetch or does not know an algorithm the input names: a cipher,
+    /// digest, PBE scheme, KDF or PRF. Only the EVP and PKCS12 libraries say this about an
+    /// *algorithm*; the decoder and store libraries also report "unsupported", but there it means
+    /// "no decoder accepted these bytes" — which is what a wrong password gives whenever the
+    /// garbage it decrypts to happens to end in valid CBC padding (about 1 time in 256).
+    static func namesUnavailableAlgorithm(_ entries: [OpenSSLErrorEntry]) -> Bool {
+        entries.contains { entry in
+            switch entry.libraryCode {
+            case ERR_LIB_EVP: entry.reason.hasPrefix("unsupported") || entry.reason.hasPrefix("unknown")
+            case ERR_LIB_PKCS12: entry.reason == "unknown digest algorithm" || entry.reason == "unsupported pkcs12 mode"
+            default: false
+            }
+        }
     }
 }

@@ -91,7 +91,7 @@ public struct PKCS12Bundle: Sendable {
             if let password {
                 if !check.matches(password) {
                     let errors = OpenSSLErrorQueue.drain()
-                    if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
+                    if OpenSSLErrorQueue.namesUnavailableAlgorithm(errors) {
                         throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
                     }
                     if password.isEmpty, check.matches(nil) {
@@ -451,7 +451,7 @@ public struct PKCS12Bundle: Sendable {
 
         private func failure(what: String) -> MTLSTrustError {
             let errors = OpenSSLErrorQueue.drain()
-            if OpenSSLErrorQueue.contains(errors, reason: "unsupported") {
+            if OpenSSLErrorQueue.namesUnavailableAlgorithm(errors) {
                 return MTLSTrustError(.unsupportedAlgorithm, "\(what) uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
             }
             if macPresent {
