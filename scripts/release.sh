@@ -2,7 +2,7 @@
 # Builds the release artefacts of mtls for this machine's architecture into dist/:
 #   dist/mtls-<version>-linux-<arch>.tar.gz (+ .sha256)   the static binary (Swift runtime and
 #       Foundation linked in; needs only glibc, OpenSSL 3, zlib, libstdc++/libgcc_s), the man page,
-#       the bash/zsh/fish completions, README.md, CHANGELOG.md and LICENSE when the repository has one
+#       the bash/zsh/fish completions, README.md, CHANGELOG.md and LICENSE
 #   dist/mtls_<version>_<debian-arch>.deb (+ .sha256)      the same binary installed as /usr/bin/mtls,
 #       man page and completions in Debian's places, Depends computed by dpkg-shlibdeps
 #
@@ -52,11 +52,7 @@ cp "$stripped" "$root/mtls"
 cp docs/mtls.1 "$root/mtls.1"
 cp completions/mtls.bash completions/_mtls completions/mtls.fish "$root/completions/"
 cp README.md CHANGELOG.md "$root/"
-if [[ -f LICENSE ]]; then
-  cp LICENSE "$root/"
-else
-  echo "release: WARNING: the repository has no LICENSE file; the archive has none" >&2
-fi
+cp LICENSE "$root/"
 tarball="dist/$name.tar.gz"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" -C "$work" -cf - "$name" | gzip -9n >"$tarball"
 (cd dist && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")

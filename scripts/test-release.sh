@@ -82,7 +82,7 @@ root="$work/$name"
 for file in mtls mtls.1 README.md CHANGELOG.md completions/mtls.bash completions/_mtls completions/mtls.fish; do
   [[ -f $root/$file ]] || fail "$tarball has no $name/$file"
 done
-[[ -f LICENSE && ! -f $root/LICENSE ]] && fail "$tarball has no LICENSE although the repository has one"
+cmp -s LICENSE "$root/LICENSE" || fail "$tarball has no LICENSE, or one that differs from the repository's"
 pass "tarball: sha256 and contents"
 
 hidden "ldd '$root/mtls' >'$work/ldd-tarball.txt'"
