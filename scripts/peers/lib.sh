@@ -53,9 +53,13 @@ pid_alive() {
   return 0
 }
 
-# wait_ready TIMEOUT_S PID PATTERN PORT... -> waits until all ports accept; fails early if PID dies
+# wait_ready TIMEOUT_S PID PATTERN PORT... -> waits until all ports accept; fails early if PID dies.
+# TIMEOUT_S is raised to MTLS_PEER_START_SECONDS (default 90): on a loaded machine (parallel builds
+# writing to the same disk) Apache has taken longer than 15 s to open its ports. The bound only
+# matters for a server that never comes up, and a dead one is noticed at once.
 wait_ready() {
   local timeout=$1 pid=$2 pat=$3; shift 3
+  (( timeout >= ${MTLS_PEER_START_SECONDS:-90} )) || timeout=${MTLS_PEER_START_SECONDS:-90}
   local deadline=$(( $(date +%s%N) / 1000000 + timeout * 1000 )) p ok
   while :; do
     ok=1
