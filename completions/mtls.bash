@@ -81,7 +81,7 @@ _mtls() {
                 --timeout) _mtls_values none "$cur"; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--format --level --host --include-subdomains --expires --report-only --report-uri --name --okhttp-version --check --at --out --force --offline --json --anchors --system-roots --insecure -k --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--format --level --host --include-subdomains --expires --report-only --report-uri --name --okhttp-version --check --at --out --force --offline --json --anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -h --help" -- "$cur"))
             else
                 _mtls_values file "$cur"
             fi
@@ -110,7 +110,7 @@ _mtls() {
                 --auth-origin) _mtls_values none "$cur"; return 0 ;;
                 --cookie-jar) _mtls_values file "$cur"; return 0 ;;
                 --max-redirects) _mtls_values none "$cur"; return 0 ;;
-                --output|-o) _mtls_values file "$cur"; return 0 ;;
+                -o|--output) _mtls_values file "$cur"; return 0 ;;
                 --output-text) _mtls_values file "$cur"; return 0 ;;
                 --save-chain) _mtls_values file "$cur"; return 0 ;;
                 --at) _mtls_values none "$cur"; return 0 ;;
@@ -121,7 +121,7 @@ _mtls() {
                 --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots --insecure -k --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar --follow -L --max-redirects --output -o --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --profile -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --profile -h --help" -- "$cur"))
             else
                 _mtls_values none "$cur"
             fi

@@ -55,7 +55,7 @@ public enum MTLSCommand {
             } catch {
                 console.err("Error: \(error.message)")
                 if let hint = error.hint { console.err("  \(hint)") }
-                if parsed.flag("json") {
+                if parsed.declares(.json), parsed.flag(.json) {
                     console.out(JSON.error(code: error.exitCode, message: error.message).serialized())
                 }
                 return error.exitCode
@@ -86,6 +86,6 @@ public enum MTLSCommand {
         name: "mtls",
         abstract: "Mutual TLS toolkit: certificates, trust, pins and client-certificate logins.",
         discussion: "Exit codes: 0 yes, 1 no (not trusted, pin mismatch, login refused), 2 usage error, 3 bad input, 4 network or TLS failure.",
-        options: [OptionSpec(names: ["--version"], help: "Show the version, the git commit it was built from and the OpenSSL in use.")],
+        options: [OptionSpec(.version, help: "Show the version, the git commit it was built from and the OpenSSL in use.")],
         subcommands: commands.map(\.spec))
 }

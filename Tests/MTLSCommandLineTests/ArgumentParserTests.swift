@@ -58,36 +58,36 @@ final class ArgumentParserTests: XCTestCase {
 
     func testLongOptionTakesTheNextTokenAsItsValue() throws {
         let parsed = try parse(["a.pem", "--host", "localhost"])
-        XCTAssertEqual(parsed.value("host"), "localhost")
+        XCTAssertEqual(parsed.value(.host), "localhost")
         XCTAssertEqual(parsed.positionals, ["a.pem"])
     }
 
     func testLongOptionAcceptsAnAttachedValueAfterAnEqualsSign() throws {
         let parsed = try parse(["a.pem", "--host=example.com", "--data=a=b"])
-        XCTAssertEqual(parsed.value("host"), "example.com")
-        XCTAssertEqual(parsed.value("data"), "a=b")
+        XCTAssertEqual(parsed.value(.host), "example.com")
+        XCTAssertEqual(parsed.value(.data), "a=b")
     }
 
     func testAnEmptyAttachedValueIsAValue() throws {
-        XCTAssertEqual(try parse(["a.pem", "--host="]).value("host"), "")
+        XCTAssertEqual(try parse(["a.pem", "--host="]).value(.host), "")
     }
 
     func testShortOptionTakesTheNextTokenAsItsValue() throws {
         let parsed = try parse(["-X", "POST", "a.pem"])
-        XCTAssertEqual(parsed.value("method"), "POST")
+        XCTAssertEqual(parsed.value(.method), "POST")
         XCTAssertEqual(parsed.positionals, ["a.pem"])
     }
 
     func testShortOptionAcceptsAnAttachedValue() throws {
-        XCTAssertEqual(try parse(["-XPOST", "a.pem"]).value("method"), "POST")
+        XCTAssertEqual(try parse(["-XPOST", "a.pem"]).value(.method), "POST")
     }
 
     func testCombinedShortFlagsSetEachFlag() throws {
         let parsed = try parse(["-vkq", "a.pem"])
-        XCTAssertTrue(parsed.flag("verbose"))
-        XCTAssertTrue(parsed.flag("insecure"))
-        XCTAssertTrue(parsed.flag("q"))
-        XCTAssertFalse(parsed.flag("json"))
+        XCTAssertTrue(parsed.flag(.verbose))
+        XCTAssertTrue(parsed.flag(.insecure))
+        XCTAssertTrue(parsed.flag(OptionKey("q")))
+        XCTAssertFalse(parsed.flag(.json))
     }
 
     func testCombinedShortOptionsAreRejectedUnlessAllAreFlags() {
@@ -98,9 +98,9 @@ final class ArgumentParserTests: XCTestCase {
     func testDoubleDashEndsOptionParsing() throws {
         let parsed = try parse(["--json", "--", "--host", "-v", "-"])
         XCTAssertEqual(parsed.positionals, ["--host", "-v", "-"])
-        XCTAssertTrue(parsed.flag("json"))
-        XCTAssertNil(parsed.value("host"))
-        XCTAssertFalse(parsed.flag("verbose"))
+        XCTAssertTrue(parsed.flag(.json))
+        XCTAssertNil(parsed.value(.host))
+        XCTAssertFalse(parsed.flag(.verbose))
     }
 
     func testALoneDashIsAPositional() throws {
@@ -108,16 +108,52 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func testOptionKeyIsTheFirstLongNameOrTheShortLetter() {
-        XCTAssertEqual(OptionSpec(names: ["-X", "--method", "--verb"], valueName: "M", help: "").key, "method")
-        XCTAssertEqual(OptionSpec(names: ["-q"], help: "").key, "q")
+        XCTAssertEqual(OptionSpec(names: ["-X", "--method", "--verb"], valueName: "M", help: "").key, .method)
+        XCTAssertEqual(OptionSpec(names: ["-q"], help: "").key, OptionKey("q"))
+    }
+
+    func testAnOptionDeclaredByItsKeyIsSpelledFromIt() {
+        let option = OptionSpec(.maxRedirects, short: "-R", valueName: "N", help: "")
+        XCTAssertEqual(option.names, ["-R", "--max-redirects"])
+        XCTAssertEqual(option.key, .maxRedirects)
+        XCTAssertEqual(option.preferredName, "--max-redirects")
+    }
+
+    func testAParseKnowsWhichKeysItsCommandDeclares() throws {
+        let parsed = try parse(["a.pem", "--host", "h"])
+        XCTAssertTrue(parsed.declares(.host))
+        XCTAssertFalse(parsed.declares(.profile), "the test command has no --profile")
+        XCTAssertTrue(ParsedArguments().declares(.json), "a result made by hand declares everything")
+    }
+
+    /// Every option of every `mtls` command is read through a constant of ``OptionKey`` (the commands
+    /// read `arguments.value(.maxDepth)`, so a misspelled key does not compile) and no constant is
+    /// left without a declaration.
+    func testEveryDeclaredOptionHasItsKeyConstantAndEveryConstantIsDeclared() throws {
+        var declared: Set<OptionKey> = []
+        func walk(_ spec: CommandSpec) {
+            declared.formUnion(spec.effectiveOptions.map(\.key))
+            spec.subcommands.forEach(walk)
+        }
+        walk(MTLSCommand.rootSpec)
+        let source = try String(contentsOf: Fixtures.packageRoot.appendingPathComponent("Sources/MTLSCommandLine/CLI/OptionKey.swift"), encoding: .utf8)
+        let constants = Set(
+            source.split(separator: "\n").compactMap { line -> OptionKey? in
+                guard line.contains("static let"), let open = line.firstIndex(of: "\""), let close = line.lastIndex(of: "\""), open < close
+                else { return nil }
+                return OptionKey(String(line[line.index(after: open)..<close]))
+            })
+        XCTAssertFalse(constants.isEmpty)
+        XCTAssertEqual(declared.subtracting(constants).map(\.rawValue).sorted(), [], "declared without a constant")
+        XCTAssertEqual(constants.subtracting(declared).map(\.rawValue).sorted(), [], "a constant no command declares")
     }
 
     // MARK: - Values that look like options
 
     func testValueMayStartWithADashWhenItIsNotAKnownOption() throws {
         let parsed = try parse(["a.pem", "--data", "-x", "--host", "-"])
-        XCTAssertEqual(parsed.value("data"), "-x")
-        XCTAssertEqual(parsed.value("host"), "-")
+        XCTAssertEqual(parsed.value(.data), "-x")
+        XCTAssertEqual(parsed.value(.host), "-")
     }
 
     func testAKnownOptionInPlaceOfAValueIsAMissingValue() {
@@ -137,16 +173,16 @@ final class ArgumentParserTests: XCTestCase {
 
     func testFlagsMayBeRepeatedAndAreCounted() throws {
         let parsed = try parse(["-v", "a.pem", "--verbose", "-vv"])
-        XCTAssertEqual(parsed.count("verbose"), 4)
-        XCTAssertEqual(parsed.count("json"), 0)
+        XCTAssertEqual(parsed.count(.verbose), 4)
+        XCTAssertEqual(parsed.count(.json), 0)
     }
 
     func testRepeatableOptionKeepsEveryValueInOrder() throws {
         let parsed = try parse(["a.pem", "--anchors", "1.pem", "--anchors=2.pem"])
-        XCTAssertEqual(parsed.values("anchors"), ["1.pem", "2.pem"])
-        XCTAssertEqual(parsed.value("anchors"), "2.pem")
-        XCTAssertEqual(parsed.count("anchors"), 2)
-        XCTAssertEqual(parsed.values("host"), [])
+        XCTAssertEqual(parsed.values(.anchors), ["1.pem", "2.pem"])
+        XCTAssertEqual(parsed.value(.anchors), "2.pem")
+        XCTAssertEqual(parsed.count(.anchors), 2)
+        XCTAssertEqual(parsed.values(.host), [])
     }
 
     func testANonRepeatableOptionGivenTwiceIsADuplicate() {
@@ -159,7 +195,7 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func testHiddenOptionsAreStillAccepted() throws {
-        XCTAssertEqual(try parse(["a.pem", "--debug-dump", "/tmp"]).value("debug-dump"), "/tmp")
+        XCTAssertEqual(try parse(["a.pem", "--debug-dump", "/tmp"]).value(OptionKey("debug-dump")), "/tmp")
     }
 
     // MARK: - Unknown options and suggestions
@@ -415,7 +451,7 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(path, ["mtls", "verify"])
         XCTAssertEqual(spec.name, "verify")
         XCTAssertEqual(arguments.positionals, ["a.pem"])
-        XCTAssertEqual(arguments.value("host"), "h")
+        XCTAssertEqual(arguments.value(.host), "h")
     }
 
     func testResolveTurnsHelpRequestsIntoTheRightHelpText() {

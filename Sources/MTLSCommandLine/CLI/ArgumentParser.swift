@@ -109,7 +109,17 @@ struct OptionSpec: Sendable {
     /// without it and usage lines show it outside brackets.
     var required: Bool = false
 
-    /// Creates an option specification.
+    /// Declares the option read as `key`: spelled `--` + its name, and `short` (e.g. `"-X"`) if given.
+    init(
+        _ key: OptionKey, short: String? = nil, valueName: String? = nil, repeatable: Bool = false, help: String,
+        hidden: Bool = false, kind: ValueKind? = nil, defaultValue: String? = nil, required: Bool = false
+    ) {
+        self.init(
+            names: (short.map { [$0] } ?? []) + [key.description], valueName: valueName, repeatable: repeatable,
+            help: help, hidden: hidden, kind: kind, defaultValue: defaultValue, required: required)
+    }
+
+    /// Creates an option specification from its spellings (tests declare options of their own this way).
     init(
         names: [String], valueName: String? = nil, repeatable: Bool = false, help: String, hidden: Bool = false,
         kind: ValueKind? = nil, defaultValue: String? = nil, required: Bool = false
@@ -127,17 +137,17 @@ struct OptionSpec: Sendable {
     /// The kind of the value: the declared one, or the one its value name implies; `nil` for a flag.
     var valueKind: ValueKind? {
         guard let valueName else { return nil }
-        return kind ?? ValueKind.inferred(valueName: valueName, key: key)
+        return kind ?? ValueKind.inferred(valueName: valueName, key: key.rawValue)
     }
 
     /// The key under which parsed values are stored: the first long name
     /// without its dashes (`"method"`), or the letter of a short-only option.
-    var key: String {
+    var key: OptionKey {
         if let long = names.first(where: { $0.hasPrefix("--") }) {
-            return String(long.dropFirst(2))
+            return OptionKey(String(long.dropFirst(2)))
         }
-        guard let first = names.first else { return "" }
-        return String(first.drop(while: { $0 == "-" }))
+        guard let first = names.first else { return OptionKey("") }
+        return OptionKey(String(first.drop(while: { $0 == "-" })))
     }
 
     /// Whether the option is a flag, i.e. takes no value.
@@ -145,7 +155,7 @@ struct OptionSpec: Sendable {
 
     /// The name shown in usage lines and error messages: the first long name if any.
     var preferredName: String {
-        names.first(where: { $0.hasPrefix("--") }) ?? names.first ?? "--\(key)"
+        names.first(where: { $0.hasPrefix("--") }) ?? names.first ?? key.description
     }
 
     /// The long names of the option (those starting with `--`).
@@ -236,7 +246,7 @@ struct CommandSpec: Sendable {
     }
 
     /// The implicit `-h, --help` flag.
-    static let helpOption = OptionSpec(names: ["-h", "--help"], help: "Show help information.")
+    static let helpOption = OptionSpec(.help, short: "-h", help: "Show help information.")
 
     /// The declared options followed by the implicit help flag, unless the
     /// command declares `-h` or `--help` itself.
@@ -256,7 +266,7 @@ struct CommandSpec: Sendable {
 
     /// The option spelled `name` or whose key is `name` (used when rendering errors).
     func option(matching name: String) -> OptionSpec? {
-        option(named: name) ?? effectiveOptions.first { $0.key == name }
+        option(named: name) ?? effectiveOptions.first { $0.key.rawValue == name }
     }
 }
 
@@ -270,17 +280,21 @@ struct ParsedArguments: Sendable {
     /// For a command with subcommands, the name of the selected subcommand.
     var subcommand: String?
     /// Values of value-taking options by key, in the order given.
-    private var valuesByKey: [String: [String]]
+    private var valuesByKey: [OptionKey: [String]]
     /// Number of occurrences of each option or flag by key.
-    private var countsByKey: [String: Int]
+    private var countsByKey: [OptionKey: Int]
+    /// The keys the parsed command declares, when the parser made this result: reading any other
+    /// key is a programming error (a shared helper reading an option its caller does not declare),
+    /// caught by an assertion in debug builds and the tests.
+    var declaredKeys: Set<OptionKey>? = nil
 
     /// Creates a parse result; mostly useful to tests and to the parser itself.
     init(
         positionals: [String] = [],
         wantsHelp: Bool = false,
         subcommand: String? = nil,
-        values: [String: [String]] = [:],
-        counts: [String: Int] = [:]
+        values: [OptionKey: [String]] = [:],
+        counts: [OptionKey: Int] = [:]
     ) {
         self.positionals = positionals
         self.wantsHelp = wantsHelp
@@ -290,16 +304,29 @@ struct ParsedArguments: Sendable {
     }
 
     /// Whether the flag (or option) with this key was given at least once.
-    func flag(_ key: String) -> Bool { count(key) > 0 }
+    func flag(_ key: OptionKey) -> Bool { count(key) > 0 }
 
     /// The value of the last occurrence of the option with this key.
-    func value(_ key: String) -> String? { valuesByKey[key]?.last }
+    func value(_ key: OptionKey) -> String? { values(key).last }
 
     /// The values of all occurrences of the option with this key, in order.
-    func values(_ key: String) -> [String] { valuesByKey[key] ?? [] }
+    func values(_ key: OptionKey) -> [String] {
+        assertDeclared(key)
+        return valuesByKey[key] ?? []
+    }
 
     /// How many times the flag or option with this key was given (e.g. `-v -v` → 2).
-    func count(_ key: String) -> Int { countsByKey[key] ?? 0 }
+    func count(_ key: OptionKey) -> Int {
+        assertDeclared(key)
+        return countsByKey[key] ?? 0
+    }
+
+    /// Whether the command declares `key`: for code every command shares, such as error output in JSON.
+    func declares(_ key: OptionKey) -> Bool { declaredKeys?.contains(key) ?? true }
+
+    private func assertDeclared(_ key: OptionKey) {
+        assert(declaredKeys?.contains(key) ?? true, "\(key) is read but not declared by this command")
+    }
 
     /// Records one occurrence of `option`, with its value if it takes one.
     mutating func record(_ option: OptionSpec, value: String?) {
@@ -366,7 +393,7 @@ enum ArgumentParser {
     /// `--`, and for a command with subcommands only before its first positional.
     private static func helpRequested(in args: [String], spec: CommandSpec) -> Bool {
         let helpNames = Set(CommandSpec.helpOption.names).intersection(
-            spec.effectiveOptions.filter { $0.key == "help" }.flatMap(\.names))
+            spec.effectiveOptions.filter { $0.key == .help }.flatMap(\.names))
         for token in args {
             if token == "--" { return false }
             if helpNames.contains(token) { return true }
@@ -446,6 +473,7 @@ private struct ArgumentTokenParser {
     init(spec: CommandSpec, args: [String]) {
         self.spec = spec
         self.args = args
+        result.declaredKeys = Set(spec.effectiveOptions.map(\.key))
     }
 
     /// Parses all tokens, then validates the positionals.
@@ -569,7 +597,7 @@ private struct ArgumentTokenParser {
 
     private mutating func record(_ option: OptionSpec, value: String?) {
         result.record(option, value: value)
-        if option.key == "help", CommandSpec.helpOption.names.contains(where: option.names.contains) {
+        if option.key == .help, CommandSpec.helpOption.names.contains(where: option.names.contains) {
             result.wantsHelp = true
         }
     }

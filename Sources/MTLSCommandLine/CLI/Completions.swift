@@ -165,7 +165,7 @@ enum CompletionScript {
         if let kind = option.valueKind, let valueName = option.valueName {
             tail += ":" + zshEscapeColons(valueName) + ":" + zshAction(kind.completion)
         }
-        let repeats = option.repeatable || option.isFlag && option.key == "verbose"
+        let repeats = option.repeatable || option.isFlag && option.key == .verbose
         let valueSuffix = option.isFlag || option.names.allSatisfy({ !$0.hasPrefix("--") }) ? "" : "="
         if option.names.count == 1 {
             let name = option.names[0] + (option.names[0].hasPrefix("--") ? valueSuffix : "")

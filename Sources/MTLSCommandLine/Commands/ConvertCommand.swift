@@ -15,24 +15,24 @@ enum ConvertCommand {
             """,
         arguments: [ArgumentSpec(name: "IN", help: "The input file ('-' for standard input).")],
         options: [
-            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), required: true),
-            OptionSpec(names: ["--out"], valueName: "FILE", help: "Write here instead of standard output."),
-            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of an encrypted key or a PKCS#12 input."),
-            OptionSpec(names: ["--include-key"], help: "PKCS#12 input: write its private keys too (unencrypted PEM, mode 0600)."),
-            OptionSpec(names: ["--force"], help: "Overwrite FILE if it exists."),
+            OptionSpec(.to, valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), required: true),
+            OptionSpec(.out, valueName: "FILE", help: "Write here instead of standard output."),
+            OptionSpec(.password, valueName: "SPEC", help: "Password of an encrypted key or a PKCS#12 input."),
+            OptionSpec(.includeKey, help: "PKCS#12 input: write its private keys too (unencrypted PEM, mode 0600)."),
+            OptionSpec(.force, help: "Overwrite FILE if it exists."),
         ],
         examples: ["mtls convert server.cer --to pem --out server.pem", "mtls convert server.pem --to der --out server.der"])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         guard let path = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<IN>'", command: "convert") }
-        guard let target = arguments.value("to")?.lowercased(), target == "pem" || target == "der" else {
-            throw CommandFailure.usage(arguments.value("to").map { "--to '\($0)' must be pem or der" } ?? "--to pem|der is required", command: "convert")
+        guard let target = arguments.value(.to)?.lowercased(), target == "pem" || target == "der" else {
+            throw CommandFailure.usage(arguments.value(.to).map { "--to '\($0)' must be pem or der" } ?? "--to pem|der is required", command: "convert")
         }
         var bytes = try Inputs.read(path, console: console)
         // The input may be an unencrypted key: overwritten once converted.
         defer { Secret.wipe(&bytes) }
         if bytes.isEmpty { throw CommandFailure(ExitCode.badInput, "\(path): the file is empty") }
-        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
+        let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: nil, console: console)
         var output: [UInt8] = []
         var secret = false
         // A private key's bytes are overwritten once written: freed, they would stay in the heap.
@@ -54,7 +54,7 @@ enum ConvertCommand {
                     } else {
                         output = Array(certificates.map(\.pemString).joined().utf8)
                     }
-                } else if !arguments.flag("include-key") {
+                } else if !arguments.flag(.includeKey) {
                     // Writing only the certificates would lose the key without a word.
                     refusal = CommandFailure(
                         ExitCode.usage,
@@ -104,8 +104,8 @@ enum ConvertCommand {
             throw CommandFailure(ExitCode.badInput, error.attributed(to: path).message, hint: Inputs.hint(for: error, path: path))
         }
         if let refusal { throw refusal }
-        if let out = arguments.value("out") {
-            try OutputFile.write(output, to: out, mode: secret ? 0o600 : 0o644, force: arguments.flag("force"))
+        if let out = arguments.value(.out) {
+            try OutputFile.write(output, to: out, mode: secret ? 0o600 : 0o644, force: arguments.flag(.force))
             console.err("wrote \(out) (\(target.uppercased()))")
         } else {
             if target == "der" && console.stdoutIsTerminal {

@@ -11,12 +11,12 @@ enum DemoCommand {
         abstract: "A one-command tour: starts a local IIS-like server and shows verify, probe and pin against it.",
         discussion:
             "Needs no arguments and no network: it makes test certificates in a temporary directory, starts `mtls serve` on a free loopback port in-process, runs the tour, and cleans up.",
-        options: [OptionSpec(names: ["--keep"], help: "Keep the temporary directory (its path is printed).")],
+        options: [OptionSpec(.keep, help: "Keep the temporary directory (its path is printed).")],
         examples: ["mtls demo"])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         let directory = NSTemporaryDirectory() + "mtls-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        defer { if !arguments.flag("keep") { try? FileManager.default.removeItem(atPath: directory) } }
+        defer { if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: directory) } }
         let (pki, _) = try TestPKI.loadOrCreate(in: directory)
         let tls = TLSServerConfiguration(certificate: pki.server, privateKey: pki.serverKey, chain: [pki.ca], clientCAs: [pki.ca], sendsCANames: true)
         let server: TestServer

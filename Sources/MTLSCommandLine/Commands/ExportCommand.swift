@@ -12,34 +12,34 @@ enum ExportCommand {
             importers need. The file is written with mode 0600.
             """,
         options: [
-            OptionSpec(names: ["--cert"], valueName: "FILE", help: "The certificate (PEM or DER).", required: true),
-            OptionSpec(names: ["--key"], valueName: "FILE", help: "Its private key (PEM or DER).", required: true),
-            OptionSpec(names: ["--key-password"], valueName: "SPEC", help: "Password of an encrypted key."),
-            OptionSpec(names: ["--chain"], valueName: "FILE", repeatable: true, help: "Chain certificates to include (repeatable)."),
-            OptionSpec(names: ["--out"], valueName: "FILE", help: "The PKCS#12 file to write.", required: true),
-            OptionSpec(names: ["--password"], valueName: "SPEC", help: "The new file's password (pass:, env:, file:, fd:, stdin)."),
-            OptionSpec(names: ["--name"], valueName: "FRIENDLY", help: "The friendly name importers show."),
-            OptionSpec(names: ["--legacy"], help: "3DES + SHA-1 MAC for older importers."),
-            OptionSpec(names: ["--force"], help: "Overwrite FILE if it exists."),
-            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+            OptionSpec(.cert, valueName: "FILE", help: "The certificate (PEM or DER).", required: true),
+            OptionSpec(.key, valueName: "FILE", help: "Its private key (PEM or DER).", required: true),
+            OptionSpec(.keyPassword, valueName: "SPEC", help: "Password of an encrypted key."),
+            OptionSpec(.chain, valueName: "FILE", repeatable: true, help: "Chain certificates to include (repeatable)."),
+            OptionSpec(.out, valueName: "FILE", help: "The PKCS#12 file to write.", required: true),
+            OptionSpec(.password, valueName: "SPEC", help: "The new file's password (pass:, env:, file:, fd:, stdin)."),
+            OptionSpec(.name, valueName: "FRIENDLY", help: "The friendly name importers show."),
+            OptionSpec(.legacy, help: "3DES + SHA-1 MAC for older importers."),
+            OptionSpec(.force, help: "Overwrite FILE if it exists."),
+            OptionSpec(.json, help: "Print one JSON object."),
         ],
         examples: ["mtls export --cert client.pem --key client.key --chain ca.pem --out client.p12 --password env:P12_PASSWORD --legacy"])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        guard let certPath = arguments.value("cert") else { throw CommandFailure.usage("--cert FILE is required", command: "export") }
-        guard let keyPath = arguments.value("key") else { throw CommandFailure.usage("--key FILE is required", command: "export") }
-        guard let out = arguments.value("out") else { throw CommandFailure.usage("--out FILE.p12 is required", command: "export") }
-        if FileManager.default.fileExists(atPath: out) && !arguments.flag("force") {
+        guard let certPath = arguments.value(.cert) else { throw CommandFailure.usage("--cert FILE is required", command: "export") }
+        guard let keyPath = arguments.value(.key) else { throw CommandFailure.usage("--key FILE is required", command: "export") }
+        guard let out = arguments.value(.out) else { throw CommandFailure.usage("--out FILE.p12 is required", command: "export") }
+        if FileManager.default.fileExists(atPath: out) && !arguments.flag(.force) {
             throw CommandFailure(ExitCode.badInput, "\(out) already exists; pass --force to overwrite it")
         }
-        guard let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: "Password for \(out): ", console: console) else {
+        guard let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: "Password for \(out): ", console: console) else {
             throw CommandFailure.usage("--password SPEC is required (use pass: for an empty password)", command: "export")
         }
-        let keyPassword = try SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
+        let keyPassword = try SecretSpec.resolve(arguments.value(.keyPassword), option: "--key-password", prompt: nil, console: console)
         let certificates = try Inputs.certificates(certPath, password: nil, console: console)
         let key = try Inputs.privateKey(keyPath, password: keyPassword, console: console)
         var extra: [Certificate] = []
-        for path in arguments.values("chain") { extra += try Inputs.certificates(path, password: nil, console: console) }
+        for path in arguments.values(.chain) { extra += try Inputs.certificates(path, password: nil, console: console) }
         // The leaf is the certificate the key belongs to, wherever it appears; each certificate
         // goes in once, even when the --cert file already holds the chain given with --chain.
         var all: [Certificate] = []
@@ -50,16 +50,16 @@ enum ExportCommand {
                 hint: "pass the key that was generated with this certificate")
         }
         let chain = all.filter { $0 != leaf }
-        let protection: PKCS12Bundle.Protection = arguments.flag("legacy") ? .legacy3DES : .modern
+        let protection: PKCS12Bundle.Protection = arguments.flag(.legacy) ? .legacy3DES : .modern
         let bytes: [UInt8]
         do throws(MTLSTrustError) {
-            bytes = try PKCS12Bundle.export(certificate: leaf, privateKey: key, chain: chain, password: password, friendlyName: arguments.value("name"), protection: protection)
+            bytes = try PKCS12Bundle.export(certificate: leaf, privateKey: key, chain: chain, password: password, friendlyName: arguments.value(.name), protection: protection)
         } catch {
             throw CommandFailure(error)
         }
-        try OutputFile.write(bytes, to: out, mode: 0o600, force: arguments.flag("force"))
+        try OutputFile.write(bytes, to: out, mode: 0o600, force: arguments.flag(.force))
         let description = protection == .modern ? "AES-256-CBC/PBKDF2, SHA-256 MAC" : "3DES, SHA-1 MAC (legacy)"
-        if arguments.flag("json") {
+        if arguments.flag(.json) {
             console.out(
                 JSON.object([
                     ("file", .string(out)), ("protection", .string(protection == .modern ? "modern" : "legacy")), ("leaf", .string(leaf.subject)), ("chain", .int(chain.count)),

@@ -6,9 +6,9 @@ import MTLSTrust
 enum FleetProbe {
     static func run(targetsFile: String, arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Int32 {
         if !arguments.positionals.isEmpty { throw CommandFailure.usage("give either URL or --targets FILE, not both", command: "probe") }
-        let concurrency = try Inputs.integer(arguments.value("concurrency"), option: "--concurrency", command: "probe", range: 1...1024) ?? 16
+        let concurrency = try Inputs.integer(arguments.value(.concurrency), option: "--concurrency", command: "probe", range: 1...1024) ?? 16
         var shard = (index: 1, count: 1)
-        if let text = arguments.value("shard") {
+        if let text = arguments.value(.shard) {
             let parts = text.split(separator: "/").compactMap { Int($0) }
             guard parts.count == 2, parts[1] >= 1, (1...parts[1]).contains(parts[0]) else {
                 throw CommandFailure.usage("--shard '\(text)' must be I/N with 1 ≤ I ≤ N", command: "probe")
@@ -34,11 +34,11 @@ enum FleetProbe {
         }
         let prepared = requests
         let credentials = try ProbeCommand.credentials(arguments, console: console)
-        let time = try Inputs.time(arguments.value("at"))
+        let time = try Inputs.time(arguments.value(.at))
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         let results = ResultSlots(count: requests.count)
-        let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag("json"))
-        let json = arguments.flag("json")
+        let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag(.json))
+        let json = arguments.flag(.json)
         let next = Counter()
         let workers = min(concurrency, max(1, requests.count))
         let group = DispatchGroup()

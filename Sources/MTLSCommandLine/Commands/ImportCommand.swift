@@ -16,30 +16,30 @@ enum ImportCommand {
             """,
         arguments: [ArgumentSpec(name: "P12", help: "The PKCS#12 (.p12/.pfx) file.")],
         options: [
-            OptionSpec(names: ["--password"], valueName: "SPEC", help: "The file's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
-            OptionSpec(names: ["--out-dir"], valueName: "DIR", help: "Write key, certificate and chain into DIR."),
-            OptionSpec(names: ["--to"], valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), defaultValue: "pem"),
-            OptionSpec(names: ["--name"], valueName: "NAME", help: "The identity to write, by its friendly name."),
-            OptionSpec(names: ["--index"], valueName: "N", help: "The identity to write, by its position (1 = first), as `mtls inspect` lists them."),
-            OptionSpec(names: ["--force"], help: "Overwrite existing files."),
-            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+            OptionSpec(.password, valueName: "SPEC", help: "The file's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
+            OptionSpec(.outDir, valueName: "DIR", help: "Write key, certificate and chain into DIR."),
+            OptionSpec(.to, valueName: "FORMAT", help: "pem or der.", kind: .choice(["pem", "der"]), defaultValue: "pem"),
+            OptionSpec(.name, valueName: "NAME", help: "The identity to write, by its friendly name."),
+            OptionSpec(.index, valueName: "N", help: "The identity to write, by its position (1 = first), as `mtls inspect` lists them."),
+            OptionSpec(.force, help: "Overwrite existing files."),
+            OptionSpec(.json, help: "Print one JSON object."),
         ],
         examples: ["mtls import alice.pfx --password env:PFX_PASSWORD --out-dir ./alice", "mtls import legacy-windows-export.pfx"])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         guard let path = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<P12>'", command: "import") }
-        let format = arguments.value("to")?.lowercased() ?? "pem"
+        let format = arguments.value(.to)?.lowercased() ?? "pem"
         guard format == "pem" || format == "der" else { throw CommandFailure.usage("--to '\(format)' must be pem or der", command: "import") }
         let bytes = try Inputs.read(path, console: console)
-        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: "Password for \(path): ", console: console)
+        let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: "Password for \(path): ", console: console)
         let bundle: PKCS12Bundle
         do throws(MTLSTrustError) {
             bundle = try PKCS12Bundle(derBytes: bytes, password: password)
         } catch {
             throw CommandFailure(ExitCode.badInput, error.attributed(to: path).message, hint: Inputs.hint(for: error, path: path))
         }
-        let name = arguments.value("name")
-        let index = try Inputs.integer(arguments.value("index"), option: "--index", command: "import", range: 1...100_000)
+        let name = arguments.value(.name)
+        let index = try Inputs.integer(arguments.value(.index), option: "--index", command: "import", range: 1...100_000)
         if name != nil && index != nil { throw CommandFailure.usage("give --name or --index, not both", command: "import") }
         var written: [String] = []
         if password.map({ !$0.isEmpty }) ?? false, bundle.inspection.isUnprotected {
@@ -50,7 +50,7 @@ enum ImportCommand {
                 "note: \(path) holds \(bundle.duplicatesRemoved) repeated certificate\(bundle.duplicatesRemoved == 1 ? "" : "s") or key\(bundle.duplicatesRemoved == 1 ? "" : "s"); each is written once"
             )
         }
-        if let directory = arguments.value("out-dir") {
+        if let directory = arguments.value(.outDir) {
             // Checked before the directory is created, so that a failure leaves nothing behind.
             let contents = try selection(bundle, path: path, name: name, index: index)
             // The directories this import makes, outermost first: removed again when writing fails.
@@ -93,7 +93,7 @@ enum ImportCommand {
                 throw CommandFailure(error)
             }
             do throws(CommandFailure) {
-                try OutputFile.writeAll(files, force: arguments.flag("force"))
+                try OutputFile.writeAll(files, force: arguments.flag(.force))
             } catch {
                 for path in made.reversed() { rmdir(path) }
                 throw error
@@ -101,7 +101,7 @@ enum ImportCommand {
             written = files.map(\.path)
         }
         let item = InspectCommand.pkcs12Item(bundle, console: console)
-        if arguments.flag("json") {
+        if arguments.flag(.json) {
             var pairs: [(String, JSON)] = [("file", .string(path))]
             if case .object(let inner) = item.2 { pairs += inner }
             pairs.append(("written", .strings(written)))

@@ -9,8 +9,8 @@ enum InspectCommand {
         discussion: "The format is detected from the content (PEM, DER or PKCS#12), not from the file name.",
         arguments: [ArgumentSpec(name: "FILE", help: "The file to inspect ('-' for standard input).")],
         options: [
-            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of a PKCS#12 file or an encrypted key (pass:, env:, file:, fd:, stdin)."),
-            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+            OptionSpec(.password, valueName: "SPEC", help: "Password of a PKCS#12 file or an encrypted key (pass:, env:, file:, fd:, stdin)."),
+            OptionSpec(.json, help: "Print one JSON object."),
         ],
         examples: ["mtls inspect server.pem", "mtls inspect identity.pfx --password env:PFX_PASSWORD", "mtls inspect key.pem --json"])
 
@@ -21,7 +21,7 @@ enum InspectCommand {
         defer { Secret.wipe(&bytes) }
         if bytes.isEmpty { throw CommandFailure(ExitCode.badInput, "\(path): the file is empty") }
         let isPKCS12 = !PEM.looksLikePEM(bytes) && DER.shape(of: bytes) == .pkcs12
-        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: isPKCS12 ? "Password for \(path): " : nil, console: console)
+        let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: isPKCS12 ? "Password for \(path): " : nil, console: console)
         var items: [(kind: String, human: [String], json: JSON)] = []
         do throws(MTLSTrustError) {
             if PEM.looksLikePEM(bytes) {
@@ -48,7 +48,7 @@ enum InspectCommand {
             let failure = error.attributed(to: path)
             throw CommandFailure(ExitCode.badInput, failure.message, hint: Inputs.hint(for: error, path: path))
         }
-        if arguments.flag("json") {
+        if arguments.flag(.json) {
             console.out(JSON.object([("file", .string(path)), ("items", .array(items.map(\.json)))]).versioned(1).serialized())
         } else {
             for (index, item) in items.enumerated() {

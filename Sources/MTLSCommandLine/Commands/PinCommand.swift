@@ -19,30 +19,30 @@ enum PinCommand {
             """,
         arguments: [ArgumentSpec(name: "SOURCE", help: "Certificate files, https://host[:port], public keys or CSRs.", variadic: true)],
         options: [
-            OptionSpec(names: ["--format"], valueName: "FORMAT", help: formatHelp, kind: .choice(PinFormat.allCases.map(\.rawValue)), defaultValue: "spki"),
+            OptionSpec(.format, valueName: "FORMAT", help: formatHelp, kind: .choice(PinFormat.allCases.map(\.rawValue)), defaultValue: "spki"),
             OptionSpec(
-                names: ["--level"], valueName: "LEVEL", help: "leaf, intermediate, root or all; backup keys are always kept.",
+                .level, valueName: "LEVEL", help: "leaf, intermediate, root or all; backup keys are always kept.",
                 kind: .choice(["leaf", "intermediate", "root", "all"]), defaultValue: "all"),
             OptionSpec(
-                names: ["--host"], valueName: "NAME", repeatable: true, help: "Host the pins apply to (repeatable; *.NAME and **.NAME patterns; default: the https:// source's)."),
-            OptionSpec(names: ["--include-subdomains"], help: "Also pin every name below --host (OkHttp 4+: **.NAME)."),
-            OptionSpec(names: ["--expires"], valueName: "YYYY-MM-DD", help: "Last day the pins are enforced (TrustKit, Android, HPKP max-age, json, swift)."),
-            OptionSpec(names: ["--report-only"], help: "TrustKit: enforcePinning = false; HPKP: Public-Key-Pins-Report-Only."),
-            OptionSpec(names: ["--report-uri"], valueName: "URL", repeatable: true, help: "TrustKit and HPKP report URI (repeatable)."),
-            OptionSpec(names: ["--name"], valueName: "NAME", help: "Type, class or variable name in code outputs."),
+                .host, valueName: "NAME", repeatable: true, help: "Host the pins apply to (repeatable; *.NAME and **.NAME patterns; default: the https:// source's)."),
+            OptionSpec(.includeSubdomains, help: "Also pin every name below --host (OkHttp 4+: **.NAME)."),
+            OptionSpec(.expires, valueName: "YYYY-MM-DD", help: "Last day the pins are enforced (TrustKit, Android, HPKP max-age, json, swift)."),
+            OptionSpec(.reportOnly, help: "TrustKit: enforcePinning = false; HPKP: Public-Key-Pins-Report-Only."),
+            OptionSpec(.reportUri, valueName: "URL", repeatable: true, help: "TrustKit and HPKP report URI (repeatable)."),
+            OptionSpec(.name, valueName: "NAME", help: "Type, class or variable name in code outputs."),
             OptionSpec(
-                names: ["--okhttp-version"], valueName: "3|4", help: "OkHttp major version for --format okhttp/okhttp-java (4: 4.x and 5.x).",
+                .okhttpVersion, valueName: "3|4", help: "OkHttp major version for --format okhttp/okhttp-java (4: 4.x and 5.x).",
                 kind: .choice(["3", "4"]), defaultValue: "4"),
-            OptionSpec(names: ["--check"], valueName: "PINFILE", help: "Compare the sources against a pin set in any format (a .cer directory too); exit 1 on drift."),
-            OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate expiry and the calendar at TIME (RFC 3339, YYYY-MM-DD or Unix seconds)."),
-            OptionSpec(names: ["--out"], valueName: "FILE", help: "Write to FILE atomically (a directory for --format der)."),
-            OptionSpec(names: ["--force"], help: "Overwrite existing output."),
-            OptionSpec(names: ["--offline"], help: "Refuse https:// sources (for builds: no network)."),
-            OptionSpec(names: ["--json"], help: "Print one JSON object: the --check result, or the pin set (--format json)."),
+            OptionSpec(.check, valueName: "PINFILE", help: "Compare the sources against a pin set in any format (a .cer directory too); exit 1 on drift."),
+            OptionSpec(.at, valueName: "TIME", help: "Evaluate expiry and the calendar at TIME (RFC 3339, YYYY-MM-DD or Unix seconds)."),
+            OptionSpec(.out, valueName: "FILE", help: "Write to FILE atomically (a directory for --format der)."),
+            OptionSpec(.force, help: "Overwrite existing output."),
+            OptionSpec(.offline, help: "Refuse https:// sources (for builds: no network)."),
+            OptionSpec(.json, help: "Print one JSON object: the --check result, or the pin set (--format json)."),
         ]
             + TLSOptions.specs.map { option in
                 var copy = option
-                if option.key == "password" { copy.help = "Password of PKCS#12 sources and of --p12 (pass:, env:, file:, fd:, stdin)." }
+                if option.key == .password { copy.help = "Password of PKCS#12 sources and of --p12 (pass:, env:, file:, fd:, stdin)." }
                 return copy
             },
         examples: [
@@ -54,18 +54,18 @@ enum PinCommand {
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        let formatName = arguments.value("format") ?? "spki"
+        let formatName = arguments.value(.format) ?? "spki"
         guard var format = PinFormat(name: formatName) else {
             throw CommandFailure.usage("--format '\(formatName)' is not a pin format: use \(PinFormat.names)", command: "pin")
         }
         // --json promises one JSON object on stdout: the check result, or else the JSON pin set.
-        if arguments.flag("json"), arguments.value("check") == nil {
-            guard arguments.value("format") == nil || format == .json else {
+        if arguments.flag(.json), arguments.value(.check) == nil {
+            guard arguments.value(.format) == nil || format == .json else {
                 throw CommandFailure.usage("--json prints the pin set as JSON; it cannot be combined with --format \(format.rawValue)", command: "pin")
             }
             format = .json
         }
-        let level = arguments.value("level") ?? "all"
+        let level = arguments.value(.level) ?? "all"
         guard ["leaf", "intermediate", "root", "all"].contains(level) else {
             throw CommandFailure.usage("--level '\(level)' must be leaf, intermediate, root or all", command: "pin")
         }
@@ -73,27 +73,27 @@ enum PinCommand {
             throw CommandFailure.usage("Missing expected argument '<SOURCE> ...'", command: "pin")
         }
         var now = Date()
-        if let text = arguments.value("at") {
+        if let text = arguments.value(.at) {
             guard let date = Timestamp.parse(text) else {
                 throw CommandFailure.usage("--at '\(text)' is not a time: use RFC 3339 (2030-01-01T00:00:00Z), YYYY-MM-DD or Unix seconds", command: "pin")
             }
             now = date
         }
         var options = try outputOptions(arguments, format: format, now: now)
-        if arguments.flag("offline"), let live = arguments.positionals.first(where: { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") }) {
+        if arguments.flag(.offline), let live = arguments.positionals.first(where: { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") }) {
             throw CommandFailure.usage("--offline: \(live) would need the network; pin certificate files instead", command: "pin")
         }
 
         // Sources.
-        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
+        let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: nil, console: console)
         // Formats that need only each certificate's key, subject, expiry and role read plain
         // certificate files without OpenSSL's X.509 parse (`MTLS_PIN_FULL_PARSE=1` forces it).
         let summariesSuffice =
-            arguments.value("check") == nil && !format.pinsCertificates && format != .swift && console.environment["MTLS_PIN_FULL_PARSE"] == nil
+            arguments.value(.check) == nil && !format.pinsCertificates && format != .swift && console.environment["MTLS_PIN_FULL_PARSE"] == nil
         var loaded: [LoadedPinSource] = []
         for source in arguments.positionals {
             if source.lowercased().hasPrefix("https://") || source.lowercased().hasPrefix("http://") {
-                loaded.append(try PinSources.live(source, arguments: arguments, evaluationTime: arguments.value("at") == nil ? nil : now, console: console))
+                loaded.append(try PinSources.live(source, arguments: arguments, evaluationTime: arguments.value(.at) == nil ? nil : now, console: console))
             } else if summariesSuffice, let summary = PinSources.summaryFile(source) {
                 loaded.append(summary)
             } else {
@@ -101,13 +101,13 @@ enum PinCommand {
             }
         }
 
-        if let pinFile = arguments.value("check") {
+        if let pinFile = arguments.value(.check) {
             return try check(pinFile: pinFile, loaded: loaded, arguments: arguments, now: now, console: console)
         }
 
         // Pins at the chosen level; backup keys always.
         if options.hosts.isEmpty, let host = loaded.compactMap(\.host).first, format.needsHost || format == .hpkp || format == .swift || format == .json {
-            options.hosts = [PinHost(name: host.lowercased(), includesSubdomains: arguments.flag("include-subdomains"))]
+            options.hosts = [PinHost(name: host.lowercased(), includesSubdomains: arguments.flag(.includeSubdomains))]
         }
         var entries = loaded.flatMap(\.entries)
         if level != "all" {
@@ -125,14 +125,14 @@ enum PinCommand {
 
         switch PinWriter.write(outcome.entries, format: format, options: outcome.options) {
         case .text(let text):
-            if let out = arguments.value("out") {
-                try OutputFile.write(Array(text.utf8), to: out, force: arguments.flag("force"))
+            if let out = arguments.value(.out) {
+                try OutputFile.write(Array(text.utf8), to: out, force: arguments.flag(.force))
                 console.err("wrote \(out) (\(format.platform))")
             } else {
                 console.write(text)
             }
         case .files(let files):
-            guard let directory = arguments.value("out") else {
+            guard let directory = arguments.value(.out) else {
                 throw CommandFailure.usage("--format der writes .cer files: give the directory with --out DIR", command: "pin")
             }
             var isDirectory: ObjCBool = false
@@ -144,7 +144,7 @@ enum PinCommand {
                 }
             }
             let paths = files.map { (path: (directory as NSString).appendingPathComponent($0.name), bytes: $0.bytes, mode: mode_t(0o644)) }
-            try OutputFile.writeAll(paths, force: arguments.flag("force"))
+            try OutputFile.writeAll(paths, force: arguments.flag(.force))
             for path in paths { console.out(path.path) }
         }
         return ExitCode.success
@@ -154,31 +154,31 @@ enum PinCommand {
     static func outputOptions(_ arguments: ParsedArguments, format: PinFormat, now: Date) throws(CommandFailure) -> PinOutputOptions {
         var options = PinOutputOptions()
         options.now = now
-        let includeSubdomains = arguments.flag("include-subdomains")
-        for text in arguments.values("host") {
+        let includeSubdomains = arguments.flag(.includeSubdomains)
+        for text in arguments.values(.host) {
             guard let host = PinHost.parse(text, includeSubdomains: includeSubdomains) else {
                 throw CommandFailure.usage(
                     "--host '\(text)' is not a host name: give a DNS name such as api.example.com (or *.example.com), without scheme, port or path", command: "pin")
             }
             options.hosts.append(host)
         }
-        if let text = arguments.value("expires") {
+        if let text = arguments.value(.expires) {
             guard let day = PinDates.day(text) else {
                 throw CommandFailure.usage("--expires '\(text)' is not a date: use YYYY-MM-DD (the last day the pins are enforced)", command: "pin")
             }
             options.expires = day
         }
-        options.enforce = !arguments.flag("report-only")
-        options.reportURIs = arguments.values("report-uri")
+        options.enforce = !arguments.flag(.reportOnly)
+        options.reportURIs = arguments.values(.reportUri)
         for uri in options.reportURIs where !(uri.hasPrefix("https://") || uri.hasPrefix("http://")) || uri.contains("\"") || uri.contains(" ") {
             throw CommandFailure.usage("--report-uri '\(uri)' must be an http(s) URL", command: "pin")
         }
-        if let name = arguments.value("name") {
+        if let name = arguments.value(.name) {
             let valid = name.first.map { $0.isLetter || $0 == "_" } == true && name.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
             guard valid else { throw CommandFailure.usage("--name '\(name)' must be an identifier (letters, digits and _, not starting with a digit)", command: "pin") }
             options.name = name
         }
-        if let text = arguments.value("okhttp-version") {
+        if let text = arguments.value(.okhttpVersion) {
             guard let version = Int(text.split(separator: ".").first ?? ""), (3...5).contains(version) else {
                 throw CommandFailure.usage("--okhttp-version '\(text)' must be 3 or 4 (4 also covers 5)", command: "pin")
             }
@@ -194,14 +194,14 @@ enum PinCommand {
         var parts = ["mtls", "pin"]
         parts += arguments.positionals.map { $0.contains("://") ? $0 : fileName($0) }
         parts += ["--format", format.rawValue]
-        if let level = arguments.value("level"), level != "all" { parts += ["--level", level] }
-        for host in arguments.values("host") { parts += ["--host", host] }
-        if arguments.flag("include-subdomains") { parts.append("--include-subdomains") }
-        if let expires = arguments.value("expires") { parts += ["--expires", expires] }
-        if arguments.flag("report-only") { parts.append("--report-only") }
-        for uri in arguments.values("report-uri") { parts += ["--report-uri", uri] }
-        if let name = arguments.value("name") { parts += ["--name", name] }
-        if let version = arguments.value("okhttp-version") { parts += ["--okhttp-version", version] }
+        if let level = arguments.value(.level), level != "all" { parts += ["--level", level] }
+        for host in arguments.values(.host) { parts += ["--host", host] }
+        if arguments.flag(.includeSubdomains) { parts.append("--include-subdomains") }
+        if let expires = arguments.value(.expires) { parts += ["--expires", expires] }
+        if arguments.flag(.reportOnly) { parts.append("--report-only") }
+        for uri in arguments.values(.reportUri) { parts += ["--report-uri", uri] }
+        if let name = arguments.value(.name) { parts += ["--name", name] }
+        if let version = arguments.value(.okhttpVersion) { parts += ["--okhttp-version", version] }
         return parts.joined(separator: " ")
     }
 
@@ -233,10 +233,10 @@ enum PinCommand {
         }
         guard !targets.isEmpty else { throw CommandFailure(ExitCode.badInput, "nothing to check: the sources hold no certificate chain") }
         var host: String?
-        if let text = arguments.values("host").first {
+        if let text = arguments.values(.host).first {
             guard let parsed = PinHost.parse(text, includeSubdomains: false) else { throw CommandFailure.usage("--host '\(text)' is not a host name", command: "pin") }
             host = parsed.name
         }
-        return try PinCheck.run(document: document, pinFile: pinFile, targets: targets, host: host, now: now, console: console, json: arguments.flag("json"))
+        return try PinCheck.run(document: document, pinFile: pinFile, targets: targets, host: host, now: now, console: console, json: arguments.flag(.json))
     }
 }

@@ -10,13 +10,13 @@ import MTLSTrust
 /// key and algorithm rules take the place of the Web PKI profile.
 enum PlatformVerdicts {
     static let option = OptionSpec(
-        names: ["--platform"], valueName: "LIST", repeatable: true,
+        .platform, valueName: "LIST", repeatable: true,
         help: "Judge as apple, android, java, chrome or all would (comma-separated); exit 1 if one refuses.",
         kind: .choice(["apple", "android", "java", "chrome", "all"]))
 
     /// The platforms asked for, or nil without `--platform`.
     static func requested(_ arguments: ParsedArguments) throws(CommandFailure) -> [Platform]? {
-        let values = arguments.values("platform")
+        let values = arguments.values(.platform)
         if values.isEmpty { return nil }
         var platforms: [Platform] = []
         for item in values.flatMap({ $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }) {

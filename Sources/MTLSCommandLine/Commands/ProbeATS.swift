@@ -12,7 +12,7 @@ import MTLSTrust
 /// exception or the certificate is refused, 4 when no setting gets a TLS connection.
 enum ProbeATS {
     static let option = OptionSpec(
-        names: ["--platform"], valueName: "PLATFORM", help: "apple: App Transport Security diagnostics instead of the HTTP probe (what macOS nscurl reports for ATS).",
+        .platform, valueName: "PLATFORM", help: "apple: App Transport Security diagnostics instead of the HTTP probe (what macOS nscurl reports for ATS).",
         kind: .choice(["apple"]))
 
     /// The forward-secret cipher suites ATS accepts by default (Apple, "Requirements for Connecting
@@ -74,7 +74,7 @@ enum ProbeATS {
 
     /// Checks the `--platform` value: only `apple` has live-server diagnostics.
     static func requested(_ arguments: ParsedArguments) throws(CommandFailure) -> Bool {
-        guard let value = arguments.value("platform") else { return false }
+        guard let value = arguments.value(.platform) else { return false }
         guard value.lowercased() == "apple" else {
             throw CommandFailure.usage(
                 "--platform '\(value)': probe has App Transport Security diagnostics for apple only; for android, java or chrome save the chain (--save-chain FILE) and run `mtls verify FILE --platform all`",
@@ -135,7 +135,7 @@ enum ProbeATS {
         }
         violations += certificateVerdict?.failures.map(\.rule) ?? []
 
-        if arguments.flag("json") {
+        if arguments.flag(.json) {
             let trialJSON: [JSON] = results.map { trial in
                 .object([
                     ("setting", .string(trial.title)), ("exceptions", .object(trial.exceptions)), ("passed", .bool(trial.passed)),

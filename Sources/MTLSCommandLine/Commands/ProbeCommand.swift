@@ -31,33 +31,33 @@ enum ProbeCommand {
             """,
         arguments: [ArgumentSpec(name: "URL", help: "https://host[:port]/path (not with --targets)", optional: true)],
         options: TLSOptions.specs + [
-            OptionSpec(names: ["-X", "--method"], valueName: "METHOD", help: "The HTTP method (default GET, or POST with --data)."),
-            OptionSpec(names: ["-H", "--header"], valueName: "HEADER", repeatable: true, help: "An extra header, \"Name: value\" (repeatable)."),
-            OptionSpec(names: ["--data"], valueName: "TEXT|@FILE", help: "A request body (sent with Expect: 100-continue)."),
-            OptionSpec(names: ["--user"], valueName: "NAME", help: "User for Basic, Digest or NTLM challenges (DOMAIN\\\\user for NTLM)."),
-            OptionSpec(names: ["--user-password"], valueName: "SPEC", help: "The user's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
+            OptionSpec(.method, short: "-X", valueName: "METHOD", help: "The HTTP method (default GET, or POST with --data)."),
+            OptionSpec(.header, short: "-H", valueName: "HEADER", repeatable: true, help: "An extra header, \"Name: value\" (repeatable)."),
+            OptionSpec(.data, valueName: "TEXT|@FILE", help: "A request body (sent with Expect: 100-continue)."),
+            OptionSpec(.user, valueName: "NAME", help: "User for Basic, Digest or NTLM challenges (DOMAIN\\\\user for NTLM)."),
+            OptionSpec(.userPassword, valueName: "SPEC", help: "The user's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
             OptionSpec(
-                names: ["--auth"], valueName: "SCHEME", help: "basic, digest, ntlm or any (the strongest offered).", kind: .choice(["basic", "digest", "ntlm", "any"]),
+                .auth, valueName: "SCHEME", help: "basic, digest, ntlm or any (the strongest offered).", kind: .choice(["basic", "digest", "ntlm", "any"]),
                 defaultValue: "any"),
             OptionSpec(
-                names: ["--no-channel-binding"],
+                .noChannelBinding,
                 help: "NTLM: send no TLS channel binding (as curl does), to test whether the server requires Extended Protection; sent by default."),
-            OptionSpec(names: ["--auth-origin"], valueName: "ORIGIN", repeatable: true, help: "Another origin (https://idp.example:8443) allowed to receive the credentials."),
-            OptionSpec(names: ["--saml"], help: "Submit SAML/WS-Federation POST-binding forms automatically, as a browser would."),
-            OptionSpec(names: ["--cookie-jar"], valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
-            OptionSpec(names: ["--follow", "-L"], help: "Follow redirects."),
-            OptionSpec(names: ["--max-redirects"], valueName: "N", help: "The most redirects followed.", defaultValue: "10"),
-            OptionSpec(names: ["--output", "-o"], valueName: "FILE", help: "Stream the final body, as received, to FILE ('-': stdout; any size, constant memory)."),
-            OptionSpec(names: ["--output-text"], valueName: "FILE", help: "Write the final body decoded from its charset to UTF-8 ('-': stdout)."),
-            OptionSpec(names: ["--save-chain"], valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
-            OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
-            OptionSpec(names: ["--force"], help: "Overwrite --output/--save-chain files."),
-            OptionSpec(names: ["-v", "--verbose"], help: "Trace TLS handshake messages, alerts and HTTP heads to stderr as they happen (secrets redacted)."),
-            OptionSpec(names: ["--show-secrets"], help: "With -v, show Authorization and cookie values unredacted (careful: logs keep them)."),
-            OptionSpec(names: ["--json"], help: "Print one JSON object (with --targets: one JSON object per line)."),
-            OptionSpec(names: ["--targets"], valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
-            OptionSpec(names: ["--concurrency"], valueName: "N", help: "With --targets: probes at once.", defaultValue: "16"),
-            OptionSpec(names: ["--shard"], valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
+            OptionSpec(.authOrigin, valueName: "ORIGIN", repeatable: true, help: "Another origin (https://idp.example:8443) allowed to receive the credentials."),
+            OptionSpec(.saml, help: "Submit SAML/WS-Federation POST-binding forms automatically, as a browser would."),
+            OptionSpec(.cookieJar, valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
+            OptionSpec(.follow, short: "-L", help: "Follow redirects."),
+            OptionSpec(.maxRedirects, valueName: "N", help: "The most redirects followed.", defaultValue: "10"),
+            OptionSpec(.output, short: "-o", valueName: "FILE", help: "Stream the final body, as received, to FILE ('-': stdout; any size, constant memory)."),
+            OptionSpec(.outputText, valueName: "FILE", help: "Write the final body decoded from its charset to UTF-8 ('-': stdout)."),
+            OptionSpec(.saveChain, valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
+            OptionSpec(.at, valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
+            OptionSpec(.force, help: "Overwrite --output/--save-chain files."),
+            OptionSpec(.verbose, short: "-v", help: "Trace TLS handshake messages, alerts and HTTP heads to stderr as they happen (secrets redacted)."),
+            OptionSpec(.showSecrets, help: "With -v, show Authorization and cookie values unredacted (careful: logs keep them)."),
+            OptionSpec(.json, help: "Print one JSON object (with --targets: one JSON object per line)."),
+            OptionSpec(.targets, valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
+            OptionSpec(.concurrency, valueName: "N", help: "With --targets: probes at once.", defaultValue: "16"),
+            OptionSpec(.shard, valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
             ProbeATS.option,
             ProfileOptions.profileSpec,
         ],
@@ -68,25 +68,25 @@ enum ProbeCommand {
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        if let targets = arguments.value("targets") {
-            if arguments.value("platform") != nil {
+        if let targets = arguments.value(.targets) {
+            if arguments.value(.platform) != nil {
                 throw CommandFailure.usage("--platform apple diagnoses one server: give its URL instead of --targets", command: "probe")
             }
             return try FleetProbe.run(targetsFile: targets, arguments: arguments, console: console)
         }
         guard let urlText = arguments.positionals.first else { throw CommandFailure.usage("Missing expected argument '<URL>' (or --targets FILE)", command: "probe") }
         let url = try parseURL(urlText)
-        let time = try Inputs.time(arguments.value("at"))
+        let time = try Inputs.time(arguments.value(.at))
         let request = try makeRequest(url, arguments: arguments, console: console)
         let credentials = try credentials(arguments, console: console)
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
-        let force = arguments.flag("force")
+        let force = arguments.flag(.force)
         // Opened before connecting: a file that cannot be written fails before any traffic.
-        let output = try arguments.value("output").map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
-        let textOutput = try arguments.value("output-text").map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
+        let output = try arguments.value(.output).map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
+        let textOutput = try arguments.value(.outputText).map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
         // -v streams to stderr as things happen (as curl -v does), in their order.
-        let trace: TraceSink? = arguments.flag("verbose") ? TraceSink { line in console.err(line) } : nil
+        let trace: TraceSink? = arguments.flag(.verbose) ? TraceSink { line in console.err(line) } : nil
         var analysis: ProbeAnalysis
         do throws(CommandFailure) {
             analysis = try probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: trace, output: output)
@@ -95,7 +95,7 @@ enum ProbeCommand {
             textOutput?.discard()
             throw error
         }
-        if let path = arguments.value("save-chain"), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
+        if let path = arguments.value(.saveChain), let chain = analysis.report?.peerChainAsSent, !chain.isEmpty {
             try OutputFile.write(Array(chain.map(\.pemString).joined().utf8), to: path, force: force)
         }
         if let output {
@@ -113,10 +113,10 @@ enum ProbeCommand {
                 }
             }
         }
-        if arguments.flag("json") {
+        if arguments.flag(.json) {
             console.out(analysis.json().serialized())
         } else {
-            analysis.printHuman(console: console, verbose: arguments.flag("verbose"))
+            analysis.printHuman(console: console, verbose: arguments.flag(.verbose))
         }
         // The verdict (and the top cause with its fix) also on stderr, for scripts that keep stdout.
         console.err(analysis.verdictLine)
@@ -136,7 +136,7 @@ enum ProbeCommand {
     /// The first request, from -X, -H and --data.
     static func makeRequest(_ url: HTTPSURL, arguments: ParsedArguments, console: Console) throws(CommandFailure) -> HTTPRequest {
         var headers = HTTPHeaders()
-        for header in arguments.values("header") {
+        for header in arguments.values(.header) {
             if header.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) {
                 throw CommandFailure.usage("-H: the header contains CR, LF or NUL, which would inject a header; refused", command: "probe")
             }
@@ -144,23 +144,23 @@ enum ProbeCommand {
             headers.add(String(header[..<colon]).trimmingCharacters(in: .whitespaces), String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
         }
         var body: [UInt8]? = nil
-        if let data = arguments.value("data") {
+        if let data = arguments.value(.data) {
             body = data.hasPrefix("@") ? try Inputs.read(String(data.dropFirst()), console: console) : Array(data.utf8)
             if !headers.contains("Content-Type") { headers.add("Content-Type", "application/x-www-form-urlencoded") }
         }
-        let method = arguments.value("method") ?? (body == nil ? "GET" : "POST")
+        let method = arguments.value(.method) ?? (body == nil ? "GET" : "POST")
         return HTTPRequest(
             method: method, url: url, headers: headers, body: body, expectsContinue: body != nil,
-            firstOriginOnlyHeaders: Set(arguments.values("header").compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
+            firstOriginOnlyHeaders: Set(arguments.values(.header).compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
     }
 
     /// `--user` and `--user-password` (`DOMAIN\\user` for NTLM).
     static func credentials(_ arguments: ParsedArguments, console: Console) throws(CommandFailure) -> Credentials? {
-        guard let user = arguments.value("user") else {
-            if arguments.value("user-password") != nil { throw CommandFailure.usage("--user-password needs --user", command: "probe") }
+        guard let user = arguments.value(.user) else {
+            if arguments.value(.userPassword) != nil { throw CommandFailure.usage("--user-password needs --user", command: "probe") }
             return nil
         }
-        guard let password = try SecretSpec.resolve(arguments.value("user-password"), option: "--user-password", prompt: "Password for \(user): ", console: console)
+        guard let password = try SecretSpec.resolve(arguments.value(.userPassword), option: "--user-password", prompt: "Password for \(user): ", console: console)
         else {
             // Not an empty password: no terminal to ask on, and none given.
             throw CommandFailure.usage(
@@ -182,26 +182,26 @@ enum ProbeCommand {
         defer { client.closeIdleConnections() }
         if let target = TLSOptions.connectTo(arguments) { client.connectTo[first.url.host] = target }
         if let trace { client.trace = { line in trace.append(line) } }
-        client.redactsSecrets = !arguments.flag("show-secrets")
-        let maxRedirects = try Inputs.integer(arguments.value("max-redirects"), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
+        client.redactsSecrets = !arguments.flag(.showSecrets)
+        let maxRedirects = try Inputs.integer(arguments.value(.maxRedirects), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
         let jar = CookieJar()
-        let jarPath = arguments.value("cookie-jar")
+        let jarPath = arguments.value(.cookieJar)
         if let jarPath, FileManager.default.fileExists(atPath: jarPath) {
             do throws(HTTPSError) { _ = try jar.load(fromPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message, hint: error.hint) }
         }
         var origins = Set<String>()
-        for text in arguments.values("auth-origin") {
+        for text in arguments.values(.authOrigin) {
             do throws(HTTPSError) { origins.insert(try HTTPSURL(text).origin) } catch {
                 throw CommandFailure.usage("--auth-origin '\(text)' is not an origin like https://idp.example:8443", command: "probe")
             }
         }
         let session = LoginSession(client: client, cookies: jar, credentials: credentials, authOrigins: origins)
-        session.followsRedirects = arguments.flag("follow") || arguments.flag("saml")
+        session.followsRedirects = arguments.flag(.follow) || arguments.flag(.saml)
         session.maximumRedirects = maxRedirects
-        session.submitsPostBindingForms = arguments.flag("saml")
-        session.sendsChannelBinding = !arguments.flag("no-channel-binding")
+        session.submitsPostBindingForms = arguments.flag(.saml)
+        session.sendsChannelBinding = !arguments.flag(.noChannelBinding)
         var allowed: [String]? = nil
-        if let scheme = arguments.value("auth")?.lowercased(), scheme != "any" {
+        if let scheme = arguments.value(.auth)?.lowercased(), scheme != "any" {
             guard let chosen = AuthScheme(rawValue: scheme) else { throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm or any", command: "probe") }
             session.allowedSchemes = [chosen]
             allowed = [scheme]

@@ -20,40 +20,40 @@ enum ServeCommand {
             Config file lines: PATH cert=ignore|accept|require auth=none|basic|digest handler=page|echo-cert|sjis|cookie|redirect:TARGET
             """,
         options: [
-            OptionSpec(names: ["--port"], valueName: "N", help: "The port (0 picks a free one).", defaultValue: "8443"),
-            OptionSpec(names: ["--bind"], valueName: "ADDR", help: "The address to listen on.", defaultValue: "127.0.0.1"),
-            OptionSpec(names: ["--pki-dir"], valueName: "DIR", help: "Where the test PKI lives (default: a new temporary directory)."),
-            OptionSpec(names: ["--cert"], valueName: "FILE", help: "Server certificate (and chain) instead of the test PKI's."),
-            OptionSpec(names: ["--key"], valueName: "FILE", help: "Server private key for --cert."),
-            OptionSpec(names: ["--client-ca"], valueName: "FILE", repeatable: true, help: "CAs trusted for client certificates (default: the test CA)."),
-            OptionSpec(names: ["--crl"], valueName: "FILE", repeatable: true, help: "CRLs checked for client certificates (403.13)."),
-            OptionSpec(names: ["--config"], valueName: "FILE", help: "Path rules from FILE instead of the defaults."),
-            OptionSpec(names: ["--negotiate-at-handshake"], help: "Ask for the client certificate in the handshake (clientcertnegotiation=enable)."),
-            OptionSpec(names: ["--no-ca-names"], help: "Send no CA names in certificate requests (IIS 2012+ default)."),
-            OptionSpec(names: ["--httpsys"], help: "Answer a TLS 1.3 per-path request like http.sys: 500 with 0x80070032."),
-            OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
-            OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.3"),
+            OptionSpec(.port, valueName: "N", help: "The port (0 picks a free one).", defaultValue: "8443"),
+            OptionSpec(.bind, valueName: "ADDR", help: "The address to listen on.", defaultValue: "127.0.0.1"),
+            OptionSpec(.pkiDir, valueName: "DIR", help: "Where the test PKI lives (default: a new temporary directory)."),
+            OptionSpec(.cert, valueName: "FILE", help: "Server certificate (and chain) instead of the test PKI's."),
+            OptionSpec(.key, valueName: "FILE", help: "Server private key for --cert."),
+            OptionSpec(.clientCa, valueName: "FILE", repeatable: true, help: "CAs trusted for client certificates (default: the test CA)."),
+            OptionSpec(.crl, valueName: "FILE", repeatable: true, help: "CRLs checked for client certificates (403.13)."),
+            OptionSpec(.config, valueName: "FILE", help: "Path rules from FILE instead of the defaults."),
+            OptionSpec(.negotiateAtHandshake, help: "Ask for the client certificate in the handshake (clientcertnegotiation=enable)."),
+            OptionSpec(.noCaNames, help: "Send no CA names in certificate requests (IIS 2012+ default)."),
+            OptionSpec(.httpsys, help: "Answer a TLS 1.3 per-path request like http.sys: 500 with 0x80070032."),
+            OptionSpec(.tlsMin, valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
+            OptionSpec(.tlsMax, valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.3"),
             OptionSpec(
-                names: ["--allow-renegotiation-resumption"],
+                .allowRenegotiationResumption,
                 help: "Let a client resume its session in a TLS 1.2 renegotiation (no certificate request then), as Node.js and OpenSSL servers do by default."),
-            OptionSpec(names: ["--duration"], valueName: "SECONDS", help: "Stop after SECONDS (for scripts)."),
+            OptionSpec(.duration, valueName: "SECONDS", help: "Stop after SECONDS (for scripts)."),
         ],
         examples: ["mtls serve", "mtls serve --port 9443 --tls-max 1.2 --no-ca-names", "mtls serve --pki-dir ./pki --httpsys"])
 
     static func makeServer(_ arguments: ParsedArguments, console: Console, defaultPort: Int) throws(CommandFailure) -> (TestServer, TestPKI?) {
-        let port = try Inputs.integer(arguments.value("port"), option: "--port", command: "serve", range: 0...65535) ?? defaultPort
-        let minimum = try TLSOptions.version(arguments.value("tls-min"), option: "--tls-min", command: "serve") ?? .tls1_2
-        let maximum = try TLSOptions.version(arguments.value("tls-max"), option: "--tls-max", command: "serve")
+        let port = try Inputs.integer(arguments.value(.port), option: "--port", command: "serve", range: 0...65535) ?? defaultPort
+        let minimum = try TLSOptions.version(arguments.value(.tlsMin), option: "--tls-min", command: "serve") ?? .tls1_2
+        let maximum = try TLSOptions.version(arguments.value(.tlsMax), option: "--tls-max", command: "serve")
         if let maximum, minimum > maximum {
             throw CommandFailure.usage("--tls-min \(minimum.rawValue) is above --tls-max \(maximum.rawValue): no TLS version is left", command: "serve")
         }
         // Every input is read before a temporary PKI is made, so a bad one leaves no keys behind.
         var extraClientCAs: [Certificate] = []
-        for path in arguments.values("client-ca") { extraClientCAs += try Inputs.certificates(path, password: nil, console: console) }
+        for path in arguments.values(.clientCa) { extraClientCAs += try Inputs.certificates(path, password: nil, console: console) }
         var crls: [CertificateRevocationList] = []
-        for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
+        for path in arguments.values(.crl) { crls += try Inputs.crls(path, console: console) }
         var rules = PathRule.defaults
-        if let path = arguments.value("config") {
+        if let path = arguments.value(.config) {
             let bytes = try Inputs.read(path, console: console)
             do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch {
                 throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)")
@@ -64,8 +64,8 @@ enum ServeCommand {
         var key: PrivateKey
         var chain: [Certificate] = []
         var clientCAs: [Certificate] = []
-        if let certPath = arguments.value("cert") {
-            guard let keyPath = arguments.value("key") else { throw CommandFailure.usage("--cert needs --key", command: "serve") }
+        if let certPath = arguments.value(.cert) {
+            guard let keyPath = arguments.value(.key) else { throw CommandFailure.usage("--cert needs --key", command: "serve") }
             let certificates = try Inputs.certificates(certPath, password: nil, console: console)
             key = try Inputs.privateKey(keyPath, password: nil, console: console)
             guard let leaf = certificates.first(where: { key.matches($0) }) else {
@@ -74,10 +74,10 @@ enum ServeCommand {
             certificate = leaf
             chain = certificates.filter { $0 != leaf }
         } else {
-            let directory = arguments.value("pki-dir") ?? NSTemporaryDirectory() + "mtls-serve-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let directory = arguments.value(.pkiDir) ?? NSTemporaryDirectory() + "mtls-serve-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
             let (loaded, created) = try TestPKI.loadOrCreate(in: directory)
             var made = loaded
-            made.isTemporary = arguments.value("pki-dir") == nil
+            made.isTemporary = arguments.value(.pkiDir) == nil
             pki = made
             certificate = made.server
             key = made.serverKey
@@ -87,10 +87,10 @@ enum ServeCommand {
         }
         clientCAs += extraClientCAs
         let tls = TLSServerConfiguration(
-            certificate: certificate, privateKey: key, chain: chain, clientCAs: clientCAs, sendsCANames: !arguments.flag("no-ca-names"),
-            requestsCertificateAtHandshake: arguments.flag("negotiate-at-handshake"), crls: crls, minimumVersion: minimum, maximumVersion: maximum,
-            allowsResumptionInRenegotiation: arguments.flag("allow-renegotiation-resumption"))
-        let configuration = TestServerConfiguration(tls: tls, bindAddress: arguments.value("bind") ?? "127.0.0.1", port: port, rules: rules, httpSysMode: arguments.flag("httpsys"))
+            certificate: certificate, privateKey: key, chain: chain, clientCAs: clientCAs, sendsCANames: !arguments.flag(.noCaNames),
+            requestsCertificateAtHandshake: arguments.flag(.negotiateAtHandshake), crls: crls, minimumVersion: minimum, maximumVersion: maximum,
+            allowsResumptionInRenegotiation: arguments.flag(.allowRenegotiationResumption))
+        let configuration = TestServerConfiguration(tls: tls, bindAddress: arguments.value(.bind) ?? "127.0.0.1", port: port, rules: rules, httpSysMode: arguments.flag(.httpsys))
         do throws(HTTPSError) {
             return (try TestServer(configuration: configuration), pki)
         } catch {
@@ -101,7 +101,7 @@ enum ServeCommand {
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         var seconds: Double? = nil
-        if let text = arguments.value("duration") {
+        if let text = arguments.value(.duration) {
             guard let value = Double(text), value > 0 else { throw CommandFailure.usage("--duration must be a positive number of seconds", command: "serve") }
             seconds = value
         }

@@ -13,26 +13,26 @@ enum VerifyCommand {
             """,
         arguments: [ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)],
         options: [
-            OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Trust only the certificates in FILE (repeatable)."),
-            OptionSpec(names: ["--system-roots"], help: "Also trust the system's roots when --anchors is given."),
-            OptionSpec(names: ["--intermediates"], valueName: "FILE", repeatable: true, help: "Untrusted intermediates for path building (repeatable)."),
-            OptionSpec(names: ["--host"], valueName: "NAME", help: "DNS name or IP literal the leaf must carry in its subjectAltName."),
-            OptionSpec(names: ["--no-hostname-check"], help: "Skip the name check (validatesDomainName = NO)."),
+            OptionSpec(.anchors, valueName: "FILE", repeatable: true, help: "Trust only the certificates in FILE (repeatable)."),
+            OptionSpec(.systemRoots, help: "Also trust the system's roots when --anchors is given."),
+            OptionSpec(.intermediates, valueName: "FILE", repeatable: true, help: "Untrusted intermediates for path building (repeatable)."),
+            OptionSpec(.host, valueName: "NAME", help: "DNS name or IP literal the leaf must carry in its subjectAltName."),
+            OptionSpec(.noHostnameCheck, help: "Skip the name check (validatesDomainName = NO)."),
         ] + ProfileOptions.specs + [
-            OptionSpec(names: ["--at"], valueName: "TIME", help: "Evaluation time: RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds."),
+            OptionSpec(.at, valueName: "TIME", help: "Evaluation time: RFC 3339 (2030-01-01T00:00:00Z) or Unix seconds."),
             OptionSpec(
-                names: ["--purpose"], valueName: "PURPOSE", help: "What the leaf must be good for: server, client or any.",
+                .purpose, valueName: "PURPOSE", help: "What the leaf must be good for: server, client or any.",
                 kind: .choice(TrustPolicy.Purpose.allCases.map(\.rawValue)), defaultValue: "server"),
-            OptionSpec(names: ["--partial-chain"], help: "Accept a chain that ends at any anchor, not only a self-signed root."),
-            OptionSpec(names: ["--crl"], valueName: "FILE", repeatable: true, help: "Check revocation against the CRLs in FILE (repeatable)."),
-            OptionSpec(names: ["--max-depth"], valueName: "N", help: "The longest chain accepted (OpenSSL's verify depth)."),
-            OptionSpec(names: ["--pin"], valueName: "SPEC", repeatable: true, help: "Also require a chain certificate to match this pin (sha256/BASE64)."),
-            OptionSpec(names: ["--pins"], valueName: "FILE", help: "Also require a match with a pin from FILE."),
-            OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of PKCS#12 inputs (pass:, env:, file:, fd:, stdin)."),
-            OptionSpec(names: ["--batch"], help: "Treat every CERT file as a separate leaf; one result each."),
+            OptionSpec(.partialChain, help: "Accept a chain that ends at any anchor, not only a self-signed root."),
+            OptionSpec(.crl, valueName: "FILE", repeatable: true, help: "Check revocation against the CRLs in FILE (repeatable)."),
+            OptionSpec(.maxDepth, valueName: "N", help: "The longest chain accepted (OpenSSL's verify depth)."),
+            OptionSpec(.pin, valueName: "SPEC", repeatable: true, help: "Also require a chain certificate to match this pin (sha256/BASE64)."),
+            OptionSpec(.pins, valueName: "FILE", help: "Also require a match with a pin from FILE."),
+            OptionSpec(.password, valueName: "SPEC", help: "Password of PKCS#12 inputs (pass:, env:, file:, fd:, stdin)."),
+            OptionSpec(.batch, help: "Treat every CERT file as a separate leaf; one result each."),
             PlatformVerdicts.option,
-            OptionSpec(names: ["--json"], help: "Print one JSON object."),
-            OptionSpec(names: ["-v", "--verbose"], help: "Show every certificate in full and the paths tried."),
+            OptionSpec(.json, help: "Print one JSON object."),
+            OptionSpec(.verbose, short: "-v", help: "Show every certificate in full and the paths tried."),
         ],
         examples: [
             "mtls verify server.pem --anchors ca.pem --host api.example.com",
@@ -45,34 +45,34 @@ enum VerifyCommand {
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        let purposeText = arguments.value("purpose") ?? "server"
+        let purposeText = arguments.value(.purpose) ?? "server"
         guard let purpose = TrustPolicy.Purpose(rawValue: purposeText) else {
             throw CommandFailure.usage("--purpose '\(purposeText)' must be server, client or any", command: "verify")
         }
-        if arguments.value("host") != nil && arguments.flag("no-hostname-check") {
+        if arguments.value(.host) != nil && arguments.flag(.noHostnameCheck) {
             throw CommandFailure.usage("--host and --no-hostname-check contradict each other", command: "verify")
         }
-        let time = try Inputs.time(arguments.value("at"))
-        let depth = try Inputs.integer(arguments.value("max-depth"), option: "--max-depth", command: "verify", range: 0...10_000)
-        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: nil, console: console)
+        let time = try Inputs.time(arguments.value(.at))
+        let depth = try Inputs.integer(arguments.value(.maxDepth), option: "--max-depth", command: "verify", range: 0...10_000)
+        let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: nil, console: console)
 
         var anchors: [Certificate] = []
-        for path in arguments.values("anchors") {
+        for path in arguments.values(.anchors) {
             anchors += try VerifyCommand.certificates(path, password: password, console: console)
         }
         var intermediates: [Certificate] = []
-        for path in arguments.values("intermediates") {
+        for path in arguments.values(.intermediates) {
             intermediates += try VerifyCommand.certificates(path, password: password, console: console)
         }
         var crls: [CertificateRevocationList] = []
-        for path in arguments.values("crl") { crls += try Inputs.crls(path, console: console) }
-        let pinning = try Inputs.pinDocument(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+        for path in arguments.values(.crl) { crls += try Inputs.crls(path, console: console) }
+        let pinning = try Inputs.pinDocument(pins: arguments.values(.pin), pinsFile: arguments.value(.pins), console: console)
 
-        let useSystem = anchors.isEmpty || arguments.flag("system-roots")
-        let host = arguments.flag("no-hostname-check") ? nil : arguments.value("host")
+        let useSystem = anchors.isEmpty || arguments.flag(.systemRoots)
+        let host = arguments.flag(.noHostnameCheck) ? nil : arguments.value(.host)
         var policy = TrustPolicy(
             anchors: anchors, includesSystemRoots: useSystem, intermediates: intermediates, evaluationTime: time ?? Date(),
-            purpose: purpose, hostname: host, allowsPartialChain: arguments.flag("partial-chain"), crls: crls, maximumDepth: depth)
+            purpose: purpose, hostname: host, allowsPartialChain: arguments.flag(.partialChain), crls: crls, maximumDepth: depth)
         try ProfileOptions.apply(arguments, to: &policy, command: "verify")
         let evaluator: TrustEvaluator
         do throws(MTLSTrustError) {
@@ -83,7 +83,7 @@ enum VerifyCommand {
 
         // The leaves: one per file with --batch, else the first certificate of all inputs.
         var jobs: [(source: String, leaf: Certificate, extra: [Certificate])] = []
-        if arguments.flag("batch") {
+        if arguments.flag(.batch) {
             for path in arguments.positionals {
                 let certificates = try VerifyCommand.certificates(path, password: password, console: console)
                 if let leaf = certificates.first { jobs.append((path, leaf, Array(certificates.dropFirst()))) }
@@ -96,7 +96,7 @@ enum VerifyCommand {
         }
 
         if let platforms = try PlatformVerdicts.requested(arguments) {
-            return try PlatformVerdicts.run(platforms, jobs: jobs, policy: policy, pinning: pinning, json: arguments.flag("json"), console: console)
+            return try PlatformVerdicts.run(platforms, jobs: jobs, policy: policy, pinning: pinning, json: arguments.flag(.json), console: console)
         }
 
         var results: [JSON] = []
@@ -107,20 +107,20 @@ enum VerifyCommand {
             let pinMatch = pinResult?.summary
             let trusted = evaluation.isTrusted && !(pinResult?.refusesConnection ?? false)
             allTrusted = allTrusted && trusted
-            if arguments.flag("json") {
+            if arguments.flag(.json) {
                 results.append(json(job.source, evaluation, policy: policy, anchors: anchors, pinMatch: pinMatch, trusted: trusted))
-            } else if arguments.flag("batch") && !arguments.flag("verbose") {
+            } else if arguments.flag(.batch) && !arguments.flag(.verbose) {
                 let verdict = trusted ? console.paint("trusted", .green) : console.paint("NOT trusted", .red)
                 let reason = evaluation.findings.first.map { ": \($0.reason)" } ?? (pinMatch.map { $0.isSatisfied ? "" : ": no pin matched" } ?? "")
                 console.out("\(job.source): \(verdict)\(reason)")
             } else {
                 if index > 0 { console.out() }
                 if jobs.count > 1 { console.out(console.paint(job.source, .bold)) }
-                printHuman(evaluation, policy: policy, anchors: anchors, pinMatch: pinMatch, trusted: trusted, console: console, verbose: arguments.flag("verbose"))
+                printHuman(evaluation, policy: policy, anchors: anchors, pinMatch: pinMatch, trusted: trusted, console: console, verbose: arguments.flag(.verbose))
             }
         }
-        if arguments.flag("json") {
-            if arguments.flag("batch") {
+        if arguments.flag(.json) {
+            if arguments.flag(.batch) {
                 let count = results.count
                 let trustedCount = results.filter { if case .object(let pairs) = $0 { pairs.contains { $0.0 == "trusted" && $0.1 == .bool(true) } } else { false } }.count
                 console.out(
@@ -238,14 +238,14 @@ enum VerifyCommand {
 /// shared by `verify` and `probe` (`probe` takes `--profile` only).
 enum ProfileOptions {
     static let profileSpec = OptionSpec(
-        names: ["--profile"], valueName: "PROFILE",
+        .profile, valueName: "PROFILE",
         help: "webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for server certificates, else rfc5280).",
         kind: .choice(["webpki", "rfc5280"]))
     static let specs: [OptionSpec] = [
         profileSpec,
-        OptionSpec(names: ["--email"], valueName: "ADDRESS", help: "Email address (rfc822Name) the leaf must carry in its subjectAltName."),
+        OptionSpec(.email, valueName: "ADDRESS", help: "Email address (rfc822Name) the leaf must carry in its subjectAltName."),
         OptionSpec(
-            names: ["--key-usage"], valueName: "LIST",
+            .keyUsage, valueName: "LIST",
             help: "Key usages the leaf must allow, comma-separated RFC 5280 names (digitalSignature,keyEncipherment)."),
     ]
 
@@ -268,7 +268,7 @@ enum ProfileOptions {
 
     /// `--profile NAME`, or nil when the option is absent.
     static func profile(_ arguments: ParsedArguments, command: String) throws(CommandFailure) -> TrustPolicy.Profile? {
-        guard let text = arguments.value("profile") else { return nil }
+        guard let text = arguments.value(.profile) else { return nil }
         switch text.lowercased() {
         case "webpki": return .webPKI
         case "rfc5280": return .rfc5280
@@ -279,13 +279,13 @@ enum ProfileOptions {
     /// Sets the policy's profile, email and key-usage requirements from the options.
     static func apply(_ arguments: ParsedArguments, to policy: inout TrustPolicy, command: String) throws(CommandFailure) {
         if let profile = try profile(arguments, command: command) { policy.profile = profile }
-        if let email = arguments.value("email") {
+        if let email = arguments.value(.email) {
             guard email.contains("@"), !email.hasPrefix("@"), !email.hasSuffix("@"), email.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
                 throw CommandFailure.usage("--email '\(email)' is not an email address (local@domain, ASCII)", command: command)
             }
             policy.email = email
         }
-        if let list = arguments.value("key-usage") {
+        if let list = arguments.value(.keyUsage) {
             var usage: KeyUsage = []
             for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
                 guard let bit = KeyUsage(name: item) else {

@@ -5,24 +5,24 @@ import MTLSTrust
 /// The TLS client options shared by `probe` and `pin https://…` (see CLI.md).
 enum TLSOptions {
     static let specs: [OptionSpec] = [
-        OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Trust only these anchors (repeatable)."),
-        OptionSpec(names: ["--system-roots"], help: "Also trust the system roots when --anchors is given."),
-        OptionSpec(names: ["--insecure", "-k"], help: "Report trust problems but continue (diagnosis only)."),
-        OptionSpec(names: ["--no-hostname-check"], help: "Do not check the server's name against its certificate."),
-        OptionSpec(names: ["--pin"], valueName: "SPEC", repeatable: true, help: "Require a chain certificate to match this pin (sha256/BASE64)."),
-        OptionSpec(names: ["--pins"], valueName: "FILE", help: "Require the pins FILE sets for the host (any format `mtls pin` writes)."),
-        OptionSpec(names: ["--p12"], valueName: "FILE", help: "Client identity from a PKCS#12/PFX file."),
-        OptionSpec(names: ["--password"], valueName: "SPEC", help: "Password of --p12 (pass:, env:, file:, fd:, stdin)."),
-        OptionSpec(names: ["--cert"], valueName: "FILE", help: "Client certificate (PEM/DER; may include the chain)."),
-        OptionSpec(names: ["--key"], valueName: "FILE", help: "Client private key."),
-        OptionSpec(names: ["--key-password"], valueName: "SPEC", help: "Password of an encrypted --key."),
-        OptionSpec(names: ["--tls-min"], valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
-        OptionSpec(names: ["--tls-max"], valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue))),
-        OptionSpec(names: ["--servername"], valueName: "NAME", help: "The SNI name to send."),
-        OptionSpec(names: ["--connect-to"], valueName: "HOST:PORT", help: "Connect here instead, keeping the URL's host for SNI and checks."),
+        OptionSpec(.anchors, valueName: "FILE", repeatable: true, help: "Trust only these anchors (repeatable)."),
+        OptionSpec(.systemRoots, help: "Also trust the system roots when --anchors is given."),
+        OptionSpec(.insecure, short: "-k", help: "Report trust problems but continue (diagnosis only)."),
+        OptionSpec(.noHostnameCheck, help: "Do not check the server's name against its certificate."),
+        OptionSpec(.pin, valueName: "SPEC", repeatable: true, help: "Require a chain certificate to match this pin (sha256/BASE64)."),
+        OptionSpec(.pins, valueName: "FILE", help: "Require the pins FILE sets for the host (any format `mtls pin` writes)."),
+        OptionSpec(.p12, valueName: "FILE", help: "Client identity from a PKCS#12/PFX file."),
+        OptionSpec(.password, valueName: "SPEC", help: "Password of --p12 (pass:, env:, file:, fd:, stdin)."),
+        OptionSpec(.cert, valueName: "FILE", help: "Client certificate (PEM/DER; may include the chain)."),
+        OptionSpec(.key, valueName: "FILE", help: "Client private key."),
+        OptionSpec(.keyPassword, valueName: "SPEC", help: "Password of an encrypted --key."),
+        OptionSpec(.tlsMin, valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
+        OptionSpec(.tlsMax, valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue))),
+        OptionSpec(.servername, valueName: "NAME", help: "The SNI name to send."),
+        OptionSpec(.connectTo, valueName: "HOST:PORT", help: "Connect here instead, keeping the URL's host for SNI and checks."),
         OptionSpec(
-            names: ["--timeout"], valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (the whole exchange: 120 s, or 4 × SECONDS).", defaultValue: "10"),
-        OptionSpec(names: ["--legacy-renegotiation"], help: "Allow renegotiation without RFC 5746 (insecure; warns)."),
+            .timeout, valueName: "SECONDS", help: "Connect, handshake and idle-read timeout (the whole exchange: 120 s, or 4 × SECONDS).", defaultValue: "10"),
+        OptionSpec(.legacyRenegotiation, help: "Allow renegotiation without RFC 5746 (insecure; warns)."),
     ]
 
     /// What `--timeout` documents when it is not given.
@@ -38,48 +38,49 @@ enum TLSOptions {
 
     /// Builds the client configuration from the parsed options.
     static func configuration(_ arguments: ParsedArguments, command: String, console: Console, evaluationTime: Date? = nil) throws(CommandFailure) -> TLSClientConfiguration {
-        let password = try SecretSpec.resolve(arguments.value("password"), option: "--password", prompt: arguments.value("p12").map { "Password for \($0): " }, console: console)
+        let password = try SecretSpec.resolve(arguments.value(.password), option: "--password", prompt: arguments.value(.p12).map { "Password for \($0): " }, console: console)
         var anchors: [Certificate] = []
-        for path in arguments.values("anchors") { anchors += try Inputs.certificates(path, password: nil, console: console) }
-        let pinning = try Inputs.pinDocument(pins: arguments.values("pin"), pinsFile: arguments.value("pins"), console: console)
+        for path in arguments.values(.anchors) { anchors += try Inputs.certificates(path, password: nil, console: console) }
+        let pinning = try Inputs.pinDocument(pins: arguments.values(.pin), pinsFile: arguments.value(.pins), console: console)
         let keyPassword =
-            arguments.value("cert") == nil ? nil : try SecretSpec.resolve(arguments.value("key-password"), option: "--key-password", prompt: nil, console: console)
+            arguments.value(.cert) == nil ? nil : try SecretSpec.resolve(arguments.value(.keyPassword), option: "--key-password", prompt: nil, console: console)
         var identities: [ClientIdentity] = []
         do throws(MTLSTrustError) {
-            if let p12 = arguments.value("p12") {
+            if let p12 = arguments.value(.p12) {
                 identities.append(try ClientIdentity.pkcs12(path: p12, password: password))
             }
-            if let cert = arguments.value("cert") {
-                guard let key = arguments.value("key") else { throw MTLSTrustError(.invalidArgument, "--cert needs --key") }
+            if let cert = arguments.value(.cert) {
+                guard let key = arguments.value(.key) else { throw MTLSTrustError(.invalidArgument, "--cert needs --key") }
                 identities.append(try ClientIdentity.files(certificatePath: cert, keyPath: key, keyPassword: keyPassword))
             }
         } catch {
-            throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: arguments.value("p12") ?? arguments.value("cert") ?? ""))
+            throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: arguments.value(.p12) ?? arguments.value(.cert) ?? ""))
         }
         // The defaults the help states: 10 s to connect, to handshake and without data, 120 s in all.
         var timeouts = TLSOptions.defaultTimeouts
-        if let text = arguments.value("timeout") {
+        if let text = arguments.value(.timeout) {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                 throw CommandFailure.usage("--timeout '\(text)' must be a number of seconds (0 < s ≤ 3600)", command: command)
             }
             timeouts = Timeouts.uniform(seconds)
         }
-        let minimum = try version(arguments.value("tls-min"), option: "--tls-min", command: command) ?? .tls1_2
-        let maximum = try version(arguments.value("tls-max"), option: "--tls-max", command: command)
+        let minimum = try version(arguments.value(.tlsMin), option: "--tls-min", command: command) ?? .tls1_2
+        let maximum = try version(arguments.value(.tlsMax), option: "--tls-max", command: command)
         if let maximum, maximum < minimum {
             throw CommandFailure.usage("--tls-max \(maximum.rawValue) is below --tls-min \(minimum.rawValue)", command: command)
         }
-        if arguments.flag("legacy-renegotiation") {
+        if arguments.flag(.legacyRenegotiation) {
             console.err("warning: --legacy-renegotiation allows renegotiation without RFC 5746; an attacker on the network can inject a request prefix")
         }
-        if arguments.flag("insecure") {
+        if arguments.flag(.insecure) {
             console.err("warning: --insecure: trust problems are reported but the connection continues")
         }
-        var trust = TrustPolicy(anchors: anchors, includesSystemRoots: anchors.isEmpty || arguments.flag("system-roots"), evaluationTime: evaluationTime, purpose: .server)
+        var trust = TrustPolicy(anchors: anchors, includesSystemRoots: anchors.isEmpty || arguments.flag(.systemRoots), evaluationTime: evaluationTime, purpose: .server)
         // `--profile` where the command declares it (probe, its fleet mode): the same rules as verify.
-        if let profile = try ProfileOptions.profile(arguments, command: command) { trust.profile = profile }
+        // `pin` reads live chains with these options but has no `--profile`: its chains are pinned, not judged.
+        if arguments.declares(.profile), let profile = try ProfileOptions.profile(arguments, command: command) { trust.profile = profile }
         var connectTo: (String, Int)? = nil
-        if let text = arguments.value("connect-to") {
+        if let text = arguments.value(.connectTo) {
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
                 throw CommandFailure.usage("--connect-to '\(text)' must be HOST:PORT", command: command)
             }
@@ -87,13 +88,13 @@ enum TLSOptions {
         }
         _ = connectTo
         return TLSClientConfiguration(
-            trust: trust, validatesHostname: !arguments.flag("no-hostname-check"), continuesOnTrustFailure: arguments.flag("insecure"),
-            pinning: pinning, identities: identities, minimumVersion: minimum, maximumVersion: maximum, serverName: arguments.value("servername"),
-            allowsLegacyRenegotiation: arguments.flag("legacy-renegotiation"), timeouts: timeouts)
+            trust: trust, validatesHostname: !arguments.flag(.noHostnameCheck), continuesOnTrustFailure: arguments.flag(.insecure),
+            pinning: pinning, identities: identities, minimumVersion: minimum, maximumVersion: maximum, serverName: arguments.value(.servername),
+            allowsLegacyRenegotiation: arguments.flag(.legacyRenegotiation), timeouts: timeouts)
     }
 
     static func connectTo(_ arguments: ParsedArguments) -> (host: String, port: Int)? {
-        guard let text = arguments.value("connect-to"), let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return nil }
+        guard let text = arguments.value(.connectTo), let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]) else { return nil }
         var host = String(text[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host, port)
