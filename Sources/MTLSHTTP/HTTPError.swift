@@ -25,8 +25,8 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
     public var host: String
     /// One sentence.
     public var message: String
-    /// What to try.
-    public var hint: String?
+    /// What to try; the settings it names are kept as ``Setting`` values (the CLI names them as flags).
+    public var hint: Hint?
     /// The TLS alert received or sent, by name, when there was one.
     public var alert: String?
     /// The trust evaluation, when the failure is the server's certificate.
@@ -34,7 +34,7 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
     /// What the TLS layer observed before the failure (handshake messages, alerts, certificate requests).
     public var report: TLSSessionReport?
 
-    public init(_ phase: Phase, host: String, _ message: String, hint: String? = nil, alert: String? = nil, trust: TrustEvaluation? = nil) {
+    public init(_ phase: Phase, host: String, _ message: String, hint: Hint? = nil, alert: String? = nil, trust: TrustEvaluation? = nil) {
         self.phase = phase
         self.host = host
         self.message = message

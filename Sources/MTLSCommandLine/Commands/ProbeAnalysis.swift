@@ -274,7 +274,7 @@ struct ProbeAnalysis {
                                 "findings",
                                 .array(
                                     trust.findings.map {
-                                        .object([("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint))])
+                                        .object([("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint.commandLine))])
                                     })
                             ),
                         ])
@@ -347,7 +347,7 @@ struct ProbeAnalysis {
                 (
                     "error",
                     .object([
-                        ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)), ("hint", JSON.optional(failure.hint)),
+                        ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)), ("hint", JSON.optional(failure.hint?.commandLine)),
                         ("alert", JSON.optional(failure.alert)),
                     ])
                 ))

@@ -187,7 +187,7 @@ enum ProbeCommand {
         let jar = CookieJar()
         let jarPath = arguments.value(.cookieJar)
         if let jarPath, FileManager.default.fileExists(atPath: jarPath) {
-            do throws(HTTPSError) { _ = try jar.load(fromPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message, hint: error.hint) }
+            do throws(HTTPSError) { _ = try jar.load(fromPath: jarPath) } catch { throw CommandFailure(ExitCode.badInput, error.message, hint: error.hint?.commandLine) }
         }
         var origins = Set<String>()
         for text in arguments.values(.authOrigin) {

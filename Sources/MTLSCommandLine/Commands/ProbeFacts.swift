@@ -190,7 +190,7 @@ extension ProbeFacts {
             httpSysTLS13Renegotiation = StatusMeaning.isHTTPSysTLS13Renegotiation(final)
             badRequestMentionsCertificate = final.status == 400 && String(decoding: final.body.prefix(4096), as: UTF8.self).lowercased().contains("certificate")
         }
-        failure = analysis.failure.map { Failure(phase: $0.phase, message: $0.message, hint: $0.hint, alert: $0.alert) }
+        failure = analysis.failure.map { Failure(phase: $0.phase, message: $0.message, hint: $0.hint?.commandLine, alert: $0.alert) }
         user = analysis.user
         allowedSchemes = analysis.allowedSchemes
         identityGiven = !analysis.configuration.identities.isEmpty

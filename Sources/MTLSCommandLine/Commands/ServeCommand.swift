@@ -122,7 +122,7 @@ enum ServeCommand {
         defer { pki?.removeIfTemporary(console: console) }
         server.log = { line in console.out(line) }
         let port: Int
-        do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint) }
+        do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint?.commandLine) }
         let bind = server.configuration.bindAddress
         let host = bind.contains(":") ? "[\(bind)]" : bind
         console.out(

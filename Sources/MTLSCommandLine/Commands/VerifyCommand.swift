@@ -148,7 +148,7 @@ enum VerifyCommand {
         let findings: [JSON] = evaluation.findings.map { finding in
             .object([
                 ("depth", .int(finding.depth)), ("subject", .string(finding.subject)), ("error", .string(finding.name)),
-                ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint)),
+                ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint.commandLine)),
             ])
         }
         var pairs: [(String, JSON)] = [
@@ -214,7 +214,7 @@ enum VerifyCommand {
         for finding in evaluation.findings {
             console.out("  \(console.paint("✗", .red)) depth \(finding.depth): \(finding.reason)")
             console.out("    \(console.paint(finding.name, .dim))")
-            if !finding.hint.isEmpty { console.out("    hint: \(finding.hint)") }
+            if !finding.hint.isEmpty { console.out("    hint: \(finding.hint.commandLine)") }
         }
         if let pinMatch {
             if pinMatch.expired {

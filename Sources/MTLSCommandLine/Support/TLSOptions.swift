@@ -103,9 +103,9 @@ enum TLSOptions {
     /// Maps a transport error to the contract: 4 for network/TLS, 1 for an untrusted server.
     static func failure(_ error: HTTPSError) -> CommandFailure {
         switch error.phase {
-        case .serverCertificate: return CommandFailure(ExitCode.no, error.description, hint: error.hint)
-        case .url, .configuration: return CommandFailure(ExitCode.usage, error.description, hint: error.hint)
-        default: return CommandFailure(ExitCode.network, error.description, hint: error.hint)
+        case .serverCertificate: return CommandFailure(ExitCode.no, error.commandLineDescription, hint: error.hint?.commandLine)
+        case .url, .configuration: return CommandFailure(ExitCode.usage, error.commandLineDescription, hint: error.hint?.commandLine)
+        default: return CommandFailure(ExitCode.network, error.commandLineDescription, hint: error.hint?.commandLine)
         }
     }
 }

@@ -197,7 +197,7 @@ enum Resolver {
         let status = getaddrinfo(literal, String(port), &hints, &list)
         guard status == 0, list != nil else {
             let reason = String(cString: gai_strerror(status))
-            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use --connect-to HOST:PORT")
+            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use \(setting: .connectTo) HOST:PORT")
         }
         defer { freeaddrinfo(list) }
         var addresses: [Address] = []
@@ -251,7 +251,7 @@ public enum TCP {
             guard handle.wait(forRead: false, forWrite: true, until: deadline), token?.isCancelled != true else {
                 if token?.isCancelled == true { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 throw HTTPSError(
-                    .timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise --timeout")
+                    .timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise \(setting: .timeout)")
             }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
@@ -285,7 +285,7 @@ public enum TCP {
             let reason = String(cString: strerror(errno))
             throw HTTPSError(
                 .configuration, host: label, "cannot listen on \(label): \(reason)",
-                hint: reason.contains("in use") ? "another program uses the port; pick another with --port" : nil)
+                hint: reason.contains("in use") ? "another program uses the port; pick another with \(setting: .listeningPort)" : nil)
         }
         guard Glibc.listen(fd, backlog) == 0 else {
             throw HTTPSError(.configuration, host: label, "listen() failed: \(String(cString: strerror(errno)))")

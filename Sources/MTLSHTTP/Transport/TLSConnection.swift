@@ -187,7 +187,7 @@ public final class TLSConnection: @unchecked Sendable {
                     throw HTTPSError(
                         phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
                         "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")",
-                        hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2" : nil, alert: lastAlert)
+                        hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try \(setting: .maximumTLSVersion) 1.2" : nil, alert: lastAlert)
                 }
                 throw HTTPSError(
                     phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
@@ -208,7 +208,7 @@ public final class TLSConnection: @unchecked Sendable {
             let limits = state.clientConfiguration?.timeouts
             let seconds = idle != nil && wait < deadline ? idle ?? 0 : (phase == .tlsHandshake ? limits?.handshake : limits?.total) ?? 0
             state.log(.timeout(during: phase == .io ? "the wait for the response" : phase.rawValue, seconds: seconds))
-            throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise --timeout")
+            throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise \(setting: .timeout)")
         }
     }
 
@@ -247,16 +247,16 @@ public final class TLSConnection: @unchecked Sendable {
             if phase == .tlsHandshake {
                 return HTTPSError(
                     .tlsHandshake, host: label, "the server closed the connection without a TLS close_notify during the handshake",
-                    hint: "the server may not speak TLS on this port, or refuses our TLS version or SNI; try --tls-max 1.2", alert: lastAlert)
+                    hint: "the server may not speak TLS on this port, or refuses our TLS version or SNI; try \(setting: .maximumTLSVersion) 1.2", alert: lastAlert)
             }
             return HTTPSError(.io, host: label, "the connection ended without a TLS close_notify: the data may be truncated", hint: "the server or a middlebox cut the connection")
         }
         if let alert {
-            var hint: String? = nil
+            var hint: Hint? = nil
             switch alert.description {
             case "handshake failure": hint = "no common TLS version or cipher, or the server required a client certificate we did not send"
-            case "protocol version": hint = "the server refuses our TLS version; try --tls-max 1.2 or --tls-min 1.2"
-            case "certificate required": hint = "the server requires a client certificate: pass --p12 or --cert/--key"
+            case "protocol version": hint = "the server refuses our TLS version; try \(setting: .maximumTLSVersion) 1.2 or \(setting: .minimumTLSVersion) 1.2"
+            case "certificate required": hint = "the server requires a client certificate: pass \(setting: .clientIdentity)"
             case "unknown ca", "bad certificate", "certificate unknown": hint = "the server does not trust our client certificate: it must be issued by a CA the server accepts"
             case "certificate expired": hint = "our client certificate has expired"
             case "certificate revoked": hint = "our client certificate has been revoked"
@@ -270,7 +270,7 @@ public final class TLSConnection: @unchecked Sendable {
         if reasons.contains("unsafe legacy renegotiation disabled") {
             return HTTPSError(
                 .tlsHandshake, host: label, "the server asked to renegotiate without RFC 5746 secure renegotiation; refused",
-                hint: "only if you trust the network, allow it with --legacy-renegotiation", alert: lastAlert)
+                hint: "only if you trust the network, allow it with \(setting: .legacyRenegotiation)", alert: lastAlert)
         }
         if reasons.contains("wrong version number") || reasons.contains("packet length too long") || reasons.contains("record layer failure") {
             return HTTPSError(
@@ -279,7 +279,7 @@ public final class TLSConnection: @unchecked Sendable {
         if reasons.contains("unsupported protocol") || reasons.contains("no protocols available") {
             return HTTPSError(
                 .tlsHandshake, host: label, "no TLS version in common with the server (\(text))",
-                hint: "the server may only speak TLS 1.0/1.1, which is refused unless asked for with --tls-min 1.0")
+                hint: "the server may only speak TLS 1.0/1.1, which is refused unless asked for with \(setting: .minimumTLSVersion) 1.0")
         }
         return HTTPSError(phase == .request || phase == .httpParse ? .io : phase, host: label, text.isEmpty ? "TLS failure" : text, alert: lastAlert)
     }

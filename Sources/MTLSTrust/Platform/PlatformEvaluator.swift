@@ -237,7 +237,7 @@ public enum PlatformEvaluator {
             failures.append(
                 PlatformFailure(
                     rule: PlatformRules.chainNotTrusted, depth: finding.depth, subject: finding.subject,
-                    reason: "\(finding.reason) (\(finding.name))", fix: finding.hint.isEmpty ? "fix the chain first: see `mtls verify` without --platform" : finding.hint,
+                    reason: "\(finding.reason) (\(finding.name))", fix: finding.hint.isEmpty ? "fix the chain first: see `mtls verify` without --platform" : finding.hint.description,
                     isConfigurable: false))
         }
         return failures

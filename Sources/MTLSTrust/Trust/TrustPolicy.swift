@@ -106,8 +106,8 @@ public struct TrustFinding: Sendable, Equatable, CustomStringConvertible {
     public var name: String
     /// The rule that failed, in plain words.
     public var reason: String
-    /// What to do about it.
-    public var hint: String
+    /// What to do about it; the settings it names are kept as ``Setting`` values.
+    public var hint: Hint
 
     /// Creates a finding.
     ///
@@ -118,7 +118,7 @@ public struct TrustFinding: Sendable, Equatable, CustomStringConvertible {
     ///   - name: The code's name.
     ///   - reason: The rule that failed, as a sentence naming the certificate.
     ///   - hint: What to do about it.
-    public init(depth: Int, subject: String, code: Int32, name: String, reason: String, hint: String) {
+    public init(depth: Int, subject: String, code: Int32, name: String, reason: String, hint: Hint) {
         self.depth = depth
         self.subject = subject
         self.code = code

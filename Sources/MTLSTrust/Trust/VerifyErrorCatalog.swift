@@ -54,25 +54,25 @@ enum VerifyErrorCatalog {
         return TrustFinding(depth: depth, subject: subject, code: code, name: name(code), reason: reason, hint: hint)
     }
 
-    private static func explain(code: Int32, depth: Int, certificate: Certificate?, label: String, chain: [Certificate], policy: TrustPolicy, time: Date) -> (String, String) {
+    private static func explain(code: Int32, depth: Int, certificate: Certificate?, label: String, chain: [Certificate], policy: TrustPolicy, time: Date) -> (String, Hint) {
         let issuerName = certificate.map { Certificate.shortName($0.issuer) } ?? "its issuer"
-        let reissue = "the issuing CA is not conforming; have the certificate reissued (or trust a conforming one)"
+        let reissue: Hint = "the issuing CA is not conforming; have the certificate reissued (or trust a conforming one)"
         switch code {
         case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
             return (
                 "\(label) is self-signed and not among the anchors",
-                "pass it with --anchors (or pin it) if you expect this server to use a self-signed certificate"
+                "pass it with \(setting: .anchors) (or pin it) if you expect this server to use a self-signed certificate"
             )
         case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
             return (
                 "the chain ends at the root \(label), which is not among the anchors",
-                "pass that root with --anchors, or add --system-roots if it is a public CA"
+                "pass that root with \(setting: .anchors), or add \(setting: .systemRoots) if it is a public CA"
             )
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-            let anchorsHint =
+            let anchorsHint: Hint =
                 policy.anchors.isEmpty && !policy.includesSystemRoots
-                ? "no anchors were given: pass the CA that issued it with --anchors"
-                : "pass the intermediate \(issuerName) with --intermediates, or its root with --anchors"
+                ? "no anchors were given: pass the CA that issued it with \(setting: .anchors)"
+                : "pass the intermediate \(issuerName) with \(setting: .intermediates), or its root with \(setting: .anchors)"
             return ("the issuer of \(label) (\(issuerName)) was not found among the intermediates and anchors", anchorsHint)
         case X509_V_ERR_CERT_HAS_EXPIRED:
             let notAfter = certificate?.notAfter ?? time
@@ -85,7 +85,7 @@ enum VerifyErrorCatalog {
             let notBefore = certificate?.notBefore ?? time
             return (
                 "\(label) is not valid before \(format(notBefore)); the evaluation time is \(format(time))",
-                "check the clock of this machine, or evaluate at another time with --at"
+                "check the clock of this machine, or evaluate at another time with \(setting: .evaluationTime)"
             )
         case X509_V_ERR_HOSTNAME_MISMATCH, X509_V_ERR_IP_ADDRESS_MISMATCH:
             let host = policy.hostname ?? "?"
@@ -94,7 +94,7 @@ enum VerifyErrorCatalog {
             if cnOnly {
                 return (
                     "\(label) has no subjectAltName; its subject CN (\(leaf.commonName ?? "")) is not used for name checks",
-                    "reissue the certificate with a subjectAltName for \(host), or skip the check with --no-hostname-check"
+                    "reissue the certificate with a subjectAltName for \(host), or skip the check with \(setting: .hostnameCheck)"
                 )
             }
             return (
@@ -123,11 +123,11 @@ enum VerifyErrorCatalog {
         case X509_V_ERR_CERT_REVOKED:
             return ("\(label) has been revoked by \(issuerName)", "the certificate must be replaced; do not trust it")
         case X509_V_ERR_UNABLE_TO_GET_CRL:
-            return ("no CRL from \(issuerName) covers \(label)", "pass the issuer's current CRL with --crl")
+            return ("no CRL from \(issuerName) covers \(label)", "pass the issuer's current CRL with \(setting: .crls)")
         case X509_V_ERR_CRL_HAS_EXPIRED:
             return ("the CRL of \(issuerName) is out of date at the evaluation time", "fetch the current CRL")
         case X509_V_ERR_CRL_NOT_YET_VALID:
-            return ("the CRL of \(issuerName) is not yet valid at the evaluation time", "check the clock or --at")
+            return ("the CRL of \(issuerName) is not yet valid at the evaluation time", "check the clock or \(setting: .evaluationTime)")
         case X509_V_ERR_CRL_SIGNATURE_FAILURE:
             return ("the CRL of \(issuerName) has a signature that does not verify", "the CRL is damaged or not from that issuer")
         case X509_V_ERR_INVALID_CA:
@@ -139,7 +139,7 @@ enum VerifyErrorCatalog {
             return ("the path length constraint of \(label) is exceeded", "there are more CAs below it than it allows")
         case X509_V_ERR_CERT_CHAIN_TOO_LONG:
             return (
-                "the chain is longer than the maximum depth (\(policy.maximumDepth.map { "\($0)" } ?? "100, OpenSSL's default"))", "raise --max-depth if this chain is expected"
+                "the chain is longer than the maximum depth (\(policy.maximumDepth.map { "\($0)" } ?? "100, OpenSSL's default"))", "raise \(setting: .maximumDepth) if this chain is expected"
             )
         case X509_V_ERR_CERT_SIGNATURE_FAILURE:
             return (

@@ -155,7 +155,7 @@ private func evaluations(_ total: Int, certs: String, leakBytes: Int) -> PhaseRe
         }
         let evaluation = evaluator.evaluate(leaf, extraIntermediates: extras)
         // The reasons and hints are built for every finding; read them all.
-        let outcome = evaluation.isTrusted ? "trusted" : evaluation.findings.map { "\($0.depth):\($0.name):\($0.reason.count):\($0.hint.count)" }.joined(separator: ",")
+        let outcome = evaluation.isTrusted ? "trusted" : evaluation.findings.map { "\($0.depth):\($0.name):\($0.reason.count):\($0.hint.description.count)" }.joined(separator: ",")
         return (index, extra, outcome)
     }
     var expected: [String: String] = [:]

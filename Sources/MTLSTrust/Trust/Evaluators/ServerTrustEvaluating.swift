@@ -175,7 +175,7 @@ public struct ServerTrustFailure: Error, Sendable, CustomStringConvertible {
         case .noPinsConfigured:
             return "give the evaluator the certificates (or public keys) to pin"
         case .defaultEvaluationFailed(let evaluation), .hostValidationFailed(let evaluation), .revocationCheckFailed(let evaluation):
-            return evaluation.findings.first(where: { !$0.hint.isEmpty })?.hint ?? ""
+            return evaluation.findings.first(where: { !$0.hint.isEmpty })?.hint.description ?? ""
         case .certificatePinningFailed:
             return "the server's certificate changed (renewal?): pin the new certificate, or pin the public key or the CA instead"
         case .publicKeyPinningFailed:

@@ -36,12 +36,12 @@ struct ChainContext {
     var leafIsAnchor: Bool { isAnchored && chain.count == 1 }
 
     /// A finding for `rule` about the certificate at `depth`.
-    func finding(_ rule: TrustRule, depth: Int, reason: String, hint: String) -> TrustFinding {
+    func finding(_ rule: TrustRule, depth: Int, reason: String, hint: Hint) -> TrustFinding {
         TrustFinding(rule: rule, depth: depth, subject: depth < chain.count ? chain[depth].subject : "", reason: reason, hint: hint)
     }
 
     /// A finding with an OpenSSL code about the certificate at `depth`, worded by the policy.
-    func finding(code: Int32, depth: Int, reason: String, hint: String) -> TrustFinding {
+    func finding(code: Int32, depth: Int, reason: String, hint: Hint) -> TrustFinding {
         TrustFinding(depth: depth, subject: depth < chain.count ? chain[depth].subject : "", code: code, name: VerifyErrorCatalog.name(code), reason: reason, hint: hint)
     }
 

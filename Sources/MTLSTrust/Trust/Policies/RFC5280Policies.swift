@@ -21,7 +21,7 @@ struct ChainDepthPolicy: ChainPolicy {
                     context.finding(
                         code: X509_V_ERR_CERT_CHAIN_TOO_LONG, depth: depth,
                         reason: "the chain needs \(ChainDepthPolicy.count(context)) intermediate CAs (self-issued ones not counted), more than the maximum depth \(maximum)",
-                        hint: "raise --max-depth if this chain is expected")
+                        hint: "raise \(setting: .maximumDepth) if this chain is expected")
                 ]
             }
         }

@@ -160,7 +160,7 @@ public enum TrustRule: Int32, Sendable, CaseIterable, CustomStringConvertible {
 
 extension TrustFinding {
     /// Creates a finding for one of the rules mtls enforces beyond OpenSSL.
-    public init(rule: TrustRule, depth: Int, subject: String, reason: String, hint: String) {
+    public init(rule: TrustRule, depth: Int, subject: String, reason: String, hint: Hint) {
         self.init(depth: depth, subject: subject, code: rule.rawValue, name: rule.name, reason: reason, hint: hint)
     }
 

@@ -27,7 +27,7 @@ struct RequiredKeyUsagePolicy: ChainPolicy {
             context.finding(
                 .requiredKeyUsageMissing, depth: 0,
                 reason: "the keyUsage of \(context.label(0)) (\(usage.names.joined(separator: ", "))) does not allow \(missing.names.joined(separator: ", ")), which was required",
-                hint: "use a certificate issued for this usage, or check without --key-usage \(missing.names.joined(separator: ","))")
+                hint: "use a certificate issued for this usage, or check without \(setting: .requiredKeyUsage) \(missing.names.joined(separator: ","))")
         ]
     }
 }

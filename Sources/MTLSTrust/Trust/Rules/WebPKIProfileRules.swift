@@ -54,7 +54,7 @@ struct WebPKILeafExtendedKeyUsageContentPolicy: ChainPolicy {
                 context.finding(
                     .webPKILeafExtendedKeyUsageMissing, depth: 0,
                     reason: "\(context.label(0)) has no extKeyUsage extension; the Baseline Requirements (7.1.2.7.10) require one with serverAuth",
-                    hint: "reissue the certificate with extendedKeyUsage = serverAuth (and clientAuth if needed), or check with --profile rfc5280")
+                    hint: "reissue the certificate with extendedKeyUsage = serverAuth (and clientAuth if needed), or check with \(setting: .profile) rfc5280")
             ]
         }
         let others = purposes.filter { $0 != WebPKIProfileRules.serverAuth && $0 != WebPKIProfileRules.clientAuth && $0 != CertificateFacts.OID.anyExtendedKeyUsage }
@@ -119,7 +119,7 @@ struct WebPKILeafSubjectAltNameContentPolicy: ChainPolicy {
                 .webPKILeafSubjectAltNameType, depth: 0,
                 reason:
                     "the subjectAltName of \(context.label(0)) holds \(Array(Set(others)).sorted().joined(separator: ", ")); a TLS server certificate may only hold dNSName and iPAddress entries (BR 7.1.2.7.12)",
-                hint: "reissue the certificate with DNS and IP names only, or check with --profile rfc5280")
+                hint: "reissue the certificate with DNS and IP names only, or check with \(setting: .profile) rfc5280")
         ]
     }
 }
@@ -260,7 +260,7 @@ struct WebPKICAKeyUsagePolicy: ChainPolicy {
             return context.finding(
                 .webPKICAKeyUsage, depth: depth,
                 reason: "\(context.role(depth)) CA \(context.label(depth)) breaks BR 7.1.2.10.7: \(problem)",
-                hint: "a CA certificate needs keyUsage = critical, keyCertSign, cRLSign; it must be reissued (or check with --profile rfc5280)")
+                hint: "a CA certificate needs keyUsage = critical, keyCertSign, cRLSign; it must be reissued (or check with \(setting: .profile) rfc5280)")
         }
     }
 }
