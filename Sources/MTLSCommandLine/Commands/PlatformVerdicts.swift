@@ -93,10 +93,10 @@ enum PlatformVerdicts {
         for verdict in verdicts {
             let style: Console.Style = verdict.outcome == .accepted ? .green : (verdict.outcome == .refused ? .red : .yellow)
             var line = "  \(verdict.platform.displayName): \(console.paint(outcomeText(verdict.outcome), style))"
-            if let first = verdict.failures.first { line += " — \(first.reason); \(first.fix)" }
+            if let first = verdict.failures.first { line += " — \(first.reason); \(first.fix.commandLine)" }
             console.out(line)
             for (number, failure) in verdict.failures.enumerated() {
-                if number > 0 { console.out("    and: \(failure.reason); \(failure.fix)") }
+                if number > 0 { console.out("    and: \(failure.reason); \(failure.fix.commandLine)") }
                 console.out("    " + console.paint("\(failure.rule.code) (depth \(failure.depth)) · \(failure.rule.source)", .dim))
             }
             for note in verdict.notes { console.out("    note: \(note)") }
@@ -127,7 +127,7 @@ enum PlatformVerdicts {
                         verdict.failures.map { failure in
                             .object([
                                 ("code", .string(failure.rule.code)), ("rule", .string(failure.rule.id)), ("depth", .int(failure.depth)),
-                                ("subject", .string(failure.subject)), ("reason", .string(failure.reason)), ("fix", .string(failure.fix)),
+                                ("subject", .string(failure.subject)), ("reason", .string(failure.reason)), ("fix", .string(failure.fix.commandLine)),
                                 ("configurable", .bool(failure.isConfigurable)), ("source", .string(failure.rule.source)), ("url", .string(failure.rule.url)),
                             ])
                         })

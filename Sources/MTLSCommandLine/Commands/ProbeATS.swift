@@ -150,7 +150,7 @@ enum ProbeATS {
                         "failures",
                         .array(
                             verdict.failures.map {
-                                .object([("code", .string($0.rule.code)), ("depth", .int($0.depth)), ("reason", .string($0.reason)), ("fix", .string($0.fix))])
+                                .object([("code", .string($0.rule.code)), ("depth", .int($0.depth)), ("reason", .string($0.reason)), ("fix", .string($0.fix.commandLine))])
                             })
                     ),
                 ])
@@ -174,9 +174,9 @@ enum ProbeATS {
         if let verdict = certificateVerdict {
             var line =
                 "  Certificate (\(Platform.apple.displayName) rules): \(console.paint(verdict.outcome == .accepted ? "accepted" : "refused", verdict.outcome == .accepted ? .green : .red))"
-            if let first = verdict.failures.first { line += " — \(first.reason); \(first.fix)" }
+            if let first = verdict.failures.first { line += " — \(first.reason); \(first.fix.commandLine)" }
             console.out(line)
-            for failure in verdict.failures.dropFirst() { console.out("    and: \(failure.reason); \(failure.fix)") }
+            for failure in verdict.failures.dropFirst() { console.out("    and: \(failure.reason); \(failure.fix.commandLine)") }
         } else {
             console.out("  Certificate: the server sent none")
         }

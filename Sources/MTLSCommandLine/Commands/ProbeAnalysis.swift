@@ -347,7 +347,8 @@ struct ProbeAnalysis {
                 (
                     "error",
                     .object([
-                        ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)), ("hint", JSON.optional(failure.hint?.commandLine)),
+                        ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)),
+                        ("hint", JSON.optional(failure.hint?.commandLine)),
                         ("alert", JSON.optional(failure.alert)),
                     ])
                 ))

@@ -251,7 +251,8 @@ public enum TCP {
             guard handle.wait(forRead: false, forWrite: true, until: deadline), token?.isCancelled != true else {
                 if token?.isCancelled == true { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 throw HTTPSError(
-                    .timeout, host: label, "no answer to the TCP connection within the connect timeout", hint: "check that the server is up and the port is open; raise \(setting: .timeout)")
+                    .timeout, host: label, "no answer to the TCP connection within the connect timeout",
+                    hint: "check that the server is up and the port is open; raise \(setting: .timeout)")
             }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)

@@ -187,7 +187,8 @@ public final class TLSConnection: @unchecked Sendable {
                     throw HTTPSError(
                         phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
                         "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")",
-                        hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try \(setting: .maximumTLSVersion) 1.2" : nil, alert: lastAlert)
+                        hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try \(setting: .maximumTLSVersion) 1.2" : nil,
+                        alert: lastAlert)
                 }
                 throw HTTPSError(
                     phase == .tlsHandshake ? .tlsHandshake : .io, host: label,

@@ -40,7 +40,7 @@ public struct PlatformFailure: Sendable {
     /// What is wrong, as a sentence naming the certificate.
     public var reason: String
     /// What to do about it.
-    public var fix: String
+    public var fix: Hint
     /// True when the app can accept it by configuration rather than by a new certificate.
     public var isConfigurable: Bool
 }
@@ -204,7 +204,7 @@ public enum PlatformEvaluator {
         return out
     }
 
-    static func failure(_ rule: PlatformRule, _ fact: ChainCertificate, depth: Int, _ reason: String, fix: String, configurable: Bool = false) -> PlatformFailure {
+    static func failure(_ rule: PlatformRule, _ fact: ChainCertificate, depth: Int, _ reason: String, fix: Hint, configurable: Bool = false) -> PlatformFailure {
         PlatformFailure(rule: rule, depth: depth, subject: fact.certificate.subject, reason: reason, fix: fix, isConfigurable: configurable)
     }
 
@@ -237,7 +237,8 @@ public enum PlatformEvaluator {
             failures.append(
                 PlatformFailure(
                     rule: PlatformRules.chainNotTrusted, depth: finding.depth, subject: finding.subject,
-                    reason: "\(finding.reason) (\(finding.name))", fix: finding.hint.isEmpty ? "fix the chain first: see `mtls verify` without --platform" : finding.hint.description,
+                    reason: "\(finding.reason) (\(finding.name))",
+                    fix: finding.hint.isEmpty ? "fix the chain first: see `mtls verify` without --platform" : finding.hint,
                     isConfigurable: false))
         }
         return failures
@@ -354,9 +355,10 @@ public enum PlatformEvaluator {
                 failure(
                     PlatformRules.androidUserCA, anchor, depth: facts.count - 1,
                     "the chain ends at \(anchor.name), a private anchor; apps targeting API 24+ trust only the system CAs by default",
-                    fix: "ship the anchor in the app as res/raw/ca.pem and trust it in res/xml/network_security_config.xml: "
-                        + "<trust-anchors><certificates src=\"@raw/ca\"/></trust-anchors> (or <certificates src=\"user\"/> to trust "
-                        + "user-installed CAs), referenced by android:networkSecurityConfig",
+                    fix: Hint(
+                        verbatim: "ship the anchor in the app as res/raw/ca.pem and trust it in res/xml/network_security_config.xml: "
+                            + "<trust-anchors><certificates src=\"@raw/ca\"/></trust-anchors> (or <certificates src=\"user\"/> to trust "
+                            + "user-installed CAs), referenced by android:networkSecurityConfig"),
                     configurable: true))
         }
         if let match = input.pinMatch {

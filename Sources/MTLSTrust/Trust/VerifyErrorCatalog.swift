@@ -139,7 +139,8 @@ enum VerifyErrorCatalog {
             return ("the path length constraint of \(label) is exceeded", "there are more CAs below it than it allows")
         case X509_V_ERR_CERT_CHAIN_TOO_LONG:
             return (
-                "the chain is longer than the maximum depth (\(policy.maximumDepth.map { "\($0)" } ?? "100, OpenSSL's default"))", "raise \(setting: .maximumDepth) if this chain is expected"
+                "the chain is longer than the maximum depth (\(policy.maximumDepth.map { "\($0)" } ?? "100, OpenSSL's default"))",
+                "raise \(setting: .maximumDepth) if this chain is expected"
             )
         case X509_V_ERR_CERT_SIGNATURE_FAILURE:
             return (
