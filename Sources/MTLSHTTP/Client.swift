@@ -80,9 +80,10 @@ public final class HTTPSClient: @unchecked Sendable {
 
     private func key(_ url: HTTPSURL) -> String { "\(url.host):\(url.port)" }
 
-    private func checkout(_ url: HTTPSURL, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
+    /// A kept-alive connection to the URL's host when one is idle (unless `fresh`), else a new one.
+    private func checkout(_ url: HTTPSURL, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
         lock.lock()
-        let existing = idle.removeValue(forKey: key(url))
+        let existing = fresh ? nil : idle.removeValue(forKey: key(url))
         lock.unlock()
         if let existing {
             if !existing.isReadableNow {
@@ -118,22 +119,25 @@ public final class HTTPSClient: @unchecked Sendable {
             throw HTTPSError(.url, host: request.url.hostHeader, "only https:// URLs are supported", hint: "use https://")
         }
         let deadline = Deadline.after(tls.configuration.timeouts.total)
-        var attempt = 0
+        var machine = HTTP1ExchangeStateMachine(method: request.method, hasBody: request.body?.isEmpty == false, expectsContinue: request.expectsContinue)
+        var fresh = false
         while true {
-            attempt += 1
-            let (connection, reused) = try checkout(request.url, deadline: deadline, token: token)
+            let (connection, reused) = try checkout(request.url, fresh: fresh, deadline: deadline, token: token)
             do throws(HTTPSError) {
-                var response = try exchange(request, on: connection, reused: reused, deadline: deadline, bodySink: bodySink, bodySinkForHead: bodySinkForHead)
+                guard
+                    var response = try exchange(
+                        request, on: connection, reused: reused, machine: &machine, deadline: deadline, token: token, bodySink: bodySink, bodySinkForHead: bodySinkForHead)
+                else {
+                    connection.close()
+                    fresh = true
+                    continue
+                }
                 response.tls = connection.report
                 return response
             } catch {
                 var error = error
                 if error.report == nil { error.report = connection.report }
                 connection.close()
-                // A kept-alive connection the server closed before answering: retry once, fresh.
-                if reused && attempt == 1 && error.phase == .io && token?.isCancelled != true && ["GET", "HEAD", "OPTIONS", "PUT", "DELETE"].contains(request.method.uppercased()) {
-                    continue
-                }
                 throw error
             }
         }
@@ -201,141 +205,180 @@ public final class HTTPSClient: @unchecked Sendable {
         return Array(head.utf8)
     }
 
+    /// Drives one attempt of `machine` on `connection`: the response, or nil when the machine
+    /// asks for a retry on a fresh connection.
     private func exchange(
-        _ request: HTTPRequest, on connection: TLSConnection, reused: Bool, deadline: Deadline, bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?,
-        bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
-    ) throws(HTTPSError) -> HTTPResponse {
+        _ request: HTTPRequest, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline, token: CancellationToken?,
+        bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) throws(HTTPSError) -> HTTPResponse? {
         var bodySink = fixedSink
         let host = request.url.hostHeader
-        let body = request.body
+        let body = request.body ?? []
         let head = try HTTPSClient.serializeHead(
-            request, userAgent: userAgent, bodyLength: body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
+            request, userAgent: userAgent, bodyLength: request.body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
         trace?(HTTPSClient.redactedHead(head, outgoing: true, redact: redactsSecrets))
         connection.state.log(.httpRequest(method: request.method.uppercased(), target: request.url.target))
-        let waitForContinue = request.expectsContinue && (body?.isEmpty == false)
-        var earlyWriteFailure: HTTPSError? = nil
-        do throws(HTTPSError) {
-            try connection.write(head + (waitForContinue ? [] : (body ?? [])), deadline: deadline)
-        } catch {
-            // The server may have answered early (413, 403) and closed: read what it sent.
-            if error.phase == .timeout || error.phase == .cancelled { throw error }
-            earlyWriteFailure = error
-        }
-        var bodySent = !waitForContinue
         var parser = HTTPResponseParser(requestMethod: request.method)
         // The connection's read buffer, reused across the requests of a kept-alive connection.
         var buffer = connection.takeReadBuffer()
         defer { connection.keepReadBuffer(buffer) }
         var collected: [UInt8] = []
         var wireLength = 0
-        var informational: [Int] = []
         var decompressor: Decompressor? = nil
-        var finished = false
         let idle = tls.configuration.timeouts.idleRead
-        let continueDeadline = Deadline.after(1.0)
-        var gotAnyByte = false
-        while !finished {
-            let n: Int
-            do throws(HTTPSError) {
-                let readDeadline = !bodySent ? Deadline.earliest(deadline, continueDeadline) : deadline
-                n = try connection.read(into: &buffer, deadline: readDeadline, idle: bodySent ? idle : nil)
-            } catch {
-                if !bodySent && error.phase == .timeout {
-                    // No 100 Continue within a second: send the body anyway (RFC 9110 §10.1.1).
-                    try connection.write(body ?? [], deadline: deadline)
-                    bodySent = true
+        var continueDeadline = Deadline.after(1.0)
+        // Parsed but not yet fed to the machine (one read may hold a 100, a final head and a body).
+        var pending: [HTTPResponseParser.Event] = []
+        var part: [UInt8] = []
+        // The error behind the failure the machine is told about, and the first write failure.
+        var lastError: HTTPSError? = nil
+        var earlyWriteFailure: HTTPSError? = nil
+
+        func failure(_ error: HTTPSError) -> HTTP1ExchangeStateMachine.IOFailure {
+            if error.phase == .cancelled || token?.isCancelled == true { return .cancelled }
+            if error.phase == .timeout { return .timeout }
+            // A write that failed (EPIPE, reset) because the server refused us: its alert is in
+            // the receive buffer, and it, not the broken pipe, is the answer.
+            return .broken(alert: error.alert != nil || connection.report.alerts.contains(where: \.received))
+        }
+
+        var action = machine.handle(.start(reusedConnection: reused))
+        while true {
+            switch action {
+            case .writeHead(let includingBody):
+                do throws(HTTPSError) {
+                    try connection.write(head + (includingBody ? body : []), deadline: deadline)
+                    continueDeadline = Deadline.after(1.0)
+                    action = machine.handle(.headWritten)
+                } catch {
+                    lastError = error
+                    if earlyWriteFailure == nil { earlyWriteFailure = error }
+                    action = machine.handle(.writeFailed(failure(error)))
+                }
+            case .writeBody:
+                do throws(HTTPSError) {
+                    try connection.write(body, deadline: deadline)
+                    action = machine.handle(.bodyWritten)
+                } catch {
+                    lastError = error
+                    if earlyWriteFailure == nil { earlyWriteFailure = error }
+                    action = machine.handle(.writeFailed(failure(error)))
+                }
+            case .read(let mode) where !pending.isEmpty:
+                _ = mode
+                switch pending.removeFirst() {
+                case .informational(let status):
+                    action = machine.handle(.informational(status: status))
+                case .head:
+                    guard let responseHead = parser.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
+                    connection.state.log(.httpResponse(status: responseHead.status, reason: responseHead.reason))
+                    if bodySink == nil, let bodySinkForHead { bodySink = bodySinkForHead(responseHead) }
+                    trace?(HTTPSClient.describeResponseHead(responseHead, redact: redactsSecrets))
+                    let coding = responseHead.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) ?? ""
+                    if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {
+                        decompressor = Decompressor(coding: coding, limit: maximumBodySize)
+                        if decompressor == nil {
+                            throw HTTPSError(.httpParse, host: host, "the body uses the content coding '\(coding)', which is not supported")
+                        }
+                    }
+                    action = machine.handle(.head(responseHead))
+                case .body(let bytes):
+                    part = bytes
+                    action = machine.handle(.body)
+                case .end:
+                    action = machine.handle(.end(readsUntilClose: parser.readsUntilClose))
+                }
+            case .read(let mode):
+                let n: Int
+                do throws(HTTPSError) {
+                    n =
+                        mode == .untilContinue
+                        ? try connection.read(into: &buffer, deadline: Deadline.earliest(deadline, continueDeadline), idle: nil)
+                        : try connection.read(into: &buffer, deadline: deadline, idle: idle)
+                } catch {
+                    lastError = error
+                    action = machine.handle(.readFailed(failure(error)))
                     continue
                 }
-                if !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
-                // A write that failed (EPIPE, reset) because the server refused us: its alert is in
-                // the receive buffer, and it, not the broken pipe, is the answer.
-                if error.alert != nil || connection.report.alerts.contains(where: \.received) { throw error }
-                throw earlyWriteFailure ?? error
-            }
-            let events: [HTTPResponseParser.Event]
-            do throws(HTTPResponseParser.ParseError) {
-                events = n == 0 ? try parser.finish() : try parser.feed(buffer[0..<n])
-            } catch {
-                if n == 0 && !gotAnyByte && reused { throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server") }
-                switch error {
-                case .headersTooLarge, .lineTooLong, .tooManyHeaders:
-                    throw HTTPSError(
-                        .httpParse, host: host, "the response headers are too large: \(error.description)",
-                        hint: "the server sent oversized headers (often a pile of cookies): clear them, or ask the administrator why the response is that large")
-                default:
-                    throw HTTPSError(.httpParse, host: host, error.description)
+                if n == 0 {
+                    do throws(HTTPResponseParser.ParseError) {
+                        pending = try parser.finish()
+                    } catch {
+                        lastError = HTTPSClient.parseError(error, host: host)
+                        action = machine.handle(.readFailed(.closed))
+                        continue
+                    }
+                    if !pending.contains(.end) {
+                        lastError = HTTPSError(.httpParse, host: host, "the connection closed before the response ended")
+                        pending = []
+                        action = machine.handle(.readFailed(.closed))
+                    }
+                    continue
+                }
+                action = machine.handle(.bytesReceived)
+                do throws(HTTPResponseParser.ParseError) {
+                    pending = try parser.feed(buffer[0..<n])
+                } catch {
+                    throw HTTPSClient.parseError(error, host: host)
+                }
+            case .deliverBody:
+                wireLength += part.count
+                var decoded = part
+                if let decompressor {
+                    do throws(Decompressor.Failure) {
+                        decoded = try decompressor.decode(part)
+                    } catch {
+                        switch error {
+                        case .tooLarge(let limit):
+                            throw HTTPSError(.httpParse, host: host, "the compressed body expands beyond \(limit >> 20) MiB (a decompression bomb?); refused")
+                        case .corrupt(let why): throw HTTPSError(.httpParse, host: host, "the compressed body is corrupt: \(why)")
+                        }
+                    }
+                }
+                if let bodySink {
+                    do { try bodySink(decoded[...]) } catch {
+                        throw HTTPSError(.io, host: host, "writing the body failed: \(error)")
+                    }
+                } else {
+                    if collected.count + decoded.count > maximumBodySize {
+                        throw HTTPSError(.httpParse, host: host, "the body is larger than \(maximumBodySize >> 20) MiB; write it to a file with --output")
+                    }
+                    collected += decoded
+                }
+                action = .read(.response)
+            case .finish(let reuseConnection):
+                guard let responseHead = machine.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
+                // TLS 1.3 tickets arrive after the handshake and are read with the first response: store
+                // the session once per connection then, not after every response on a kept-alive one.
+                if !connection.sessionRefreshed {
+                    connection.sessionRefreshed = true
+                    tls.refreshSession(connection)
+                }
+                if reuseConnection { checkin(connection, url: request.url) } else { connection.close() }
+                return HTTPResponse(
+                    url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused,
+                    informational: machine.informational)
+            case .retryOnFreshConnection:
+                return nil
+            case .fail(let reason):
+                switch reason {
+                case .staleConnection: throw HTTPSError(.io, host: host, "the kept-alive connection was closed by the server")
+                case .earlierWriteFailure: throw earlyWriteFailure ?? lastError ?? HTTPSError(.io, host: host, "the request could not be sent")
+                case .asReported: throw lastError ?? HTTPSError(.io, host: host, "the exchange failed")
                 }
             }
-            if n > 0 { gotAnyByte = true }
-            for event in events {
-                switch event {
-                case .informational(let status):
-                    informational.append(status)
-                    if status == 100 && !bodySent {
-                        try connection.write(body ?? [], deadline: deadline)
-                        bodySent = true
-                    }
-                case .head:
-                    if let head = parser.head {
-                        connection.state.log(.httpResponse(status: head.status, reason: head.reason))
-                        if bodySink == nil, let bodySinkForHead { bodySink = bodySinkForHead(head) }
-                        trace?(HTTPSClient.describeResponseHead(head, redact: redactsSecrets))
-                        let coding = head.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) ?? ""
-                        if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {
-                            decompressor = Decompressor(coding: coding, limit: maximumBodySize)
-                            if decompressor == nil {
-                                throw HTTPSError(.httpParse, host: host, "the body uses the content coding '\(coding)', which is not supported")
-                            }
-                        }
-                    }
-                case .body(let bytes):
-                    wireLength += bytes.count
-                    var decoded = bytes
-                    if let decompressor {
-                        do throws(Decompressor.Failure) {
-                            decoded = try decompressor.decode(bytes)
-                        } catch {
-                            switch error {
-                            case .tooLarge(let limit):
-                                throw HTTPSError(.httpParse, host: host, "the compressed body expands beyond \(limit >> 20) MiB (a decompression bomb?); refused")
-                            case .corrupt(let why): throw HTTPSError(.httpParse, host: host, "the compressed body is corrupt: \(why)")
-                            }
-                        }
-                    }
-                    if let bodySink {
-                        do { try bodySink(decoded[...]) } catch {
-                            throw HTTPSError(.io, host: host, "writing the body failed: \(error)")
-                        }
-                    } else {
-                        if collected.count + decoded.count > maximumBodySize {
-                            throw HTTPSError(.httpParse, host: host, "the body is larger than \(maximumBodySize >> 20) MiB; write it to a file with --output")
-                        }
-                        collected += decoded
-                    }
-                case .end:
-                    finished = true
-                }
-            }
-            if n == 0 && !finished {
-                throw HTTPSError(.httpParse, host: host, "the connection closed before the response ended")
-            }
         }
-        guard let responseHead = parser.head else { throw HTTPSError(.httpParse, host: host, "no response head") }
-        // TLS 1.3 tickets arrive after the handshake and are read with the first response: store
-        // the session once per connection then, not after every response on a kept-alive one.
-        if !connection.sessionRefreshed {
-            connection.sessionRefreshed = true
-            tls.refreshSession(connection)
+    }
+
+    private static func parseError(_ error: HTTPResponseParser.ParseError, host: String) -> HTTPSError {
+        switch error {
+        case .headersTooLarge, .lineTooLong, .tooManyHeaders:
+            HTTPSError(
+                .httpParse, host: host, "the response headers are too large: \(error.description)",
+                hint: "the server sent oversized headers (often a pile of cookies): clear them, or ask the administrator why the response is that large")
+        default:
+            HTTPSError(.httpParse, host: host, error.description)
         }
-        // `Connection: close` among the connection options (a comma-separated token list).
-        let closes = responseHead.headers.values("Connection").contains { value in
-            value.split(separator: ",").contains { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "close") }
-        }
-        let reusable =
-            bodySent && earlyWriteFailure == nil && !parser.readsUntilClose && responseHead.version == "HTTP/1.1" && !closes && responseHead.status != 101
-        if reusable { checkin(connection, url: request.url) } else { connection.close() }
-        return HTTPResponse(
-            url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused, informational: informational)
     }
 
     static func redactedHead(_ bytes: [UInt8], outgoing: Bool, redact: Bool = true) -> String {

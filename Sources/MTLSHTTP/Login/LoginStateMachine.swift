@@ -1,0 +1,423 @@
+import Foundation
+import MTLSTrust
+
+/// The login flow of ``LoginSession`` as states and actions. No I/O: the driver looks cookies up
+/// in the jar, sends requests, stores `Set-Cookie`s and feeds what came back here; each event
+/// returns the one action to perform next.
+///
+/// States and legal transitions:
+/// - `idle` → `lookingUpCookies` on `start`, and again for every further hop;
+/// - `lookingUpCookies` → `sending` once the jar's cookies are in (the `Authorization` is added:
+///   an answer in progress, or a protection space that already succeeded);
+/// - `sending` → `storingCookies` on the response (the jar sees every response first);
+/// - `storingCookies` → `lookingUpCookies` for the next hop (a challenge answered, a redirect
+///   followed, a POST-binding form submitted), or `finished` with the response that ends the flow
+///   (anything else: a 200, an unanswerable 401, a 403 — IIS's 403.7 and 403.16 client-certificate
+///   refusals are such final answers, read by the caller from the response and its TLS record);
+/// - any state → `failed` with the error.
+struct LoginStateMachine {
+    struct Configuration {
+        var credentials: Credentials?
+        var allowedSchemes: Set<AuthScheme> = Set(AuthScheme.allCases)
+        var followsRedirects = true
+        var maximumRedirects = 10
+        var submitsPostBindingForms = false
+        var maximumFormSubmissions = 5
+        /// Origins besides the first URL's whose challenges get the credentials.
+        var authOrigins: Set<String> = []
+        var sendsChannelBinding = true
+    }
+
+    /// An answer that succeeded, for later requests without a new challenge (kept across flows).
+    enum ProtectionSpace {
+        case basic(directory: String)
+        case digest(DigestAuthenticator, challengedAt: HTTPSURL)
+    }
+
+    enum State {
+        case idle, lookingUpCookies, sending, storingCookies, finished, failed
+    }
+
+    enum Action {
+        /// Ask the jar for the cookies of `url` in `context`, and answer with `cookiesFound`.
+        case lookUpCookies(url: HTTPSURL, context: CookieJar.SiteContext)
+        /// Send the request, and answer with `responseReceived`.
+        case send(HTTPRequest)
+        /// Store the response's cookies in the jar, and answer with `cookiesStored`.
+        case storeCookies(HTTPResponse)
+        /// The flow ended with this response.
+        case finish(HTTPResponse)
+        case fail(HTTPSError)
+    }
+
+    enum Event {
+        case start(HTTPRequest)
+        case cookiesFound([Cookie])
+        case responseReceived(HTTPResponse)
+        case cookiesStored([CookieJar.Decision])
+    }
+
+    /// The per-request state of answering challenges.
+    private struct AuthAttempt {
+        var scheme: AuthScheme?
+        var preemptive = false
+        var staleRetried = false
+        var digest: DigestAuthenticator?
+        var ntlmChallengeSeen = false
+        var ntlmSchemeName = "NTLM"
+        var challenge: AuthChallenge?
+    }
+
+    private static let secretHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    let configuration: Configuration
+    private(set) var state: State = .idle
+    /// The protection spaces, as given and as updated by this flow.
+    private(set) var spaces: [String: ProtectionSpace]
+    /// Every request sent, in order, with what came back.
+    private(set) var hops: [LoginHop] = []
+    /// The last response received.
+    private(set) var lastResponse: HTTPResponse?
+
+    private var firstOrigin = ""
+    private var allowedOrigins: Set<String> = []
+    private var request: HTTPRequest?
+    private var outgoing: HTTPRequest?
+    private var kind = LoginHop.Kind.initial
+    private var initiator: HTTPSURL? = nil
+    private var redirects = 0
+    private var forms = 0
+    private var attempt = AuthAttempt()
+    private var leftFirstOrigin = false
+    private var dropped: [String] = []
+    private var jarCookies: [Cookie] = []
+    private var sentScheme: AuthScheme? = nil
+    /// The NTLM challenge (type 2) of the handshake in progress, answered by the next request.
+    private var ntlmChallenge: NTLM.Challenge?
+    /// The server certificate of the connection that sent the NTLM challenge (for the channel binding).
+    private var ntlmServerCertificate: Certificate?
+    /// Set when the Authorization being sent carries a channel binding.
+    private var sendingChannelBinding = false
+
+    init(configuration: Configuration, spaces: [String: ProtectionSpace] = [:]) {
+        self.configuration = configuration
+        self.spaces = spaces
+    }
+
+    mutating func handle(_ event: Event) -> Action {
+        do throws(HTTPSError) {
+            switch (state, event) {
+            case (.idle, .start(let initial)):
+                firstOrigin = initial.url.origin
+                allowedOrigins = Self.allowedAuthOrigins(first: initial.url, extra: configuration.authOrigins)
+                return nextHop(initial)
+            case (.lookingUpCookies, .cookiesFound(let cookies)):
+                return try prepare(cookies: cookies)
+            case (.sending, .responseReceived(let response)):
+                lastResponse = response
+                state = .storingCookies
+                return .storeCookies(response)
+            case (.storingCookies, .cookiesStored(let decisions)):
+                return try decide(decisions: decisions)
+            default:
+                preconditionFailure("LoginStateMachine: \(event) is not valid in state \(state)")
+            }
+        } catch {
+            state = .failed
+            return .fail(error)
+        }
+    }
+
+    /// True when a response with this head will be the flow's last (so its body may be streamed).
+    func endsFlow(_ head: HTTPResponseHead) -> Bool {
+        if head.status == 401 && configuration.credentials != nil { return false }
+        if configuration.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
+        if configuration.submitsPostBindingForms && MediaType(head.headers["Content-Type"] ?? "text/html").isHTML { return false }
+        return true
+    }
+
+    // MARK: - Steps
+
+    private mutating func nextHop(_ next: HTTPRequest) -> Action {
+        var next = next
+        // Leaving the first origin: strip secrets and first-origin-only headers for good.
+        if next.url.origin != firstOrigin && !leftFirstOrigin {
+            leftFirstOrigin = true
+            for name in Self.secretHeaders + next.firstOriginOnlyHeaders.sorted() where next.headers.contains(name) {
+                next.headers.remove(name)
+                dropped.append(name)
+            }
+        }
+        request = next
+        state = .lookingUpCookies
+        let context: CookieJar.SiteContext =
+            initiator.map { Self.site(of: $0) == Self.site(of: next.url) } ?? true ? .sameSite : .crossSiteNavigation(method: next.method)
+        return .lookUpCookies(url: next.url, context: context)
+    }
+
+    private mutating func prepare(cookies: [Cookie]) throws(HTTPSError) -> Action {
+        guard let request else { preconditionFailure("LoginStateMachine: no request") }
+        var outgoing = request
+        jarCookies = cookies
+        // Cookies from the jar, after any cookie the caller set for the first origin.
+        if !cookies.isEmpty {
+            let jarValue = cookies.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")
+            if let own = outgoing.headers["Cookie"] { outgoing.headers.set("Cookie", own + "; " + jarValue) } else { outgoing.headers.add("Cookie", jarValue) }
+        }
+        // Authorization: an answer in progress, or a protection space that already succeeded.
+        sentScheme = nil
+        sendingChannelBinding = false
+        if !outgoing.headers.contains("Authorization"), let credentials = configuration.credentials {
+            if let header = try authorization(request: outgoing, credentials: credentials) {
+                outgoing.headers.set("Authorization", header.value)
+                sentScheme = header.scheme
+            }
+        }
+        self.outgoing = outgoing
+        state = .sending
+        return .send(outgoing)
+    }
+
+    private mutating func decide(decisions: [CookieJar.Decision]) throws(HTTPSError) -> Action {
+        guard let request, let outgoing, let response = lastResponse else { preconditionFailure("LoginStateMachine: no exchange") }
+        let challenges = response.status == 401 ? AuthChallenge.parse(response.headers.values("WWW-Authenticate")) : []
+        var hop = LoginHop(
+            kind: kind, method: outgoing.method, url: outgoing.url, status: response.status, location: response.headers["Location"],
+            challenges: challenges, sentAuthorization: sentScheme, cookiesSent: jarCookies.map(\.name), cookieDecisions: decisions,
+            droppedHeaders: dropped, reusedConnection: response.reusedConnection)
+        if sentScheme == .ntlm { hop.channelBindingSent = sendingChannelBinding }
+        hops.append(hop)
+        dropped = []
+
+        // 401: answer once, from an allowed origin.
+        if response.status == 401, let credentials = configuration.credentials, !challenges.isEmpty {
+            let host = request.url.hostHeader
+            let usable = challenges.filter { challenge in
+                guard let scheme = AuthScheme(challenge: challenge) ?? (challenge.normalizedScheme == "negotiate" ? .ntlm : nil) else { return false }
+                return configuration.allowedSchemes.contains(scheme) && (scheme != .digest || (try? DigestAuthenticator(challenge: challenge)) != nil)
+            }
+            if let scheme = attempt.scheme {
+                if attempt.preemptive {
+                    // A remembered answer went stale: forget it and answer this challenge afresh.
+                    spaces[request.url.origin] = nil
+                    attempt = AuthAttempt()
+                } else if scheme == .digest, let challenge = DigestAuthenticator.preferred(challenges), DigestAuthenticator.isStale(challenge), !attempt.staleRetried,
+                    var digest = attempt.digest, let nonce = challenge["nonce"]
+                {
+                    digest.renew(nonce: nonce)
+                    attempt.digest = digest
+                    attempt.staleRetried = true
+                    kind = .authentication(.digest)
+                    return nextHop(request)
+                } else if scheme == .ntlm, !attempt.ntlmChallengeSeen,
+                    let token = challenges.first(where: { ["ntlm", "negotiate"].contains($0.normalizedScheme) && $0.token68 != nil })?.token68
+                {
+                    guard let bytes = Data(base64Encoded: token) else {
+                        throw HTTPSError(.auth, host: host, "the NTLM challenge is not valid base64")
+                    }
+                    let challenge = try NTLM.Challenge(bytes: Array(bytes), host: host)
+                    attempt.ntlmChallengeSeen = true
+                    attempt.challenge = AuthChallenge(scheme: attempt.ntlmSchemeName, token68: token)
+                    attempt.digest = nil
+                    ntlmChallenge = challenge
+                    ntlmServerCertificate = response.tls.serverCertificate
+                    kind = .authentication(.ntlm)
+                    return nextHop(request)
+                } else {
+                    let realm = attempt.challenge?.realm.map { " realm \"\($0)\"" } ?? ""
+                    var message = "the server refused the \(scheme.displayName) credentials\(realm) for user '\(credentials.user)' (401 again after one answer)"
+                    if scheme == .ntlm && !response.reusedConnection {
+                        message += "; the NTLM handshake needs one kept-alive connection, and the server did not keep it"
+                    }
+                    throw HTTPSError(.auth, host: host, message, hint: "check the user name and password; the request was not repeated")
+                }
+            }
+            guard !usable.isEmpty else {
+                return finish(response)  // nothing we may answer: the 401 is the answer
+            }
+            guard allowedOrigins.contains(request.url.origin) else {
+                throw HTTPSError(
+                    .auth, host: host,
+                    "\(request.url.origin) asked for credentials (\(usable.map(\.description).joined(separator: ", "))), but only \(allowedOrigins.sorted().joined(separator: ", ")) may receive them",
+                    hint: "if this server should get the password, allow it with --auth-origin \(request.url.origin)")
+            }
+            attempt = try Self.choose(usable, host: host)
+            kind = .authentication(attempt.scheme ?? .basic)
+            return nextHop(request)
+        }
+        if sentScheme != nil && response.status != 401 && !attempt.preemptive {
+            remember(attempt, url: request.url)
+        }
+
+        // Redirects.
+        if configuration.followsRedirects, Self.redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty {
+            redirects += 1
+            guard redirects <= configuration.maximumRedirects else {
+                throw HTTPSError(
+                    .redirect, host: request.url.hostHeader, "more than \(configuration.maximumRedirects) redirects (last: \(response.status) to \(location))",
+                    hint: "raise --max-redirects, or look for a redirect loop (often a cookie the client did not keep)")
+            }
+            let next = try request.url.resolving(location.trimmingCharacters(in: .whitespaces))
+            guard next.scheme == "https" else {
+                throw HTTPSError(.redirect, host: request.url.hostHeader, "the server redirected to \(next), which would leave TLS; refused")
+            }
+            initiator = request.url
+            attempt = AuthAttempt()
+            kind = .redirect(status: response.status)
+            return nextHop(Self.redirected(request, to: next, status: response.status))
+        }
+
+        // SAML / WS-Federation HTTP-POST binding.
+        let formsApply = configuration.submitsPostBindingForms && MediaType(response.headers["Content-Type"] ?? "text/html").isHTML
+        if formsApply, let failure = HTMLDocument.parserFailure, response.body.count < 1 << 24,
+            String(decoding: response.body, as: UTF8.self).lowercased().contains("<form")
+        {
+            throw HTTPSError(
+                .configuration, host: request.url.hostHeader, "the page at \(request.url) holds a form, but HTML cannot be parsed: \(failure)",
+                hint: "install libxml2 (Debian: apt-get install libxml2)")
+        }
+        if formsApply, let form = HTMLForm.forms(in: response).first(where: { $0.postBinding != nil }), let binding = form.postBinding {
+            forms += 1
+            guard forms <= configuration.maximumFormSubmissions else {
+                throw HTTPSError(
+                    .redirect, host: request.url.hostHeader, "more than \(configuration.maximumFormSubmissions) POST-binding forms in one flow (a login loop?)",
+                    hint: "check the service provider's and IdP's clocks and audience settings")
+            }
+            guard form.action.scheme == "https" else {
+                throw HTTPSError(.redirect, host: request.url.hostHeader, "the \(binding.rawValue) form posts to \(form.action), which would leave TLS; refused")
+            }
+            initiator = request.url
+            var next = try form.submission(origin: response.url.origin)
+            next.firstOriginOnlyHeaders = request.firstOriginOnlyHeaders
+            for field in request.headers where !["content-type", "content-length", "origin"].contains(field.name.lowercased()) {
+                next.headers.add(field.name, field.value)
+            }
+            attempt = AuthAttempt()
+            kind = .formPost(binding)
+            return nextHop(next)
+        }
+        return finish(response)
+    }
+
+    private mutating func finish(_ response: HTTPResponse) -> Action {
+        state = .finished
+        return .finish(response)
+    }
+
+    // MARK: - Rules
+
+    static func allowedAuthOrigins(first: HTTPSURL, extra: Set<String>) -> Set<String> {
+        var allowed: Set<String> = [first.origin]
+        for origin in extra {
+            if let url = try? HTTPSURL(origin) { allowed.insert(url.origin) }
+        }
+        return allowed
+    }
+
+    /// The request to send after a redirect (RFC 9110 §15.4): 303 turns anything but HEAD into GET;
+    /// 301 and 302 turn POST into GET (as browsers do); 307 and 308 keep method and body.
+    static func redirected(_ request: HTTPRequest, to url: HTTPSURL, status: Int) -> HTTPRequest {
+        var next = request
+        next.url = url
+        let method = request.method.uppercased()
+        let toGet = (status == 303 && method != "HEAD" && method != "GET") || ((status == 301 || status == 302) && method == "POST")
+        if toGet {
+            next.method = "GET"
+            next.body = nil
+            next.expectsContinue = false
+            for name in ["Content-Type", "Content-Length", "Content-Encoding", "Content-Language", "Content-Location", "Transfer-Encoding", "Origin"] {
+                next.headers.remove(name)
+            }
+        }
+        return next
+    }
+
+    /// The site of a URL for SameSite: the scheme and the registrable domain, approximated without a
+    /// public-suffix list by the last two labels (the whole host for IP addresses).
+    static func site(of url: HTTPSURL) -> String {
+        if CookieRules.isIPAddress(url.host) { return "\(url.scheme)://\(url.host)" }
+        let labels = url.host.split(separator: ".")
+        return "\(url.scheme)://" + labels.suffix(2).joined(separator: ".")
+    }
+
+    /// Picks the strongest scheme offered and prepares its answer.
+    private static func choose(_ challenges: [AuthChallenge], host: String) throws(HTTPSError) -> AuthAttempt {
+        var attempt = AuthAttempt()
+        let offered = challenges.compactMap { challenge -> (AuthScheme, AuthChallenge)? in
+            if let scheme = AuthScheme(challenge: challenge) { return (scheme, challenge) }
+            if challenge.normalizedScheme == "negotiate" { return (.ntlm, challenge) }
+            return nil
+        }
+        guard let best = offered.map(\.0).min() else { return attempt }
+        attempt.scheme = best
+        switch best {
+        case .digest:
+            let challenge = DigestAuthenticator.preferred(challenges) ?? offered.first { $0.0 == .digest }!.1
+            attempt.digest = try DigestAuthenticator(challenge: challenge, host: host)
+            attempt.challenge = challenge
+        case .ntlm:
+            // Prefer the plain NTLM scheme; answer Negotiate with NTLM tokens when only it is offered.
+            let challenge = offered.first { $0.1.normalizedScheme == "ntlm" }?.1 ?? offered.first { $0.0 == .ntlm }!.1
+            attempt.ntlmSchemeName = challenge.normalizedScheme == "ntlm" ? "NTLM" : "Negotiate"
+            attempt.challenge = challenge
+        case .basic:
+            attempt.challenge = offered.first { $0.0 == .basic }!.1
+        }
+        return attempt
+    }
+
+    /// The `Authorization` value for this request, if any.
+    private mutating func authorization(request: HTTPRequest, credentials: Credentials) throws(HTTPSError) -> (scheme: AuthScheme, value: String)? {
+        let host = request.url.hostHeader
+        if attempt.scheme == nil, let space = spaces[request.url.origin] {
+            switch space {
+            case .basic(let directory) where request.url.path.hasPrefix(directory):
+                attempt.scheme = .basic
+                attempt.preemptive = true
+            case .digest(let digest, let origin) where digest.covers(request.url, challengedAt: origin):
+                attempt.scheme = .digest
+                attempt.digest = digest
+                attempt.preemptive = true
+            default:
+                break
+            }
+        }
+        guard let scheme = attempt.scheme else { return nil }
+        switch scheme {
+        case .basic:
+            return (.basic, try BasicAuth.authorization(user: credentials.user, password: credentials.password, host: host))
+        case .digest:
+            guard var digest = attempt.digest else { return nil }
+            let value = digest.authorization(credentials: credentials, method: request.method.uppercased(), uri: request.url.target, body: request.body ?? [])
+            attempt.digest = digest
+            if attempt.preemptive, case .digest(_, let origin) = spaces[request.url.origin] { spaces[request.url.origin] = .digest(digest, challengedAt: origin) }
+            return (.digest, value)
+        case .ntlm:
+            if attempt.ntlmChallengeSeen, let challenge = ntlmChallenge {
+                // IIS Extended Protection: bind the login to this TLS connection (RFC 5929 tls-server-end-point).
+                let bindings = configuration.sendsChannelBinding ? ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) } : nil
+                let message = try NTLM.authenticateMessage(challenge: challenge, credentials: credentials, channelBindings: bindings, host: host)
+                sendingChannelBinding = bindings != nil
+                ntlmChallenge = nil
+                ntlmServerCertificate = nil
+                return (.ntlm, "\(attempt.ntlmSchemeName) " + Data(message).base64EncodedString())
+            }
+            return (.ntlm, "\(attempt.ntlmSchemeName) " + Data(NTLM.negotiateMessage()).base64EncodedString())
+        }
+    }
+
+    /// Keeps a successful Basic or Digest answer for later requests in the same protection space.
+    private mutating func remember(_ attempt: AuthAttempt, url: HTTPSURL) {
+        switch attempt.scheme {
+        case .basic:
+            let path = url.path
+            let directory = String(path[...(path.lastIndex(of: "/") ?? path.startIndex)])
+            spaces[url.origin] = .basic(directory: directory)
+        case .digest:
+            if let digest = attempt.digest { spaces[url.origin] = .digest(digest, challengedAt: url) }
+        default:
+            break
+        }
+    }
+}
