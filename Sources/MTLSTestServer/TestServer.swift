@@ -2,6 +2,7 @@ internal import COpenSSL
 import Foundation
 import MTLSHTTP
 import MTLSTrust
+import Synchronization
 
 /// One path's settings, mirroring IIS "SSL Settings" and authentication.
 public struct PathRule: Sendable {
@@ -104,11 +105,11 @@ public struct TestServerConfiguration: Sendable {
     /// The longest body buffered while a renegotiation is pending (IIS `uploadReadAheadSize`).
     public var renegotiationBufferLimit: Int
     /// The idle time before a kept-alive connection is closed.
-    public var keepAliveTimeout: Double
+    public var keepAliveTimeout: Duration
 
     public init(
         tls: TLSServerConfiguration, bindAddress: String = "127.0.0.1", port: Int = 8443, rules: [PathRule] = PathRule.defaults, httpSysMode: Bool = false,
-        username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Double = 30
+        username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Duration = .seconds(30)
     ) {
         self.tls = tls
         self.bindAddress = bindAddress
@@ -127,23 +128,30 @@ public struct TestServerConfiguration: Sendable {
 /// Accept / Require, the certificate asked for after the request (renegotiation on TLS 1.2,
 /// post-handshake auth on TLS 1.3) or in the handshake, IIS substatus answers (403.7, 403.16,
 /// 403.17, 403.13, 403.4), Basic and Digest auth, and a log line per request.
-public final class TestServer: @unchecked Sendable {
-    // @unchecked Sendable: mutable state (listener, connection count, nonces) is guarded by `lock`.
+public final class TestServer: Sendable {
     public let configuration: TestServerConfiguration
-    private let tls: TLSServerContext
-    private let lock = NSLock()
-    private var listener: SocketHandle?
-    private var running = false
-    private var openConnections: [ObjectIdentifier: TLSConnection] = [:]
-    private var nonces: Set<String> = []
-    private let group = DispatchGroup()
     /// Receives one line per request (and per refused connection).
-    public var log: @Sendable (String) -> Void = { _ in }
-    /// The port actually bound (after ``start()``).
-    public private(set) var boundPort = 0
+    public let log: @Sendable (String) -> Void
+    private let tls: TLSServerContext
+    private struct State {
+        var listener: SocketHandle?
+        var running = false
+        var boundPort = 0
+        /// What ``stop()`` uses to wake each connection's worker.
+        var openConnections: [ObjectIdentifier: TLSConnection.Canceller] = [:]
+        var nonces: Set<String> = []
+    }
+    private let state = Mutex(State())
+    private let group = DispatchGroup()
 
-    public init(configuration: TestServerConfiguration) throws(HTTPSError) {
+    /// The port actually bound (after ``start()``).
+    public var boundPort: Int { state.withLock { $0.boundPort } }
+
+    /// Prepares a server; `log` is called from the worker threads, one line at a time per
+    /// connection (lines of different connections may come concurrently).
+    public init(configuration: TestServerConfiguration, log: @escaping @Sendable (String) -> Void = { _ in }) throws(HTTPSError) {
         self.configuration = configuration
+        self.log = log
         self.tls = try TLSServerContext(configuration: configuration.tls)
     }
 
@@ -153,11 +161,11 @@ public final class TestServer: @unchecked Sendable {
     @discardableResult
     public func start() throws(HTTPSError) -> Int {
         let (socket, port) = try TCP.listen(address: configuration.bindAddress, port: configuration.port)
-        lock.lock()
-        listener = socket
-        running = true
-        boundPort = port
-        lock.unlock()
+        state.withLock { state in
+            state.listener = socket
+            state.running = true
+            state.boundPort = port
+        }
         let thread = Thread { [self] in acceptLoop(socket) }
         thread.name = "mtls-serve-accept"
         thread.start()
@@ -166,23 +174,18 @@ public final class TestServer: @unchecked Sendable {
 
     /// Stops accepting, closes every connection, and waits for the workers to finish.
     public func stop() {
-        lock.lock()
-        running = false
-        let socket = listener
-        listener = nil
-        let connections = Array(openConnections.values)
-        lock.unlock()
+        let (socket, connections) = state.withLock { state in
+            state.running = false
+            defer { state.listener = nil }
+            return (state.listener, Array(state.openConnections.values))
+        }
         socket?.shutdownBoth()
         connections.forEach { $0.cancel() }
         _ = group.wait(timeout: .now() + 5)
         socket?.close()
     }
 
-    private var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return running
-    }
+    private var isRunning: Bool { state.withLock { $0.running } }
 
     private func acceptLoop(_ socket: SocketHandle) {
         group.enter()
@@ -238,13 +241,11 @@ public final class TestServer: @unchecked Sendable {
             socket.close()
             return
         }
-        lock.lock()
-        openConnections[ObjectIdentifier(connection)] = connection
-        lock.unlock()
+        let key = ObjectIdentifier(connection)
+        let canceller = connection.canceller
+        state.withLock { $0.openConnections[key] = canceller }
         defer {
-            lock.lock()
-            openConnections.removeValue(forKey: ObjectIdentifier(connection))
-            lock.unlock()
+            _ = state.withLock { $0.openConnections.removeValue(forKey: key) }
             connection.lingeringClose()
         }
         var pending: [UInt8] = []
@@ -332,7 +333,7 @@ public final class TestServer: @unchecked Sendable {
                         log("\(connection.label) \"\(head.method) \(head.target)\" 413 (body before renegotiation)")
                         return false
                     }
-                    let n = try connection.read(into: &buffer, deadline: .after(30), idle: 30)
+                    let n = try connection.read(into: &buffer, deadline: .after(30), idle: .seconds(30))
                     if n == 0 { return false }
                     complete = try consume(buffer[0..<n])
                 }
@@ -347,7 +348,7 @@ public final class TestServer: @unchecked Sendable {
             try connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), deadline: .after(10))
         }
         while !complete {
-            let n = try connection.read(into: &buffer, deadline: .after(30), idle: 30)
+            let n = try connection.read(into: &buffer, deadline: .after(30), idle: .seconds(30))
             if n == 0 { return false }
             complete = try consume(buffer[0..<n])
         }
@@ -474,10 +475,10 @@ public final class TestServer: @unchecked Sendable {
         var bytes = [UInt8](repeating: 0, count: 16)
         _ = RAND_bytes(&bytes, Int32(bytes.count))
         let nonce = bytes.hex
-        lock.lock()
-        if nonces.count > 10000 { nonces.removeAll() }
-        nonces.insert(nonce)
-        lock.unlock()
+        state.withLock { state in
+            if state.nonces.count > 10000 { state.nonces.removeAll() }
+            state.nonces.insert(nonce)
+        }
         return nonce
     }
 
@@ -488,9 +489,7 @@ public final class TestServer: @unchecked Sendable {
         guard let fields = AuthChallenge.parse(value: header).first, fields.normalizedScheme == "digest",
             let username = fields["username"], let nonce = fields["nonce"], let uri = fields["uri"], let response = fields["response"]
         else { return .wrong }
-        lock.lock()
-        let known = nonces.contains(nonce)
-        lock.unlock()
+        let known = state.withLock { $0.nonces.contains(nonce) }
         guard known else { return .stale }
         let ha1 = md5Hex("\(username):\(configuration.realm):\(configuration.password)")
         let ha2 = md5Hex("\(method):\(uri)")

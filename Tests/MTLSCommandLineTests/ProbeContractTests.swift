@@ -373,8 +373,12 @@ final class ProbeContractTests: XCTestCase {
         // The default is the documented one (10 s), not the library's 30 s idle read.
         let parsed = try XCTUnwrap(try? ArgumentParser.parse(["https://x/"], spec: ProbeCommand.spec))
         let configuration = try TLSOptions.configuration(parsed, command: "probe", console: Console(stdout: { _ in }, stderr: { _ in }))
-        XCTAssertEqual(configuration.timeouts.idleRead, 10)
-        XCTAssertEqual(configuration.timeouts.handshake, 10)
+        XCTAssertEqual(configuration.timeouts.idleRead, .seconds(10))
+        XCTAssertEqual(configuration.timeouts.handshake, .seconds(10))
+        // --timeout SECONDS takes fractions, converted to a Duration.
+        let fractional = try XCTUnwrap(try? ArgumentParser.parse(["https://x/", "--timeout", "1.5"], spec: ProbeCommand.spec))
+        let converted = try TLSOptions.configuration(fractional, command: "probe", console: Console(stdout: { _ in }, stderr: { _ in }))
+        XCTAssertEqual(converted.timeouts, Timeouts.uniform(.milliseconds(1500)))
         XCTAssertTrue(ProbeCommand.spec.discussion?.contains("10 s without data while reading") == true)
         XCTAssertEqual(TLSOptions.specs.first { $0.names.contains("--timeout") }?.defaultValue, "10", "the declared default --help prints")
     }

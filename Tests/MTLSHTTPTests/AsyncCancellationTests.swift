@@ -40,7 +40,7 @@ final class AsyncCancellationTests: XCTestCase {
 
     private func client() throws -> HTTPSClient {
         let anchors = try HTTPFixtures.certificates("root-ca.pem")
-        return try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: anchors), timeouts: .uniform(60)))
+        return try HTTPSClient(configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: anchors), timeouts: .uniform(.seconds(60))))
     }
 
     func testCancellingTheTaskClosesTheConnectionWithATypedCancelledError() async throws {

@@ -74,7 +74,7 @@ final class PeerInteropTests: XCTestCase {
         return try HTTPSClient(
             configuration: TLSClientConfiguration(
                 trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime), identities: identities,
-                timeouts: Timeouts.uniform(15)))
+                timeouts: Timeouts.uniform(.seconds(15))))
     }
 
     private let alice = ("client-alice.pem", "client-alice.key")

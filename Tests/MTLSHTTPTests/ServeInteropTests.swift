@@ -40,10 +40,9 @@ final class ServeInteropTests: XCTestCase {
 
     func testCurlFollowsTLS12RenegotiationAndTLS13PostHandshakeAuth() throws {
         for version in ["1.2", "1.3"] {
-            let server = try HTTPFixtures.startServer()
-            defer { server.stop() }
             let log = LogLines()
-            server.log = { log.append($0) }
+            let server = try HTTPFixtures.startServer(log: { log.append($0) })
+            defer { server.stop() }
             let maxFlag = version == "1.2" ? ["--tls-max", "1.2"] : ["--tlsv1.3"]
             let ok = try curl(server, "/secure", maxFlag + ["--cert", "client-alice-chain.pem", "--key", "client-alice.key"])
             XCTAssertTrue(ok.out.hasPrefix("HTTP/1.1 200"), "TLS \(version): \(ok.out)\(ok.err)")

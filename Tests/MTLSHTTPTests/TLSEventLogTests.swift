@@ -53,7 +53,7 @@ final class TLSEventLogTests: XCTestCase {
         let server = try HTTPFixtures.startServer()
         defer { server.stop() }
         var configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: try HTTPFixtures.certificates("other-root-ca.pem"), evaluationTime: HTTPFixtures.fixedTime))
-        configuration.timeouts = Timeouts(connect: 5, handshake: 5, idleRead: 5, total: 10)
+        configuration.timeouts = Timeouts(connect: .seconds(5), handshake: .seconds(5), idleRead: .seconds(5), total: .seconds(10))
         let client = try HTTPSClient(configuration: configuration)
         do {
             _ = try client.send(HTTPRequest(url: try HTTPFixtures.url(server, "/")))
@@ -84,7 +84,7 @@ final class TLSEventLogTests: XCTestCase {
         do {
             try connection.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), deadline: .after(5))
             var buffer: [UInt8] = []
-            _ = try connection.read(into: &buffer, deadline: .after(5), idle: 5)
+            _ = try connection.read(into: &buffer, deadline: .after(5), idle: .seconds(5))
             XCTFail("the server requires a certificate")
         } catch {
             XCTAssertEqual(error.alert, "certificate required", "\(error.message); \(connection.report.events.events.map(\.line))")

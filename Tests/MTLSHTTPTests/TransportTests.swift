@@ -267,7 +267,8 @@ final class TransportTests: XCTestCase {
         defer { listener.close() }
         let client = try HTTPSClient(
             configuration: TLSClientConfiguration(
-                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem")), timeouts: Timeouts(connect: 30, handshake: 30, idleRead: 30, total: 30)))
+                trust: TrustPolicy(anchors: try HTTPFixtures.certificates("root-ca.pem")),
+                timeouts: Timeouts(connect: .seconds(30), handshake: .seconds(30), idleRead: .seconds(30), total: .seconds(30))))
         let started = Date()
         let task = Task { try await client.send(HTTPRequest(url: try HTTPSURL("https://127.0.0.1:\(port)/"))) }
         try await Task.sleep(nanoseconds: 300_000_000)

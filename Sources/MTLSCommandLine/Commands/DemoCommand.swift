@@ -19,14 +19,13 @@ enum DemoCommand {
         defer { if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: directory) } }
         let (pki, _) = try TestPKI.loadOrCreate(in: directory)
         let tls = TLSServerConfiguration(certificate: pki.server, privateKey: pki.serverKey, chain: [pki.ca], clientCAs: [pki.ca], sendsCANames: true)
+        let serverLog = TraceSink()
         let server: TestServer
         do throws(HTTPSError) {
-            server = try TestServer(configuration: TestServerConfiguration(tls: tls, bindAddress: "127.0.0.1", port: 0))
+            server = try TestServer(configuration: TestServerConfiguration(tls: tls, bindAddress: "127.0.0.1", port: 0), log: { serverLog.append($0) })
         } catch {
             throw CommandFailure(ExitCode.badInput, error.message)
         }
-        let serverLog = TraceSink()
-        server.log = { serverLog.append($0) }
         let port: Int
         do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message) }
         defer { server.stop() }

@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import MTLSTrust
+import Synchronization
 
 /// `mtls probe --targets FILE`: many endpoints at once, JSON Lines out, shardable.
 enum FleetProbe {
@@ -116,53 +117,41 @@ enum FleetProbe {
 }
 
 /// Hands out indexes to worker threads.
-final class Counter: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var next = 0
+final class Counter: Sendable {
+    private let next = Mutex(0)
     func take(below limit: Int) -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard next < limit else { return nil }
-        next += 1
-        return next - 1
+        next.withLock { next in
+            guard next < limit else { return nil }
+            next += 1
+            return next - 1
+        }
     }
 }
 
 /// Results in input order.
-final class ResultSlots: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var slots: [(JSON, String, Int32)?]
-    init(count: Int) { slots = Array(repeating: nil, count: count) }
+final class ResultSlots: Sendable {
+    private let slots: Mutex<[(JSON, String, Int32)?]>
+    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
     func set(_ index: Int, _ value: (JSON, String, Int32)) {
-        lock.lock()
-        slots[index] = value
-        lock.unlock()
+        slots.withLock { $0[index] = value }
     }
-    var values: [(JSON, String, Int32)] {
-        lock.lock()
-        defer { lock.unlock() }
-        return slots.compactMap { $0 }
-    }
+    var values: [(JSON, String, Int32)] { slots.withLock { $0.compactMap { $0 } } }
 }
 
 /// A progress bar on stderr, only on a terminal.
-final class Progress: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
+final class Progress: Sendable {
     private let total: Int
     private let enabled: Bool
-    private var done = 0
+    private let done = Mutex(0)
     init(total: Int, enabled: Bool) {
         self.total = total
         self.enabled = enabled
     }
     func step() {
-        lock.lock()
-        done += 1
-        let current = done
-        lock.unlock()
+        let current = done.withLock { done in
+            done += 1
+            return done
+        }
         guard enabled, total > 0 else { return }
         let width = 30
         let filled = current * width / total

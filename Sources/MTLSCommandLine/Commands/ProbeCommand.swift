@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import MTLSTrust
+import Synchronization
 
 /// `mtls probe URL`: explain a client-certificate login and a server's trust in one command.
 enum ProbeCommand {
@@ -234,25 +235,20 @@ enum ProbeCommand {
 }
 
 /// Trace lines: handed on as they come (to stderr for -v), or collected.
-final class TraceSink: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`; the sink is called under it, so lines never interleave.
-    private let lock = NSLock()
-    private let sink: ((String) -> Void)?
-    private var stored: [String] = []
+final class TraceSink: Sendable {
+    private let sink: (@Sendable (String) -> Void)?
+    /// The collected lines; also held while the sink is called, so that lines never interleave.
+    private let stored = Mutex<[String]>([])
     /// Collects the lines (read them with ``lines``).
     init() { sink = nil }
     /// Passes each line on at once.
-    init(_ sink: @escaping (String) -> Void) { self.sink = sink }
+    init(_ sink: @escaping @Sendable (String) -> Void) { self.sink = sink }
     func append(_ line: String) {
-        lock.lock()
-        if let sink { sink(line) } else { stored.append(line) }
-        lock.unlock()
+        stored.withLock { stored in
+            if let sink { sink(line) } else { stored.append(line) }
+        }
     }
-    var lines: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
+    var lines: [String] { stored.withLock { $0 } }
 }
 
 /// Where `--output`/`--output-text` go: stdout for `-`, a device or pipe as it is (no --force, as
@@ -260,7 +256,8 @@ final class TraceSink: @unchecked Sendable {
 /// half-written file). Streams: memory stays constant whatever the size; the first bytes are kept
 /// as a preview for the page's title and first line.
 final class BodyOutput: @unchecked Sendable {
-    // @unchecked Sendable: used by the one thread that runs the probe.
+    // @unchecked Sendable: captured by the login session's @Sendable `finalBodySink`, which only the
+    // one thread running the probe's exchange calls; nothing else touches it until that returns.
     static let previewLimit = 64 << 20
     private static let keptPreview = 256 << 10
     let path: String

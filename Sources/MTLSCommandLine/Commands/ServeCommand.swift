@@ -92,7 +92,7 @@ enum ServeCommand {
             allowsResumptionInRenegotiation: arguments.flag(.allowRenegotiationResumption))
         let configuration = TestServerConfiguration(tls: tls, bindAddress: arguments.value(.bind) ?? "127.0.0.1", port: port, rules: rules, httpSysMode: arguments.flag(.httpsys))
         do throws(HTTPSError) {
-            return (try TestServer(configuration: configuration), pki)
+            return (try TestServer(configuration: configuration, log: { line in console.out(line) }), pki)
         } catch {
             pki?.removeIfTemporary(console: console)
             throw CommandFailure(ExitCode.badInput, error.message)
@@ -120,7 +120,6 @@ enum ServeCommand {
         let (server, pki) = try makeServer(arguments, console: console, defaultPort: 8443)
         // The temporary PKI holds private keys: it goes on every way out.
         defer { pki?.removeIfTemporary(console: console) }
-        server.log = { line in console.out(line) }
         let port: Int
         do throws(HTTPSError) { port = try server.start() } catch { throw CommandFailure(ExitCode.network, error.message, hint: error.hint?.commandLine) }
         let bind = server.configuration.bindAddress

@@ -7,7 +7,8 @@ import MTLSTrust
 
 /// Where a command writes: injected so that tests run commands in-process.
 public final class Console: @unchecked Sendable {
-    // @unchecked Sendable: used from one command invocation at a time; the buffers are guarded by `lock`.
+    // @unchecked Sendable: the injected sinks are not @Sendable closures; every call to them is made
+    // under `lock`. `readStandardInput(Secret)` is called only by the thread running the command.
     private let lock = NSLock()
     private let stdoutSink: (String) -> Void
     private let stderrSink: (String) -> Void

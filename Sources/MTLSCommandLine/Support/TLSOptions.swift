@@ -26,7 +26,7 @@ enum TLSOptions {
     ]
 
     /// What `--timeout` documents when it is not given.
-    static let defaultTimeouts = Timeouts(connect: 10, handshake: 10, idleRead: 10, total: 120)
+    static let defaultTimeouts = Timeouts(connect: .seconds(10), handshake: .seconds(10), idleRead: .seconds(10), total: .seconds(120))
 
     static func version(_ text: String?, option: String, command: String) throws(CommandFailure) -> TLSVersion? {
         guard let text else { return nil }
@@ -62,7 +62,7 @@ enum TLSOptions {
             guard let seconds = Double(text), seconds > 0, seconds <= 3600 else {
                 throw CommandFailure.usage("--timeout '\(text)' must be a number of seconds (0 < s ≤ 3600)", command: command)
             }
-            timeouts = Timeouts.uniform(seconds)
+            timeouts = Timeouts.uniform(.seconds(seconds))
         }
         let minimum = try version(arguments.value(.tlsMin), option: "--tls-min", command: command) ?? .tls1_2
         let maximum = try version(arguments.value(.tlsMax), option: "--tls-max", command: command)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// An RFC 6265 cookie store: parses `Set-Cookie`, enforces Domain (host-only cookies, IP hosts,
 /// no single-label domains such as `Domain=com`), Path, Secure, HttpOnly, Max-Age/Expires,
@@ -6,15 +7,13 @@ import Foundation
 ///
 /// No public-suffix list is used: a `Domain` attribute of one label is refused (unless it names the
 /// host itself, which makes a host-only cookie), but `Domain=co.uk` is not.
-public final class CookieJar: @unchecked Sendable {
-    // @unchecked Sendable: `cookies` is guarded by `lock`.
-    private let lock = NSLock()
-    private var cookies: [Cookie] = []
+public final class CookieJar: Sendable {
+    private let store = Mutex<[Cookie]>([])
 
     /// The most cookies kept per domain and in all; the least recently created go first.
-    public var maximumPerDomain = 180
+    public let maximumPerDomain: Int
     /// See ``maximumPerDomain``.
-    public var maximumTotal = 3000
+    public let maximumTotal: Int
 
     /// What happened to one `Set-Cookie` field.
     public enum Decision: Sendable, CustomStringConvertible {
@@ -45,37 +44,32 @@ public final class CookieJar: @unchecked Sendable {
     }
 
     /// Creates an empty jar.
-    public init() {}
+    public init(maximumPerDomain: Int = 180, maximumTotal: Int = 3000) {
+        self.maximumPerDomain = maximumPerDomain
+        self.maximumTotal = maximumTotal
+    }
 
     /// Every cookie, expired ones included until the next access.
-    public var all: [Cookie] {
-        lock.lock()
-        defer { lock.unlock() }
-        return cookies
-    }
+    public var all: [Cookie] { store.withLock { $0 } }
 
     /// Removes every cookie.
     public func removeAll() {
-        lock.lock()
-        cookies.removeAll()
-        lock.unlock()
+        store.withLock { $0.removeAll() }
     }
 
     /// Removes session cookies (as at the end of a browser session).
     public func removeSessionCookies() {
-        lock.lock()
-        cookies.removeAll { $0.isSessionCookie }
-        lock.unlock()
+        store.withLock { $0.removeAll { $0.isSessionCookie } }
     }
 
     /// Adds or replaces a cookie as given (no checks): for loading and tests.
     public func insert(_ cookie: Cookie) {
-        lock.lock()
-        defer { lock.unlock() }
-        if let index = cookies.firstIndex(where: { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }) {
-            cookies[index] = cookie
-        } else {
-            cookies.append(cookie)
+        store.withLock { cookies in
+            if let index = cookies.firstIndex(where: { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }) {
+                cookies[index] = cookie
+            } else {
+                cookies.append(cookie)
+            }
         }
     }
 
@@ -173,25 +167,25 @@ public final class CookieJar: @unchecked Sendable {
             name: name, value: value, domain: domain, path: path ?? CookieRules.defaultPath(url.path), hostOnly: hostOnly,
             secure: secure, httpOnly: httpOnly, sameSite: sameSite, expires: maxAge ?? expires, creation: now)
 
-        lock.lock()
-        defer { lock.unlock() }
-        let existing = cookies.firstIndex { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }
-        if let expiry = cookie.expires, expiry <= now {
-            if let existing { cookies.remove(at: existing) }
-            return .deleted(name: name)
+        return store.withLock { cookies in
+            let existing = cookies.firstIndex { $0.name == cookie.name && $0.domain == cookie.domain && $0.path == cookie.path }
+            if let expiry = cookie.expires, expiry <= now {
+                if let existing { cookies.remove(at: existing) }
+                return .deleted(name: name)
+            }
+            if let existing {
+                var replaced = cookie
+                replaced.creation = cookies[existing].creation
+                cookies[existing] = replaced
+            } else {
+                cookies.append(cookie)
+                evict(&cookies, now: now, domain: cookie.domain)
+            }
+            return .stored(cookie)
         }
-        if let existing {
-            var replaced = cookie
-            replaced.creation = cookies[existing].creation
-            cookies[existing] = replaced
-        } else {
-            cookies.append(cookie)
-            evict(now: now, domain: cookie.domain)
-        }
-        return .stored(cookie)
     }
 
-    private func evict(now: Date, domain: String) {
+    private func evict(_ cookies: inout [Cookie], now: Date, domain: String) {
         cookies.removeAll { ($0.expires ?? .distantFuture) <= now }
         let sameDomain = cookies.indices.filter { cookies[$0].domain == domain }
         if sameDomain.count > maximumPerDomain {
@@ -207,17 +201,17 @@ public final class CookieJar: @unchecked Sendable {
     /// The cookies to send to `url` (RFC 6265 §5.4): domain, path, Secure, expiry and SameSite
     /// checked; longest path first, then oldest.
     public func cookies(for url: HTTPSURL, context: SiteContext = .sameSite, now: Date = Date()) -> [Cookie] {
-        lock.lock()
-        cookies.removeAll { ($0.expires ?? .distantFuture) <= now }
-        let matching = cookies.filter { cookie in
-            guard cookie.matches(url) else { return false }
-            switch (cookie.sameSite, context) {
-            case (.strict, .crossSiteNavigation): return false
-            case (.lax, .crossSiteNavigation(let method)): return ["GET", "HEAD"].contains(method.uppercased())
-            default: return true
+        let matching = store.withLock { cookies in
+            cookies.removeAll { ($0.expires ?? .distantFuture) <= now }
+            return cookies.filter { cookie in
+                guard cookie.matches(url) else { return false }
+                switch (cookie.sameSite, context) {
+                case (.strict, .crossSiteNavigation): return false
+                case (.lax, .crossSiteNavigation(let method)): return ["GET", "HEAD"].contains(method.uppercased())
+                default: return true
+                }
             }
         }
-        lock.unlock()
         return matching.sorted { $0.path.count != $1.path.count ? $0.path.count > $1.path.count : $0.creation < $1.creation }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -20,6 +21,9 @@ public struct Deadline: Sendable, Comparable {
         Deadline(nanoseconds: now.nanoseconds + UInt64(max(0, seconds) * 1_000_000_000))
     }
 
+    /// `duration` from now.
+    public static func after(_ duration: Duration) -> Deadline { after(duration.inSeconds) }
+
     /// Never.
     public static let distantFuture = Deadline(nanoseconds: UInt64.max / 2)
 
@@ -37,11 +41,11 @@ public struct Deadline: Sendable, Comparable {
 }
 
 /// Owns one socket file descriptor and closes it exactly once.
-public final class SocketHandle: @unchecked Sendable {
-    // @unchecked Sendable: `fd` is read-only; `close` and `shutdown` are guarded by `lock`, so that a
-    // cancellation from another thread can wake a blocked poll safely.
-    private let lock = NSLock()
-    private var closed = false
+///
+/// `shutdownBoth()` and `close()` may be called from any thread (a cancellation wakes a blocked poll).
+public final class SocketHandle: Sendable {
+    /// True once the descriptor was closed: a shutdown after that could hit a reused number.
+    private let closed = Mutex(false)
     /// The descriptor.
     public let fd: Int32
 
@@ -49,18 +53,18 @@ public final class SocketHandle: @unchecked Sendable {
 
     /// Shuts the socket down in both directions (wakes any poll on it) without releasing the descriptor.
     public func shutdownBoth() {
-        lock.lock()
-        defer { lock.unlock() }
-        if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        closed.withLock { closed in
+            if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     /// Closes the descriptor (idempotent).
     public func close() {
-        lock.lock()
-        defer { lock.unlock() }
-        if !closed {
-            closed = true
-            _ = Glibc.close(fd)
+        closed.withLock { closed in
+            if !closed {
+                closed = true
+                _ = Glibc.close(fd)
+            }
         }
     }
 
@@ -93,37 +97,34 @@ public final class SocketHandle: @unchecked Sendable {
 }
 
 /// Cancels every socket registered with it: shuts them down so that blocked polls return at once.
-public final class CancellationToken: @unchecked Sendable {
-    // @unchecked Sendable: guarded by `lock`.
-    private let lock = NSLock()
-    private var cancelled = false
-    private var sockets: [SocketHandle] = []
+public final class CancellationToken: Sendable {
+    private struct State {
+        var cancelled = false
+        var sockets: [SocketHandle] = []
+    }
+    private let state = Mutex(State())
 
     public init() {}
 
     /// True once ``cancel()`` was called.
-    public var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Registers a socket; if already cancelled, shuts it down at once.
     public func register(_ socket: SocketHandle) {
-        lock.lock()
-        let already = cancelled
-        if !already { sockets.append(socket) }
-        lock.unlock()
+        let already = state.withLock { state in
+            if !state.cancelled { state.sockets.append(socket) }
+            return state.cancelled
+        }
         if already { socket.shutdownBoth() }
     }
 
     /// Cancels: shuts down every registered socket.
     public func cancel() {
-        lock.lock()
-        cancelled = true
-        let all = sockets
-        sockets.removeAll()
-        lock.unlock()
+        let all = state.withLock { state in
+            state.cancelled = true
+            defer { state.sockets.removeAll() }
+            return state.sockets
+        }
         all.forEach { $0.shutdownBoth() }
     }
 }
@@ -164,18 +165,15 @@ enum Resolver {
     /// At most this many names are kept (the oldest entries go first).
     static let capacity = 256
 
-    private final class Cache: @unchecked Sendable {
-        // @unchecked Sendable: `entries` is only touched under `lock`.
-        let lock = NSLock()
-        var entries: [String: (expires: Deadline, addresses: [Address])] = [:]
+    private struct Entry: Sendable {
+        var expires: Deadline
+        var addresses: [Address]
     }
-    private static let cache = Cache()
+    private static let cache = Mutex<[String: Entry]>([:])
 
     /// The names in the cache (`name|port`), for tests.
     static var cachedNames: [String] {
-        cache.lock.lock()
-        defer { cache.lock.unlock() }
-        return Array(cache.entries.keys)
+        cache.withLock { Array($0.keys) }
     }
 
     static func addresses(host: String, port: Int, label: String) throws(HTTPSError) -> [Address] {
@@ -184,9 +182,7 @@ enum Resolver {
         let numeric = literal.utf8.contains(UInt8(ascii: ":")) || literal.allSatisfy({ $0.isNumber || $0 == "." })
         let key = "\(literal.lowercased())|\(port)"
         if !numeric {
-            cache.lock.lock()
-            let entry = cache.entries[key]
-            cache.lock.unlock()
+            let entry = cache.withLock { $0[key] }
             if let entry, Deadline.now < entry.expires { return entry.addresses }
         }
         var hints = addrinfo()
@@ -213,10 +209,10 @@ enum Resolver {
                     length: info.pointee.ai_addrlen))
         }
         if !numeric && !addresses.isEmpty {
-            cache.lock.lock()
-            if cache.entries.count >= capacity, let oldest = cache.entries.min(by: { $0.value.expires < $1.value.expires })?.key { cache.entries[oldest] = nil }
-            cache.entries[key] = (Deadline.after(timeToLive), addresses)
-            cache.lock.unlock()
+            cache.withLock { entries in
+                if entries.count >= capacity, let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key { entries[oldest] = nil }
+                entries[key] = Entry(expires: Deadline.after(timeToLive), addresses: addresses)
+            }
         }
         return addresses
     }

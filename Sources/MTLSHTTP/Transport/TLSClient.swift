@@ -2,19 +2,34 @@ internal import COpenSSL
 internal import COpenSSLShims
 import Foundation
 import MTLSTrust
+import Synchronization
+
+/// Owns one `SSL_SESSION*` (a reference from `SSL_get1_session`).
+final class SSLSessionReference: @unchecked Sendable {
+    // @unchecked Sendable: never modified after the handshake that made it; SSL_set_session only
+    // takes another reference, which OpenSSL counts atomically.
+    let pointer: OpaquePointer
+    init(taking pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { SSL_SESSION_free(pointer) }
+}
 
 /// Makes client TLS connections with one configuration, reusing sessions per host.
-public final class TLSClient: @unchecked Sendable {
-    // @unchecked Sendable: the SSL_CTX is configured once; the session cache is guarded by `lock`.
+public final class TLSClient: Sendable {
     public let configuration: TLSClientConfiguration
     let context: SSLContextReference
     private let baseEvaluatorPolicy: TrustPolicy
-    private let lock = NSLock()
-    private var sessions: [String: OpaquePointer] = [:]
-    private var evaluators: [String: TrustEvaluator] = [:]
-    /// Receives each ``TLSEvent`` of every connection as it happens (for a live `-v` trace);
-    /// set before connecting.
-    public var eventObserver: (@Sendable (TLSEvent) -> Void)?
+    private struct Caches {
+        var sessions: [String: SSLSessionReference] = [:]
+        var evaluators: [String: TrustEvaluator] = [:]
+    }
+    private let caches = Mutex(Caches())
+    private let observer = Mutex<(@Sendable (TLSEvent) -> Void)?>(nil)
+    /// Receives each ``TLSEvent`` of every connection as it happens (for a live `-v` trace); a
+    /// change applies to the connections made after it.
+    public var eventObserver: (@Sendable (TLSEvent) -> Void)? {
+        get { observer.withLock { $0 } }
+        set { observer.withLock { $0 = newValue } }
+    }
 
     /// Prepares a client.
     public init(configuration: TLSClientConfiguration) throws(HTTPSError) {
@@ -61,18 +76,9 @@ public final class TLSClient: @unchecked Sendable {
         SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
     }
 
-    deinit {
-        for session in sessions.values { SSL_SESSION_free(session) }
-    }
-
     private func evaluator(for host: String?) throws(HTTPSError) -> TrustEvaluator {
         let key = host ?? ""
-        lock.lock()
-        if let cached = evaluators[key] {
-            lock.unlock()
-            return cached
-        }
-        lock.unlock()
+        if let cached = caches.withLock({ $0.evaluators[key] }) { return cached }
         var policy = baseEvaluatorPolicy
         policy.hostname = configuration.validatesHostname ? host : nil
         if policy.purpose == .any { policy.purpose = .server }
@@ -82,9 +88,7 @@ public final class TLSClient: @unchecked Sendable {
         } catch {
             throw HTTPSError(.configuration, host: host ?? "-", error.message)
         }
-        lock.lock()
-        evaluators[key] = made
-        lock.unlock()
+        caches.withLock { $0.evaluators[key] = made }
         return made
     }
 
@@ -122,9 +126,9 @@ public final class TLSClient: @unchecked Sendable {
             throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
         }
         let sessionKey = "\(label)/\(serverName ?? "")"
-        lock.lock()
-        if let session = sessions[sessionKey] { SSL_set_session(ssl, session) }
-        lock.unlock()
+        caches.withLock { caches in
+            if let session = caches.sessions[sessionKey] { _ = SSL_set_session(ssl, session.pointer) }
+        }
         do throws(HTTPSError) {
             _ = try connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
         } catch {
@@ -144,10 +148,8 @@ public final class TLSClient: @unchecked Sendable {
     /// Stores the connection's session for resumption by the next connection to the same host.
     func rememberSession(_ connection: TLSConnection, key: String) {
         guard let session = SSL_get1_session(connection.ssl) else { return }
-        lock.lock()
-        if let old = sessions[key] { SSL_SESSION_free(old) }
-        sessions[key] = session
-        lock.unlock()
+        let reference = SSLSessionReference(taking: session)
+        caches.withLock { $0.sessions[key] = reference }
     }
 
     /// Stores the session after the first read (TLS 1.3 tickets arrive after the handshake).

@@ -22,25 +22,34 @@ public enum TLSVersion: String, Sendable, Comparable, CaseIterable {
     public var name: String { "TLSv\(rawValue)" }
 }
 
-/// Timeouts of one exchange, in seconds.
-public struct Timeouts: Sendable {
-    public var connect: Double
-    public var handshake: Double
+/// Timeouts of one exchange.
+public struct Timeouts: Sendable, Equatable {
+    public var connect: Duration
+    public var handshake: Duration
     /// The longest silence while reading.
-    public var idleRead: Double
+    public var idleRead: Duration
     /// The whole exchange.
-    public var total: Double
+    public var total: Duration
 
-    public init(connect: Double = 10, handshake: Double = 10, idleRead: Double = 30, total: Double = 120) {
+    public init(connect: Duration = .seconds(10), handshake: Duration = .seconds(10), idleRead: Duration = .seconds(30), total: Duration = .seconds(120)) {
         self.connect = connect
         self.handshake = handshake
         self.idleRead = idleRead
         self.total = total
     }
 
-    /// All four set from one `--timeout`.
-    public static func uniform(_ seconds: Double) -> Timeouts {
-        Timeouts(connect: seconds, handshake: seconds, idleRead: seconds, total: max(seconds, seconds * 4))
+    /// All four set from one `--timeout`: `limit` to connect, to handshake and without data, and
+    /// four times `limit` for the whole exchange.
+    public static func uniform(_ limit: Duration) -> Timeouts {
+        Timeouts(connect: limit, handshake: limit, idleRead: limit, total: max(limit, limit * 4))
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, for `poll` deadlines and messages.
+    package var inSeconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
 

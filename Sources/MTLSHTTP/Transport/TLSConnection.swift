@@ -2,19 +2,21 @@ internal import COpenSSL
 internal import COpenSSLShims
 import Foundation
 import MTLSTrust
+import Synchronization
 
 /// Owns one `SSL_CTX*`.
 final class SSLContextReference: @unchecked Sendable {
-    // @unchecked Sendable: configured once before use; OpenSSL locks its session cache.
+    // @unchecked Sendable: the SSL_CTX is configured in its owner's init, before it is shared, and
+    // only read afterwards (SSL_new); OpenSSL locks the context's own session cache and counters.
     let pointer: OpaquePointer
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
     deinit { SSL_CTX_free(pointer) }
 }
 
 /// Per-connection state reached from OpenSSL callbacks through `SSL_set_ex_data(ssl, 0, …)`.
-final class TLSConnectionState: @unchecked Sendable {
-    // @unchecked Sendable: touched only by the thread that drives the connection (callbacks run
-    // inside its SSL calls).
+final class TLSConnectionState {
+    // Not Sendable: touched only by the thread that drives the connection (callbacks run inside
+    // its SSL calls).
     var report: TLSSessionReport
     let isServer: Bool
     let clientConfiguration: TLSClientConfiguration?
@@ -52,30 +54,35 @@ final class TLSConnectionState: @unchecked Sendable {
 /// A TLS connection over a non-blocking socket: handshake, read and write with deadlines, and a
 /// record of everything that happened (``report``).
 ///
-/// Not thread-safe: one thread drives it; ``cancel()`` may be called from any thread.
-public final class TLSConnection: @unchecked Sendable {
-    // @unchecked Sendable: driven by one thread at a time; `cancel` touches only the socket (which
-    // locks) and `cancelledFlag` (guarded by `cancelLock`).
+/// Not thread-safe, so not `Sendable`: one thread at a time drives it. Another thread stops it
+/// through its ``canceller``.
+public final class TLSConnection {
+    /// Aborts a connection from any thread: wakes a blocked read, write or handshake, and makes the
+    /// connection's next operation throw `.cancelled`. Holds only the socket and a flag, never the
+    /// `SSL*`, so that it is safe to send to another task.
+    public struct Canceller: Sendable {
+        fileprivate let socket: SocketHandle
+        fileprivate let flag: CancelFlag
+
+        /// Cancels the connection (idempotent; harmless after it closed).
+        public func cancel() {
+            flag.set()
+            socket.shutdownBoth()
+        }
+    }
+
+    fileprivate final class CancelFlag: Sendable {
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
+    }
+
     let ssl: OpaquePointer
     let socket: SocketHandle
     let context: SSLContextReference
     let state: TLSConnectionState
-    private let cancelLock = NSLock()
-    private var cancelledByCall = false
-    /// Set by ``cancel()`` from any thread, read by the driving thread.
-    private var cancelledFlag: Bool {
-        get {
-            cancelLock.lock()
-            defer { cancelLock.unlock() }
-            return cancelledByCall
-        }
-        set {
-            cancelLock.lock()
-            cancelledByCall = newValue
-            cancelLock.unlock()
-        }
-    }
-    private var cancelled: Bool { cancelledFlag || token?.isCancelled == true }
+    private let cancelFlag = CancelFlag()
+    private var cancelled: Bool { cancelFlag.isSet || token?.isCancelled == true }
     /// A token whose cancellation aborts this connection's operations.
     var token: CancellationToken? {
         didSet { token?.register(socket) }
@@ -127,11 +134,12 @@ public final class TLSConnection: @unchecked Sendable {
         }
     }
 
-    /// Wakes and aborts any blocked operation; the next call throws `.cancelled`.
-    public func cancel() {
-        cancelledFlag = true
-        socket.shutdownBoth()
-    }
+    /// What another thread uses to abort this connection.
+    public var canceller: Canceller { Canceller(socket: socket, flag: cancelFlag) }
+
+    /// Aborts any later operation (the next call throws `.cancelled`); from another thread, use
+    /// ``canceller``.
+    public func cancel() { canceller.cancel() }
 
     // MARK: The non-blocking loop
 
@@ -148,7 +156,7 @@ public final class TLSConnection: @unchecked Sendable {
     ///
     /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
     /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
-    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
+    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
         -> IOOutcome
     {
         if readableFirst { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
@@ -201,13 +209,14 @@ public final class TLSConnection: @unchecked Sendable {
     }
 
     /// Waits for the socket as OpenSSL asked, up to the deadline and the idle timeout.
-    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Double?) throws(HTTPSError) {
+    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) throws(HTTPSError) {
         let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
         if !socket.wait(forRead: read, forWrite: write, until: wait) {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-            let which = idle != nil && wait < deadline ? "no data for \(Int(idle ?? 0)) s (idle timeout)" : "the deadline passed"
+            let idleSeconds = idle?.inSeconds ?? 0
+            let which = idle != nil && wait < deadline ? "no data for \(Int(idleSeconds)) s (idle timeout)" : "the deadline passed"
             let limits = state.clientConfiguration?.timeouts
-            let seconds = idle != nil && wait < deadline ? idle ?? 0 : (phase == .tlsHandshake ? limits?.handshake : limits?.total) ?? 0
+            let seconds = idle != nil && wait < deadline ? idleSeconds : (phase == .tlsHandshake ? limits?.handshake : limits?.total)?.inSeconds ?? 0
             state.log(.timeout(during: phase == .io ? "the wait for the response" : phase.rawValue, seconds: seconds))
             throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise \(setting: .timeout)")
         }
@@ -288,7 +297,7 @@ public final class TLSConnection: @unchecked Sendable {
     // MARK: Reading and writing
 
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
-    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Double?) throws(HTTPSError) -> Int {
+    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
         if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
         // Right after our request nothing can be buffered yet: wait for data instead of reading
         // into EAGAIN first (one system call less per request on a kept-alive connection).

@@ -42,8 +42,7 @@ public struct TLSServerConfiguration: Sendable {
 
 /// The server side of the transport: accepts TLS connections and asks for client certificates at
 /// any moment — in the handshake, by TLS 1.2 renegotiation, or by TLS 1.3 post-handshake auth.
-public final class TLSServerContext: @unchecked Sendable {
-    // @unchecked Sendable: configured once in `init`, read-only afterwards.
+public final class TLSServerContext: Sendable {
     public let configuration: TLSServerConfiguration
     let context: SSLContextReference
     let clientEvaluator: TrustEvaluator

@@ -1,10 +1,9 @@
 internal import COpenSSL
 
 /// Owns one `X509*` and frees it in `deinit`.
-///
-/// `@unchecked Sendable`: the certificate is never mutated after construction, and OpenSSL's
-/// reference counting is thread-safe.
 final class X509Reference: @unchecked Sendable {
+    // @unchecked Sendable: the certificate is never mutated after construction, and OpenSSL's
+    // reference counting is thread-safe.
     let pointer: OpaquePointer
 
     /// Takes ownership of `pointer` (one reference).
@@ -33,7 +32,7 @@ final class EVPKeyReference: @unchecked Sendable {
 
 /// Owns one `X509_CRL*`.
 final class CRLReference: @unchecked Sendable {
-    // @unchecked Sendable: never mutated after parsing.
+    // @unchecked Sendable: never mutated after parsing; verification only reads it.
     let pointer: OpaquePointer
     init(taking pointer: OpaquePointer) { self.pointer = pointer }
     deinit { X509_CRL_free(pointer) }

@@ -1,5 +1,6 @@
 internal import COpenSSL
 import Foundation
+import Synchronization
 
 /// A password or other secret, held in memory this value owns and overwrites with zeros when the
 /// last reference to it goes away.
@@ -23,8 +24,10 @@ import Foundation
 /// read-only data anyway, so there is nothing more to wipe. ``init(_:)`` takes a `String` the
 /// caller already has; that `String` itself cannot be wiped.
 public final class Secret: @unchecked Sendable, ExpressibleByStringLiteral {
-    // Immutable after init, so sharing across threads is safe; the bytes are followed by a NUL so
-    // that C functions which want a C string (PKCS12_create) get one without a copy.
+    // @unchecked Sendable: `storage` is filled in by the initialisers and never written afterwards
+    // (only read, then wiped in `deinit`), so sharing across threads is safe.
+    // The bytes are followed by a NUL so that C functions which want a C string (PKCS12_create)
+    // get one without a copy.
     private let storage: UnsafeMutablePointer<UInt8>
     // False when mapping pages failed and the bytes are on the heap instead (still wiped).
     private let inOwnPages: Bool
@@ -308,16 +311,15 @@ extension Secret: CustomStringConvertible, CustomDebugStringConvertible, CustomR
 }
 
 /// Lets tests see a secret's memory at the moment it is freed (it must be all zeros by then).
-final class DeallocationObserver: @unchecked Sendable {
-    private let lock = NSLock()
-    private var observer: ((UnsafeRawBufferPointer) -> Void)?
+final class DeallocationObserver: Sendable {
+    private let observer = Mutex<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
 
-    func set(_ observer: ((UnsafeRawBufferPointer) -> Void)?) {
-        lock.withLock { self.observer = observer }
+    func set(_ observer: (@Sendable (UnsafeRawBufferPointer) -> Void)?) {
+        self.observer.withLock { $0 = observer }
     }
 
     func notify(_ memory: UnsafeRawBufferPointer) {
-        lock.withLock { observer }?(memory)
+        observer.withLock { $0 }?(memory)
     }
 }
 

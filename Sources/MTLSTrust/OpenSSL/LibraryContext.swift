@@ -5,7 +5,9 @@ import Foundation
 /// The library's own OpenSSL library context with the `default` and `legacy` providers, created on
 /// first use. Loading `legacy` here never touches `openssl.cnf` or the process-wide default context.
 final class LegacyLibraryContext: @unchecked Sendable {
-    // @unchecked Sendable: the pointers are written once under `lock` and never freed before exit.
+    // @unchecked Sendable: the OpenSSL pointers (not Sendable, so not in a Mutex) are read and
+    // written only under `lock`, set once and never freed; an OSSL_LIB_CTX is safe to fetch from
+    // on any thread.
     private let lock = NSLock()
     private var context: OpaquePointer?
     private var providers: [OpaquePointer] = []

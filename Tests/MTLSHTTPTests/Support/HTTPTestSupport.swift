@@ -22,7 +22,10 @@ enum HTTPFixtures {
     }
 
     /// An in-process IIS-like server on a free port with the TestCerts server identity, trusting the test root.
-    static func startServer(maximumVersion: TLSVersion? = nil, atHandshake: Bool = false, sendsCANames: Bool = true, httpSys: Bool = false, crls: [String] = []) throws
+    static func startServer(
+        maximumVersion: TLSVersion? = nil, atHandshake: Bool = false, sendsCANames: Bool = true, httpSys: Bool = false, crls: [String] = [],
+        log: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws
         -> TestServer
     {
         let server = try certificates("server.pem")[0]
@@ -30,7 +33,7 @@ enum HTTPFixtures {
             certificate: server, privateKey: try key("server.key"), chain: try certificates("intermediate-ca.pem"),
             clientCAs: try certificates("root-ca.pem") + certificates("intermediate-ca.pem"), sendsCANames: sendsCANames,
             requestsCertificateAtHandshake: atHandshake, crls: try crls.flatMap { try CertificateLoader.crls(atPath: path($0)) }, maximumVersion: maximumVersion)
-        let instance = try TestServer(configuration: TestServerConfiguration(tls: configuration, bindAddress: "127.0.0.1", port: 0, httpSysMode: httpSys))
+        let instance = try TestServer(configuration: TestServerConfiguration(tls: configuration, bindAddress: "127.0.0.1", port: 0, httpSysMode: httpSys), log: log)
         try instance.start()
         return instance
     }
@@ -41,7 +44,7 @@ enum HTTPFixtures {
         if let identity { identities.append(try ClientIdentity.pkcs12(path: path(identity), password: "mtls")) }
         let configuration = TLSClientConfiguration(
             trust: TrustPolicy(anchors: try certificates("root-ca.pem"), evaluationTime: fixedTime), identities: identities,
-            maximumVersion: maximumVersion, offersPostHandshakeAuth: offersPHA, timeouts: Timeouts.uniform(10))
+            maximumVersion: maximumVersion, offersPostHandshakeAuth: offersPHA, timeouts: Timeouts.uniform(.seconds(10)))
         return try HTTPSClient(configuration: configuration)
     }
 

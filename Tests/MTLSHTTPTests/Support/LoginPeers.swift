@@ -13,7 +13,8 @@ enum LoginFixtures {
     /// A client configuration trusting only the test root.
     static func configuration() throws -> TLSClientConfiguration {
         let anchors = try CertificateLoader.certificates(atPath: cert("root-ca.pem"))
-        return TLSClientConfiguration(trust: TrustPolicy(anchors: anchors), timeouts: Timeouts(connect: 5, handshake: 5, idleRead: 15, total: 30))
+        return TLSClientConfiguration(
+            trust: TrustPolicy(anchors: anchors), timeouts: Timeouts(connect: .seconds(5), handshake: .seconds(5), idleRead: .seconds(15), total: .seconds(30)))
     }
 
     /// A new login session trusting the test root.

@@ -198,7 +198,7 @@ private func requests(_ total: Int, certs: String, leakBytes: Int) -> PhaseResul
         do {
             let identities = identity ? [try ClientIdentity.pkcs12(path: "\(certs)/p12/client-alice-modern.p12", password: "mtls")] : []
             return try HTTPSClient(
-                configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: anchors, evaluationTime: time), identities: identities, timeouts: Timeouts.uniform(10)))
+                configuration: TLSClientConfiguration(trust: TrustPolicy(anchors: anchors, evaluationTime: time), identities: identities, timeouts: Timeouts.uniform(.seconds(10))))
         } catch { fail("cannot make a client: \(error)") }
     }
     let alice = client(anchors: root, identity: true)
