@@ -341,7 +341,9 @@ public final class HTTPSClient: @unchecked Sendable {
                     }
                 } else {
                     if collected.count + decoded.count > maximumBodySize {
-                        throw HTTPSError(.httpParse, host: host, "the body is larger than \(maximumBodySize >> 20) MiB; write it to a file with --output")
+                        throw HTTPSError(
+                            .httpParse, host: host, "the body is larger than \(maximumBodySize >> 20) MiB",
+                            hint: "stream it to a file instead: \(setting: .bodyDestination)")
                     }
                     collected += decoded
                 }

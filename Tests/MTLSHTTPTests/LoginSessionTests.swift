@@ -113,7 +113,7 @@ final class LoginSessionTests: XCTestCase {
         XCTAssertThrowsError(try session.get(sp(saml, "/to-other-basic"))) { error in
             let error = error as? HTTPSError
             XCTAssertEqual(error?.phase, .auth)
-            XCTAssertTrue(error?.hint?.description.contains("--auth-origin https://localhost:\(saml["OTHER_PORT"])") ?? false, String(describing: error))
+            XCTAssertTrue(error?.hint?.description.contains("LoginSession.authOrigins https://localhost:\(saml["OTHER_PORT"])") ?? false, String(describing: error))
         }
         XCTAssertEqual(session.hops.map(\.status), [302, 401])
         XCTAssertNil(session.hops.last?.sentAuthorization)

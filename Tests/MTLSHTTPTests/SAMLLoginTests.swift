@@ -66,7 +66,7 @@ final class SAMLLoginTests: XCTestCase {
         XCTAssertThrowsError(try session.get(protected(peer))) { error in
             let error = error as? HTTPSError
             XCTAssertEqual(error?.phase, .auth)
-            XCTAssertTrue(error?.hint?.description.contains("--auth-origin https://localhost:\(peer["IDP_PORT"])") ?? false, String(describing: error))
+            XCTAssertTrue(error?.hint?.description.contains("LoginSession.authOrigins https://localhost:\(peer["IDP_PORT"])") ?? false, String(describing: error))
         }
         XCTAssertTrue(session.hops.allSatisfy { $0.sentAuthorization == nil })
     }

@@ -240,7 +240,7 @@ struct LoginStateMachine {
                 throw HTTPSError(
                     .auth, host: host,
                     "\(request.url.origin) asked for credentials (\(usable.map(\.description).joined(separator: ", "))), but only \(allowedOrigins.sorted().joined(separator: ", ")) may receive them",
-                    hint: "if this server should get the password, allow it with --auth-origin \(request.url.origin)")
+                    hint: "if this server should get the password, allow it with \(setting: .authOrigins) \(request.url.origin)")
             }
             attempt = try Self.choose(usable, host: host)
             kind = .authentication(attempt.scheme ?? .basic)
@@ -256,7 +256,7 @@ struct LoginStateMachine {
             guard redirects <= configuration.maximumRedirects else {
                 throw HTTPSError(
                     .redirect, host: request.url.hostHeader, "more than \(configuration.maximumRedirects) redirects (last: \(response.status) to \(location))",
-                    hint: "raise --max-redirects, or look for a redirect loop (often a cookie the client did not keep)")
+                    hint: "raise \(setting: .maximumRedirects), or look for a redirect loop (often a cookie the client did not keep)")
             }
             let next = try request.url.resolving(location.trimmingCharacters(in: .whitespaces))
             guard next.scheme == "https" else {
