@@ -86,7 +86,8 @@ final class LoginStateMachineTests: XCTestCase {
             return XCTFail("the IdP may not have the password")
         }
         XCTAssertEqual(error.phase, .auth)
-        XCTAssertEqual(error.hint, "if this server should get the password, allow it with --auth-origin \(idp.origin)")
+        XCTAssertEqual(error.hint, "if this server should get the password, allow it with \(setting: .authOrigins) \(idp.origin)")
+        XCTAssertEqual(error.hint?.settings, [.authOrigins])
         XCTAssertEqual(machine.hops.last?.droppedHeaders, ["Authorization"])
     }
 
