@@ -21,6 +21,34 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders { head.headers }
 }
 
+/// What an ``HTTPSClient`` does beyond TLS. Given at init and fixed from then on, because one client
+/// serves requests from several threads.
+public struct HTTPClientOptions: Sendable {
+    /// The largest body kept in memory (and the ceiling for decoded gzip/deflate).
+    public var maximumBodySize: Int
+    /// Redact secret headers (``HTTPSClient/secretHeaders``) in traces (`--show-secrets` turns it off).
+    /// - Warning: With false, traces hold passwords and session cookies.
+    public var redactsSecrets: Bool
+    /// Where connections for a host go instead of its DNS address (`--connect-to`).
+    public var connectTo: [String: (host: String, port: Int)]
+    /// A trace sink for `-v`: request and response heads (secrets redacted) and, as they happen,
+    /// the TLS events of every connection (``TLSEvent/line``), so the trace reads in order.
+    public var trace: (@Sendable (String) -> Void)?
+    /// Sent with every request unless the request sets its own.
+    public var userAgent: String
+
+    public init(
+        maximumBodySize: Int = 64 << 20, redactsSecrets: Bool = true, connectTo: [String: (host: String, port: Int)] = [:],
+        trace: (@Sendable (String) -> Void)? = nil, userAgent: String = "mtls/0.1"
+    ) {
+        self.maximumBodySize = maximumBodySize
+        self.redactsSecrets = redactsSecrets
+        self.connectTo = connectTo
+        self.trace = trace
+        self.userAgent = userAgent
+    }
+}
+
 /// An HTTPS/1.1 client over OpenSSL: keep-alive, `Expect: 100-continue`, gzip/deflate, and every
 /// way a server asks for a client certificate (in the handshake, by renegotiation, by TLS 1.3
 /// post-handshake auth), recorded in each response's ``HTTPResponse/tls``.
@@ -28,25 +56,33 @@ public struct HTTPResponse: Sendable {
 /// The synchronous API blocks the calling thread with `poll` and deadlines; the `async` API runs it on
 /// a dispatch queue, never on Swift's cooperative pool, and closes the connection on cancellation.
 public final class HTTPSClient: @unchecked Sendable {
-    // @unchecked Sendable: the idle pool is guarded by `lock`; a connection is used by one request at a time.
+    // @unchecked Sendable: everything but the idle pool is a `let` fixed at init; the pool (whose
+    // connections are not Sendable) is guarded by `lock`, and a connection taken from it is used by
+    // one request at a time.
     public let tls: TLSClient
-    /// The largest body kept in memory (and the ceiling for decoded gzip/deflate).
-    public var maximumBodySize: Int = 64 << 20
+    /// What the client does beyond TLS, fixed at init.
+    public let options: HTTPClientOptions
     /// Header names whose values are replaced by `[redacted]` in traces.
     public static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
-    /// Redact secret headers in traces (default true; `--show-secrets` turns it off).
-    /// - Warning: With false, traces hold passwords and session cookies.
-    public var redactsSecrets = true
-    /// Where `connect-to` sends connections for a host (`--connect-to`).
-    public var connectTo: [String: (host: String, port: Int)] = [:]
-    /// A trace sink for `-v`: request and response heads (secrets redacted) and, as they happen,
-    /// the TLS events of every connection (``TLSEvent/line``), so the trace reads in order.
-    public var trace: (@Sendable (String) -> Void)? {
-        didSet {
-            guard let trace else {
-                tls.eventObserver = nil
-                return
-            }
+
+    /// The largest body kept in memory (and the ceiling for decoded gzip/deflate).
+    public var maximumBodySize: Int { options.maximumBodySize }
+    /// Whether secret headers are redacted in traces.
+    public var redactsSecrets: Bool { options.redactsSecrets }
+    /// Where connections for a host go instead of its DNS address.
+    public var connectTo: [String: (host: String, port: Int)] { options.connectTo }
+    /// The trace sink, if any.
+    public var trace: (@Sendable (String) -> Void)? { options.trace }
+    /// Sent with every request unless overridden.
+    public var userAgent: String { options.userAgent }
+
+    private let lock = NSLock()
+    private var idle: [String: TLSConnection] = [:]
+
+    public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
+        tls = try TLSClient(configuration: configuration)
+        self.options = options
+        if let trace = options.trace {
             tls.eventObserver = { event in
                 switch event {
                 case .httpRequest, .httpResponse: break  // the heads are traced in full by the client
@@ -54,15 +90,6 @@ public final class HTTPSClient: @unchecked Sendable {
                 }
             }
         }
-    }
-    /// Sent with every request unless overridden.
-    public var userAgent = "mtls/0.1"
-
-    private let lock = NSLock()
-    private var idle: [String: TLSConnection] = [:]
-
-    public init(configuration: TLSClientConfiguration) throws(HTTPSError) {
-        tls = try TLSClient(configuration: configuration)
     }
 
     deinit {

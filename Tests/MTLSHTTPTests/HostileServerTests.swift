@@ -58,16 +58,20 @@ final class HostileServerTests: XCTestCase {
     // MARK: Helpers
 
     static func makeClient(
-        timeouts: Timeouts = HostileServerTests.timeouts, minimumVersion: TLSVersion? = .tls1_2, identities: [ClientIdentity] = [], anchors: String = "root-ca.pem"
+        timeouts: Timeouts = HostileServerTests.timeouts, minimumVersion: TLSVersion? = .tls1_2, identities: [ClientIdentity] = [], anchors: String = "root-ca.pem",
+        options: HTTPClientOptions = HTTPClientOptions()
     ) throws -> HTTPSClient {
         let configuration = TLSClientConfiguration(
             trust: TrustPolicy(anchors: try HTTPFixtures.certificates(anchors), evaluationTime: HTTPFixtures.fixedTime), identities: identities,
             minimumVersion: minimumVersion, timeouts: timeouts)
-        return try HTTPSClient(configuration: configuration)
+        return try HTTPSClient(configuration: configuration, options: options)
     }
 
-    private func client(timeouts: Timeouts = HostileServerTests.timeouts, minimumVersion: TLSVersion? = .tls1_2, identities: [ClientIdentity] = []) throws -> HTTPSClient {
-        try Self.makeClient(timeouts: timeouts, minimumVersion: minimumVersion, identities: identities)
+    private func client(
+        timeouts: Timeouts = HostileServerTests.timeouts, minimumVersion: TLSVersion? = .tls1_2, identities: [ClientIdentity] = [],
+        options: HTTPClientOptions = HTTPClientOptions()
+    ) throws -> HTTPSClient {
+        try Self.makeClient(timeouts: timeouts, minimumVersion: minimumVersion, identities: identities, options: options)
     }
 
     /// Runs `operation`, which must throw an ``HTTPSError`` of `phase` whose message contains
@@ -218,8 +222,7 @@ final class HostileServerTests: XCTestCase {
         }
         defer { server.stop() }
         let lines = TraceLines()
-        let client = try client()
-        client.trace = { lines.append($0) }
+        let client = try client(options: HTTPClientOptions(trace: { lines.append($0) }))
         let session = LoginSession(client: client, credentials: Credentials(user: "alice", password: "PASSWORD-SECRET"))
         session.trace = { lines.append($0) }
         expectError(.auth, "401 again after one answer", bound: 4 * Self.bound) {
@@ -484,8 +487,7 @@ final class HostileServerTests: XCTestCase {
             connection.awaitClose(5)
         }
         defer { server.stop() }
-        let client = try client()
-        client.maximumBodySize = 1 << 20
+        let client = try client(options: HTTPClientOptions(maximumBodySize: 1 << 20))
         expectError(.httpParse, "larger than 1 MiB") { try get(client, server) }
     }
 

@@ -172,8 +172,7 @@ final class TransportTests: XCTestCase {
     func testWrongHostNameIsRefusedBySANMatching() throws {
         let server = try HTTPFixtures.startServer()
         defer { server.stop() }
-        let client = try HTTPFixtures.client()
-        client.connectTo["wrong.example.com"] = ("127.0.0.1", server.boundPort)
+        let client = try HTTPFixtures.client(options: HTTPClientOptions(connectTo: ["wrong.example.com": ("127.0.0.1", server.boundPort)]))
         XCTAssertThrowsError(try client.send(HTTPRequest(url: try HTTPSURL("https://wrong.example.com:\(server.boundPort)/")))) { error in
             XCTAssertEqual((error as? HTTPSError)?.phase, .serverCertificate)
             XCTAssertTrue((error as? HTTPSError)?.message.contains("not for wrong.example.com") ?? false, "\(error)")

@@ -178,12 +178,12 @@ enum ProbeCommand {
     static func probe(
         _ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?, output: BodyOutput? = nil
     ) throws(CommandFailure) -> ProbeAnalysis {
+        var options = HTTPClientOptions(redactsSecrets: !arguments.flag(.showSecrets))
+        if let target = TLSOptions.connectTo(arguments) { options.connectTo[first.url.host] = target }
+        if let trace { options.trace = { line in trace.append(line) } }
         let client: HTTPSClient
-        do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration) } catch { throw TLSOptions.failure(error) }
+        do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration, options: options) } catch { throw TLSOptions.failure(error) }
         defer { client.closeIdleConnections() }
-        if let target = TLSOptions.connectTo(arguments) { client.connectTo[first.url.host] = target }
-        if let trace { client.trace = { line in trace.append(line) } }
-        client.redactsSecrets = !arguments.flag(.showSecrets)
         let maxRedirects = try Inputs.integer(arguments.value(.maxRedirects), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
         let jar = CookieJar()
         let jarPath = arguments.value(.cookieJar)

@@ -39,13 +39,15 @@ enum HTTPFixtures {
     }
 
     /// A client trusting the test root (at the fixed time), with optional identity.
-    static func client(identity: String? = nil, maximumVersion: TLSVersion? = nil, offersPHA: Bool = true) throws -> HTTPSClient {
+    static func client(
+        identity: String? = nil, maximumVersion: TLSVersion? = nil, offersPHA: Bool = true, options: HTTPClientOptions = HTTPClientOptions()
+    ) throws -> HTTPSClient {
         var identities: [ClientIdentity] = []
         if let identity { identities.append(try ClientIdentity.pkcs12(path: path(identity), password: "mtls")) }
         let configuration = TLSClientConfiguration(
             trust: TrustPolicy(anchors: try certificates("root-ca.pem"), evaluationTime: fixedTime), identities: identities,
             maximumVersion: maximumVersion, offersPostHandshakeAuth: offersPHA, timeouts: Timeouts.uniform(.seconds(10)))
-        return try HTTPSClient(configuration: configuration)
+        return try HTTPSClient(configuration: configuration, options: options)
     }
 
     static func url(_ server: TestServer, _ path: String) throws -> HTTPSURL { try HTTPSURL("https://localhost:\(server.boundPort)\(path)") }
