@@ -8,9 +8,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let now = Date(timeIntervalSince1970: 1_780_272_000)
         let hosts = ["https://www.example.com/a/b", "https://127.0.0.1:8443/", "https://[::1]/x/", "https://example.co.uk/"]
         let url = try! HTTPSURL(hosts[input.choice(hosts.count)])
-        let jar = CookieJar()
-        jar.maximumPerDomain = 20
-        jar.maximumTotal = 50
+        let jar = CookieJar(maximumPerDomain: 20, maximumTotal: 50)
         let fields = input.fields()
         for field in fields.prefix(64) {
             _ = jar.store(FuzzedData.text(field), from: url, now: now).description
