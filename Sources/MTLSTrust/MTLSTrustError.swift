@@ -42,13 +42,17 @@ public struct MTLSTrustError: Error, Sendable, CustomStringConvertible, Equatabl
     public var source: String?
     /// The raw OpenSSL error strings, for verbose output.
     public var openSSLDetail: [String]
+    /// What to do, when it is a setting the caller can change; the `mtls` command line names
+    /// the settings by their options, a library user by their API names.
+    public var hint: Hint?
 
     /// Creates an error.
-    public init(_ reason: Reason, _ message: String, source: String? = nil, openSSLDetail: [String] = []) {
+    public init(_ reason: Reason, _ message: String, source: String? = nil, openSSLDetail: [String] = [], hint: Hint? = nil) {
         self.reason = reason
         self.message = message
         self.source = source
         self.openSSLDetail = openSSLDetail
+        self.hint = hint
     }
 
     public var description: String { message }

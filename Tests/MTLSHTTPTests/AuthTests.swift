@@ -293,8 +293,7 @@ final class AuthTests: XCTestCase {
 
     func testOnlyTheAllowedSchemeIsUsed() throws {
         let apache = try LoginPeers.shared.apache()
-        let session = try LoginFixtures.session(credentials: Credentials(user: "mtls", password: "mtls"))
-        session.allowedSchemes = [.ntlm]
+        let session = try LoginFixtures.session(LoginOptions(credentials: Credentials(user: "mtls", password: "mtls"), allowedSchemes: [.ntlm]))
         let result = try session.get("https://127.0.0.1:\(apache.port)/basic")
         XCTAssertEqual(result.status, 401, "Basic is not allowed, so the 401 is the answer")
         XCTAssertEqual(result.hops.count, 1)

@@ -138,8 +138,7 @@ final class HostileServerTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let session = LoginSession(client: try client())
-        session.maximumRedirects = 5
+        let session = LoginSession(client: try client(), options: LoginOptions(maximumRedirects: 5))
         expectError(.redirect, "more than 5 redirects", bound: 7 * Self.bound) {
             _ = try session.send(HTTPRequest(url: try server.url("/loop/0")))
         }
@@ -163,7 +162,7 @@ final class HostileServerTests: XCTestCase {
             }
         }
         defer { first.stop() }
-        let session = LoginSession(client: try client(), credentials: Credentials(user: "alice", password: "hunter2"))
+        let session = LoginSession(client: try client(), options: LoginOptions(credentials: Credentials(user: "alice", password: "hunter2")))
         let request = HTTPRequest(
             url: try first.url("/start"), headers: ["Authorization": "Bearer top-secret", "Cookie": "session=abc", "X-Api-Key": "k"], firstOriginOnlyHeaders: ["X-Api-Key"])
         expectError(.auth, "only https://127.0.0.1:\(first.port) may receive them", bound: 3 * Self.bound) {
@@ -185,7 +184,7 @@ final class HostileServerTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let session = LoginSession(client: try client(), credentials: Credentials(user: "alice", password: "wrong"))
+        let session = LoginSession(client: try client(), options: LoginOptions(credentials: Credentials(user: "alice", password: "wrong")))
         expectError(.auth, "401 again after one answer", bound: 3 * Self.bound) {
             _ = try session.send(HTTPRequest(url: try server.url("/private")))
         }
@@ -203,7 +202,7 @@ final class HostileServerTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let session = LoginSession(client: try client(), credentials: Credentials(user: "alice", password: "secret"))
+        let session = LoginSession(client: try client(), options: LoginOptions(credentials: Credentials(user: "alice", password: "secret")))
         expectError(.auth, "refused the Digest credentials", bound: 4 * Self.bound) {
             _ = try session.send(HTTPRequest(url: try server.url("/digest")))
         }
@@ -223,8 +222,8 @@ final class HostileServerTests: XCTestCase {
         defer { server.stop() }
         let lines = TraceLines()
         let client = try client(options: HTTPClientOptions(trace: { lines.append($0) }))
-        let session = LoginSession(client: client, credentials: Credentials(user: "alice", password: "PASSWORD-SECRET"))
-        session.trace = { lines.append($0) }
+        let session = LoginSession(
+            client: client, options: LoginOptions(credentials: Credentials(user: "alice", password: "PASSWORD-SECRET"), trace: { lines.append($0) }))
         expectError(.auth, "401 again after one answer", bound: 4 * Self.bound) {
             _ = try session.send(HTTPRequest(url: try server.url("/start"), headers: ["Cookie": "token=TOKEN-SECRET"]))
         }
@@ -247,9 +246,7 @@ final class HostileServerTests: XCTestCase {
             }
         }
         defer { server.stop() }
-        let session = LoginSession(client: try client())
-        session.submitsPostBindingForms = true
-        session.maximumFormSubmissions = 3
+        let session = LoginSession(client: try client(), options: LoginOptions(submitsPostBindingForms: true, maximumFormSubmissions: 3))
         expectError(.redirect, "more than 3 POST-binding forms", bound: 5 * Self.bound) {
             _ = try session.send(HTTPRequest(url: try server.url("/sso")))
         }

@@ -80,8 +80,7 @@ final class LoginSessionTests: XCTestCase {
 
     func testRedirectLoopEndsAtTheLimitWithAClearError() throws {
         let saml = try LoginPeers.shared.saml()
-        let session = try LoginFixtures.session()
-        session.maximumRedirects = 3
+        let session = try LoginFixtures.session(LoginOptions(maximumRedirects: 3))
         XCTAssertThrowsError(try session.get(sp(saml, "/loop"))) { error in
             let error = error as? HTTPSError
             XCTAssertEqual(error?.phase, .redirect)
@@ -100,8 +99,7 @@ final class LoginSessionTests: XCTestCase {
 
     func testRedirectsAreReturnedWhenNotFollowing() throws {
         let saml = try LoginPeers.shared.saml()
-        let session = try LoginFixtures.session()
-        session.followsRedirects = false
+        let session = try LoginFixtures.session(LoginOptions(followsRedirects: false))
         let result = try session.get(sp(saml, "/r307"))
         XCTAssertEqual(result.status, 307)
         XCTAssertEqual(result.hops.first?.location, "https://127.0.0.1:\(saml["SP_PORT"])/echo")
@@ -113,7 +111,7 @@ final class LoginSessionTests: XCTestCase {
         XCTAssertThrowsError(try session.get(sp(saml, "/to-other-basic"))) { error in
             let error = error as? HTTPSError
             XCTAssertEqual(error?.phase, .auth)
-            XCTAssertTrue(error?.hint?.description.contains("LoginSession.authOrigins https://localhost:\(saml["OTHER_PORT"])") ?? false, String(describing: error))
+            XCTAssertTrue(error?.hint?.description.contains("LoginOptions.authOrigins https://localhost:\(saml["OTHER_PORT"])") ?? false, String(describing: error))
         }
         XCTAssertEqual(session.hops.map(\.status), [302, 401])
         XCTAssertNil(session.hops.last?.sentAuthorization)

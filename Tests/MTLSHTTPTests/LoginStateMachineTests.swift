@@ -40,7 +40,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testBasicChallengeIsAnsweredOnceAndRemembered() throws {
         let url = try HTTPSURL("https://a.example/dir/page")
-        var machine = Machine(configuration: .init(credentials: credentials))
+        var machine = Machine(options: .init(credentials: credentials))
         let first = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         XCTAssertNil(first?.headers["Authorization"])
         let retry = sent(&machine, after: answer(&machine, response(url, 401, [("WWW-Authenticate", "Basic realm=\"r\"")])))
@@ -54,7 +54,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testASecond401IsARefusalNotALoop() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init(credentials: credentials))
+        var machine = Machine(options: .init(credentials: credentials))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         let challenge = response(url, 401, [("WWW-Authenticate", "Basic realm=\"r\"")])
         _ = sent(&machine, after: answer(&machine, challenge))
@@ -66,7 +66,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testDigestIsPreferredOverBasic() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init(credentials: credentials))
+        var machine = Machine(options: .init(credentials: credentials))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         let retry = sent(
             &machine,
@@ -77,7 +77,7 @@ final class LoginStateMachineTests: XCTestCase {
     func testAnotherOriginsChallengeGetsNoPassword() throws {
         let start = try HTTPSURL("https://sp.example/")
         let idp = try HTTPSURL("https://idp.example/login")
-        var machine = Machine(configuration: .init(credentials: credentials))
+        var machine = Machine(options: .init(credentials: credentials))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: start, headers: ["Authorization": "Bearer x"]))))
         let redirected = sent(&machine, after: answer(&machine, response(start, 302, [("Location", idp.description)])))
         XCTAssertNil(redirected?.headers["Authorization"], "secrets are dropped on leaving the first origin")
@@ -93,7 +93,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testAnUnanswerable401IsTheAnswer() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init(credentials: nil))
+        var machine = Machine(options: .init(credentials: nil))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         guard case .finish(let final) = answer(&machine, response(url, 401, [("WWW-Authenticate", "Basic realm=\"r\"")])) else { return XCTFail() }
         XCTAssertEqual(final.status, 401)
@@ -101,7 +101,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testAClientCertificateRefusalEndsTheFlow() throws {
         let url = try HTTPSURL("https://iis.example/secure")
-        var machine = Machine(configuration: .init(credentials: credentials))
+        var machine = Machine(options: .init(credentials: credentials))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         guard case .finish(let final) = answer(&machine, response(url, 403, body: "403.7 - Forbidden: Client certificate required")) else { return XCTFail() }
         XCTAssertEqual(final.status, 403)
@@ -109,7 +109,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testRedirectLimitAndPostBecomesGet() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init(maximumRedirects: 2))
+        var machine = Machine(options: .init(maximumRedirects: 2))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(method: "POST", url: url, body: Array("x=1".utf8)))))
         let loop = response(url, 302, [("Location", "/again")])
         let second = sent(&machine, after: answer(&machine, loop))
@@ -122,7 +122,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testARedirectToPlainHTTPIsRefused() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init())
+        var machine = Machine(options: .init())
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         guard case .fail(let error) = answer(&machine, response(url, 301, [("Location", "http://a.example/")])) else { return XCTFail() }
         XCTAssertEqual(error.phase, .redirect)
@@ -130,7 +130,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testRedirectsAreReturnedWhenNotFollowing() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init(followsRedirects: false))
+        var machine = Machine(options: .init(followsRedirects: false))
         XCTAssertTrue(machine.endsFlow(HTTPResponseHead(version: "HTTP/1.1", status: 302, reason: "", headers: ["Location": "/x"])))
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         guard case .finish(let final) = answer(&machine, response(url, 302, [("Location", "/x")])) else { return XCTFail() }
@@ -139,7 +139,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testCrossSiteNavigationIsTheJarsContext() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init())
+        var machine = Machine(options: .init())
         _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: url))))
         _ = machine.handle(.responseReceived(response(url, 302, [("Location", "https://b.test/")])))
         guard case .lookUpCookies(let next, let context) = machine.handle(.cookiesStored([])) else { return XCTFail() }
@@ -150,7 +150,7 @@ final class LoginStateMachineTests: XCTestCase {
 
     func testJarCookiesFollowTheCallersCookie() throws {
         let url = try HTTPSURL("https://a.example/")
-        var machine = Machine(configuration: .init())
+        var machine = Machine(options: .init())
         _ = machine.handle(.start(HTTPRequest(url: url, headers: ["Cookie": "own=1"])))
         let cookie = Cookie(name: "jar", value: "2", domain: "a.example")
         guard case .send(let request) = machine.handle(.cookiesFound([cookie])) else { return XCTFail() }

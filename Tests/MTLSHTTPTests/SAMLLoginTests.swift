@@ -7,12 +7,11 @@ import XCTest
 /// scripts/peers/saml/idp.py behind Basic auth, signed responses posted back through an
 /// auto-submitting form (HTTP-POST binding) with an entity-encoded action.
 final class SAMLLoginTests: XCTestCase {
-    private func session(_ peer: LoginPeer, password: String? = nil, allowIdP: Bool = true) throws -> LoginSession {
-        let session = try LoginFixtures.session(
-            credentials: Credentials(user: peer["IDP_USER"], password: Secret(password ?? peer["IDP_PASSWORD"])),
-            authOrigins: allowIdP ? ["https://localhost:\(peer["IDP_PORT"])"] : [])
-        session.submitsPostBindingForms = true
-        return session
+    private func session(_ peer: LoginPeer, password: String? = nil, allowIdP: Bool = true, forms: Bool = true) throws -> LoginSession {
+        try LoginFixtures.session(
+            LoginOptions(
+                credentials: Credentials(user: peer["IDP_USER"], password: Secret(password ?? peer["IDP_PASSWORD"])),
+                authOrigins: allowIdP ? ["https://localhost:\(peer["IDP_PORT"])"] : [], submitsPostBindingForms: forms))
     }
 
     private func protected(_ peer: LoginPeer) -> String { "https://127.0.0.1:\(peer["SP_PORT"])/secret/" }
@@ -66,15 +65,14 @@ final class SAMLLoginTests: XCTestCase {
         XCTAssertThrowsError(try session.get(protected(peer))) { error in
             let error = error as? HTTPSError
             XCTAssertEqual(error?.phase, .auth)
-            XCTAssertTrue(error?.hint?.description.contains("LoginSession.authOrigins https://localhost:\(peer["IDP_PORT"])") ?? false, String(describing: error))
+            XCTAssertTrue(error?.hint?.description.contains("LoginOptions.authOrigins https://localhost:\(peer["IDP_PORT"])") ?? false, String(describing: error))
         }
         XCTAssertTrue(session.hops.allSatisfy { $0.sentAuthorization == nil })
     }
 
     func testWithoutFormSubmissionTheFlowStopsAtThePostBindingPage() throws {
         let peer = try LoginPeers.shared.saml()
-        let session = try session(peer)
-        session.submitsPostBindingForms = false
+        let session = try session(peer, forms: false)
         let result = try session.get(protected(peer))
         XCTAssertEqual(result.status, 200)
         let form = try XCTUnwrap(HTMLForm.forms(in: result.response).first)

@@ -196,23 +196,22 @@ enum ProbeCommand {
                 throw CommandFailure.usage("--auth-origin '\(text)' is not an origin like https://idp.example:8443", command: "probe")
             }
         }
-        let session = LoginSession(client: client, cookies: jar, credentials: credentials, authOrigins: origins)
-        session.followsRedirects = arguments.flag(.follow) || arguments.flag(.saml)
-        session.maximumRedirects = maxRedirects
-        session.submitsPostBindingForms = arguments.flag(.saml)
-        session.sendsChannelBinding = !arguments.flag(.noChannelBinding)
+        var loginOptions = LoginOptions(
+            credentials: credentials, authOrigins: origins, followsRedirects: arguments.flag(.follow) || arguments.flag(.saml), maximumRedirects: maxRedirects,
+            submitsPostBindingForms: arguments.flag(.saml), sendsChannelBinding: !arguments.flag(.noChannelBinding))
         var allowed: [String]? = nil
         if let scheme = arguments.value(.auth)?.lowercased(), scheme != "any" {
             guard let chosen = AuthScheme(rawValue: scheme) else { throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm or any", command: "probe") }
-            session.allowedSchemes = [chosen]
+            loginOptions.allowedSchemes = [chosen]
             allowed = [scheme]
         }
-        if let output { session.finalBodySink = { _ in { bytes in try output.append(bytes) } } }
-        if let trace { session.trace = { line in trace.append("* " + line) } }
+        if let trace { loginOptions.trace = { line in trace.append("* " + line) } }
+        let session = LoginSession(client: client, cookies: jar, options: loginOptions)
         var final: HTTPResponse? = nil
         var failure: HTTPSError? = nil
         do throws(HTTPSError) {
-            final = try session.send(first).response
+            let sink = output.map { output in { (_: HTTPResponseHead) in { (bytes: ArraySlice<UInt8>) throws in try output.append(bytes) } } }
+            final = try session.send(first, token: nil, finalBodySink: sink).response
         } catch {
             failure = error
         }
@@ -225,7 +224,7 @@ enum ProbeCommand {
             url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
         analysis.user = credentials?.user
         analysis.allowedSchemes = allowed
-        analysis.channelBindingDisabled = !session.sendsChannelBinding
+        analysis.channelBindingDisabled = !session.options.sendsChannelBinding
         if let output, output.written > 0 || (final.map { $0.body.isEmpty && $0.wireBodyLength > 0 } ?? false) {
             analysis.streamedBodyBytes = output.written
             analysis.bodyPreview = output.preview

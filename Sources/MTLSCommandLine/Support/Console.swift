@@ -177,7 +177,7 @@ enum ExitCode {
 extension CommandFailure {
     /// Maps a library error to the contract's exit code (3, bad input) and its sentence.
     init(_ error: MTLSTrustError) {
-        self.init(ExitCode.badInput, error.message)
+        self.init(ExitCode.badInput, error.message, hint: error.hint?.commandLine)
     }
 }
 

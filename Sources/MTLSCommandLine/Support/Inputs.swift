@@ -45,6 +45,7 @@ enum Inputs {
     }
 
     static func hint(for error: MTLSTrustError, path: String) -> String? {
+        if let hint = error.hint { return hint.commandLine }
         switch error.reason {
         case .passwordRequired: return "give it with --password (pass:, env:, file:, fd: or stdin)"
         case .wrongPassword: return "check the password; PKCS#12 passwords are case-sensitive"

@@ -1,13 +1,54 @@
 import Foundation
 import MTLSTrust
 
+/// What a ``LoginSession`` does, fixed at init (as ``HTTPClientOptions`` is for the client).
+public struct LoginOptions: Sendable {
+    /// The credentials; nil answers no challenge.
+    public var credentials: Credentials?
+    /// Origins besides the first URL's that may receive the credentials in answer to their own
+    /// challenge (`https://idp.example:8443`; the default port may be omitted).
+    public var authOrigins: Set<String>
+    /// The schemes that may be used (`--auth basic|digest|ntlm|any`).
+    public var allowedSchemes: Set<AuthScheme>
+    /// Follow 301, 302, 303, 307 and 308.
+    public var followsRedirects: Bool
+    /// The most redirects followed in one flow.
+    public var maximumRedirects: Int
+    /// Submit auto-submit SAML/WS-Federation POST-binding forms as a browser's script would (`--saml`).
+    public var submitsPostBindingForms: Bool
+    /// The most forms submitted in one flow.
+    public var maximumFormSubmissions: Int
+    /// Whether NTLM answers carry the TLS channel binding (RFC 5929 `tls-server-end-point`, which
+    /// IIS Extended Protection requires). Off only to diagnose a server, as a client without
+    /// bindings (curl) would be seen.
+    public var sendsChannelBinding: Bool
+    /// A sink for one-line hop descriptions (`-v`); secrets are never included.
+    public var trace: (@Sendable (String) -> Void)?
+
+    public init(
+        credentials: Credentials? = nil, authOrigins: Set<String> = [], allowedSchemes: Set<AuthScheme> = Set(AuthScheme.allCases),
+        followsRedirects: Bool = true, maximumRedirects: Int = 10, submitsPostBindingForms: Bool = false, maximumFormSubmissions: Int = 5,
+        sendsChannelBinding: Bool = true, trace: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.credentials = credentials
+        self.authOrigins = authOrigins
+        self.allowedSchemes = allowedSchemes
+        self.followsRedirects = followsRedirects
+        self.maximumRedirects = maximumRedirects
+        self.submitsPostBindingForms = submitsPostBindingForms
+        self.maximumFormSubmissions = maximumFormSubmissions
+        self.sendsChannelBinding = sendsChannelBinding
+        self.trace = trace
+    }
+}
+
 /// A browser-like login over ``HTTPSClient``: follows redirects, keeps cookies, answers Basic,
 /// Digest and NTLM challenges once, and (when asked) submits SAML and WS-Federation HTTP-POST
 /// binding forms, recording every hop.
 ///
 /// Security rules, always on:
 /// - credentials answer a challenge only from an allowed origin: the first URL's, plus
-///   ``authOrigins`` (an IdP must be named explicitly, as `--auth-origin`);
+///   ``LoginOptions/authOrigins`` (an IdP must be named explicitly, as `--auth-origin`);
 /// - `Authorization`, `Proxy-Authorization`, a caller's `Cookie` header and the request's
 ///   ``HTTPRequest/firstOriginOnlyHeaders`` are removed once a redirect leaves the first origin;
 ///   jar cookies go only where their Domain and Path allow;
@@ -17,71 +58,51 @@ import MTLSTrust
 ///
 /// One flow runs at a time per session (calls are serialised).
 public final class LoginSession: @unchecked Sendable {
-    // @unchecked Sendable: every mutable property is read and written under `flowLock` by `send`,
-    // and callers configure the session before sharing it.
+    // @unchecked Sendable: the configuration is a `let` fixed at init; the state one flow leaves
+    // for the next (hops, last response, remembered answers, the token) is read and written only
+    // under `flowLock`.
     private let flowLock = NSLock()
 
     /// The HTTPS client (its keep-alive pool carries NTLM's connection-bound handshake).
     public let client: HTTPSClient
     /// The cookie jar, shared across flows.
     public let cookies: CookieJar
-    /// The credentials; nil answers no challenge.
-    public var credentials: Credentials?
-    /// Origins besides the first URL's that may receive the credentials in answer to their own
-    /// challenge (`https://idp.example:8443`; the default port may be omitted).
-    public var authOrigins: Set<String>
-    /// The schemes that may be used (`--auth basic|digest|ntlm|any`).
-    public var allowedSchemes: Set<AuthScheme> = Set(AuthScheme.allCases)
-    /// Follow 301, 302, 303, 307 and 308 (default: true).
-    public var followsRedirects = true
-    /// The most redirects followed in one flow (default 10).
-    public var maximumRedirects = 10
-    /// Submit auto-submit SAML/WS-Federation POST-binding forms as a browser's script would (`--saml`).
-    public var submitsPostBindingForms = false
-    /// The most forms submitted in one flow (default 5).
-    public var maximumFormSubmissions = 5
-    /// The hops of the last flow, also when it ended in an error.
-    public private(set) var hops: [LoginHop] = []
-    /// A sink for one-line hop descriptions (`-v`); secrets are never included.
-    public var trace: (@Sendable (String) -> Void)?
-    /// The last response received in the last flow, also when the flow ended in an error (a
-    /// refused login's 401, with its TLS record).
-    public private(set) var lastResponse: HTTPResponse?
-    /// Asked for each response head that will end the flow (not a challenge being answered, a
-    /// redirect being followed or a form being submitted): a sink returned here receives the body
-    /// as it arrives instead of memory (`probe --output` of any size).
-    public var finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    /// What the session does, fixed at init.
+    public let options: LoginOptions
 
+    private var lastHops: [LoginHop] = []
+    private var lastFinal: HTTPResponse?
     /// Protection spaces that succeeded, for answering later requests without a new challenge.
     private var spaces: [String: LoginStateMachine.ProtectionSpace] = [:]
     /// The token of the flow in progress (set by `send(_:token:)` under `flowLock`).
     private var currentToken: CancellationToken?
-    /// Whether NTLM answers carry the TLS channel binding (RFC 5929 `tls-server-end-point`, which
-    /// IIS Extended Protection requires). On by default; off only to diagnose a server, as a
-    /// client without bindings (curl) would be seen.
-    public var sendsChannelBinding = true
+
+    /// The hops of the last flow, also when it ended in an error (waits for a flow in progress).
+    public var hops: [LoginHop] { flowLock.withLock { lastHops } }
+    /// The last response received in the last flow, also when the flow ended in an error (a
+    /// refused login's 401, with its TLS record); waits for a flow in progress.
+    public var lastResponse: HTTPResponse? { flowLock.withLock { lastFinal } }
 
     /// Creates a session over a client.
     ///
     /// - Parameters:
     ///   - client: The HTTPS client.
     ///   - cookies: The jar (a new empty one by default).
-    ///   - credentials: The user and password for challenges.
-    ///   - authOrigins: Further origins allowed to challenge for the credentials.
-    public init(client: HTTPSClient, cookies: CookieJar = CookieJar(), credentials: Credentials? = nil, authOrigins: Set<String> = []) {
+    ///   - options: Credentials, the origins allowed to challenge for them, redirect and form rules.
+    public init(client: HTTPSClient, cookies: CookieJar = CookieJar(), options: LoginOptions = LoginOptions()) {
         self.client = client
         self.cookies = cookies
-        self.credentials = credentials
-        self.authOrigins = authOrigins
+        self.options = options
     }
 
     /// Creates a session with a new client.
     ///
     /// - Throws: ``HTTPSError`` (`.configuration`) when the TLS configuration is unusable.
-    public convenience init(configuration: TLSClientConfiguration, cookies: CookieJar = CookieJar(), credentials: Credentials? = nil, authOrigins: Set<String> = [])
-        throws(HTTPSError)
-    {
-        self.init(client: try HTTPSClient(configuration: configuration), cookies: cookies, credentials: credentials, authOrigins: authOrigins)
+    public convenience init(
+        configuration: TLSClientConfiguration, clientOptions: HTTPClientOptions = HTTPClientOptions(), cookies: CookieJar = CookieJar(),
+        options: LoginOptions = LoginOptions()
+    ) throws(HTTPSError) {
+        self.init(client: try HTTPSClient(configuration: configuration, options: clientOptions), cookies: cookies, options: options)
     }
 
     /// `GET url` through the whole flow.
@@ -102,19 +123,25 @@ public final class LoginSession: @unchecked Sendable {
 
     /// ``send(_:)`` with a token that stops the flow: ``CancellationToken/cancel()`` shuts down
     /// the socket of the exchange in progress, and no further hop is made.
-    public func send(_ request: HTTPRequest, token: CancellationToken?) throws(HTTPSError) -> LoginResult {
+    ///
+    /// - Parameter finalBodySink: Asked for each response head that will end the flow (not a
+    ///   challenge being answered, a redirect being followed or a form being submitted): a sink
+    ///   returned here receives the body as it arrives instead of memory (`probe --output` of any size).
+    public func send(
+        _ request: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? = nil
+    ) throws(HTTPSError) -> LoginResult {
         flowLock.lock()
         defer { flowLock.unlock() }
         currentToken = token
         defer { currentToken = nil }
-        hops = []
-        lastResponse = nil
+        lastHops = []
+        lastFinal = nil
         do throws(HTTPSError) {
-            return try run(request)
+            return try run(request, finalBodySink: finalBodySink)
         } catch {
             // A refusal keeps the TLS picture of the connection it happened on.
             var error = error
-            if error.report == nil { error.report = lastResponse?.tls }
+            if error.report == nil { error.report = lastFinal?.tls }
             throw error
         }
     }
@@ -127,17 +154,14 @@ public final class LoginSession: @unchecked Sendable {
     }
 
     /// Drives a ``LoginStateMachine``: the jar, the client and the trace are its hands.
-    private func run(_ initial: HTTPRequest) throws(HTTPSError) -> LoginResult {
-        var machine = LoginStateMachine(
-            configuration: LoginStateMachine.Configuration(
-                credentials: credentials, allowedSchemes: allowedSchemes, followsRedirects: followsRedirects, maximumRedirects: maximumRedirects,
-                submitsPostBindingForms: submitsPostBindingForms, maximumFormSubmissions: maximumFormSubmissions, authOrigins: authOrigins,
-                sendsChannelBinding: sendsChannelBinding),
-            spaces: spaces)
+    private func run(
+        _ initial: HTTPRequest, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) throws(HTTPSError) -> LoginResult {
+        var machine = LoginStateMachine(options: options, spaces: spaces)
         defer {
             spaces = machine.spaces
-            hops = machine.hops
-            lastResponse = machine.lastResponse
+            lastHops = machine.hops
+            lastFinal = machine.lastResponse
         }
         var action = machine.handle(.start(initial))
         while true {
@@ -152,9 +176,9 @@ public final class LoginSession: @unchecked Sendable {
                 action = machine.handle(.responseReceived(response))
             case .storeCookies(let response):
                 action = machine.handle(.cookiesStored(cookies.store(from: response)))
-                if let hop = machine.hops.last, machine.hops.count > hops.count {
-                    hops = machine.hops
-                    trace?(hop.description)
+                if let hop = machine.hops.last, machine.hops.count > lastHops.count {
+                    lastHops = machine.hops
+                    options.trace?(hop.description)
                 }
             case .finish(let response):
                 return LoginResult(response: response, hops: machine.hops)

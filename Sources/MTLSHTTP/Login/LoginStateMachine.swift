@@ -16,18 +16,6 @@ import MTLSTrust
 ///   refusals are such final answers, read by the caller from the response and its TLS record);
 /// - any state → `failed` with the error.
 struct LoginStateMachine {
-    struct Configuration {
-        var credentials: Credentials?
-        var allowedSchemes: Set<AuthScheme> = Set(AuthScheme.allCases)
-        var followsRedirects = true
-        var maximumRedirects = 10
-        var submitsPostBindingForms = false
-        var maximumFormSubmissions = 5
-        /// Origins besides the first URL's whose challenges get the credentials.
-        var authOrigins: Set<String> = []
-        var sendsChannelBinding = true
-    }
-
     /// An answer that succeeded, for later requests without a new challenge (kept across flows).
     enum ProtectionSpace {
         case basic(directory: String)
@@ -71,7 +59,7 @@ struct LoginStateMachine {
     private static let secretHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
     static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
 
-    let configuration: Configuration
+    let options: LoginOptions
     private(set) var state: State = .idle
     /// The protection spaces, as given and as updated by this flow.
     private(set) var spaces: [String: ProtectionSpace]
@@ -100,8 +88,8 @@ struct LoginStateMachine {
     /// Set when the Authorization being sent carries a channel binding.
     private var sendingChannelBinding = false
 
-    init(configuration: Configuration, spaces: [String: ProtectionSpace] = [:]) {
-        self.configuration = configuration
+    init(options: LoginOptions, spaces: [String: ProtectionSpace] = [:]) {
+        self.options = options
         self.spaces = spaces
     }
 
@@ -110,7 +98,7 @@ struct LoginStateMachine {
             switch (state, event) {
             case (.idle, .start(let initial)):
                 firstOrigin = initial.url.origin
-                allowedOrigins = Self.allowedAuthOrigins(first: initial.url, extra: configuration.authOrigins)
+                allowedOrigins = Self.allowedAuthOrigins(first: initial.url, extra: options.authOrigins)
                 return nextHop(initial)
             case (.lookingUpCookies, .cookiesFound(let cookies)):
                 return try prepare(cookies: cookies)
@@ -131,9 +119,9 @@ struct LoginStateMachine {
 
     /// True when a response with this head will be the flow's last (so its body may be streamed).
     func endsFlow(_ head: HTTPResponseHead) -> Bool {
-        if head.status == 401 && configuration.credentials != nil { return false }
-        if configuration.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
-        if configuration.submitsPostBindingForms && MediaType(head.headers["Content-Type"] ?? "text/html").isHTML { return false }
+        if head.status == 401 && options.credentials != nil { return false }
+        if options.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
+        if options.submitsPostBindingForms && MediaType(head.headers["Content-Type"] ?? "text/html").isHTML { return false }
         return true
     }
 
@@ -168,7 +156,7 @@ struct LoginStateMachine {
         // Authorization: an answer in progress, or a protection space that already succeeded.
         sentScheme = nil
         sendingChannelBinding = false
-        if !outgoing.headers.contains("Authorization"), let credentials = configuration.credentials {
+        if !outgoing.headers.contains("Authorization"), let credentials = options.credentials {
             if let header = try authorization(request: outgoing, credentials: credentials) {
                 outgoing.headers.set("Authorization", header.value)
                 sentScheme = header.scheme
@@ -191,11 +179,11 @@ struct LoginStateMachine {
         dropped = []
 
         // 401: answer once, from an allowed origin.
-        if response.status == 401, let credentials = configuration.credentials, !challenges.isEmpty {
+        if response.status == 401, let credentials = options.credentials, !challenges.isEmpty {
             let host = request.url.hostHeader
             let usable = challenges.filter { challenge in
                 guard let scheme = AuthScheme(challenge: challenge) ?? (challenge.normalizedScheme == "negotiate" ? .ntlm : nil) else { return false }
-                return configuration.allowedSchemes.contains(scheme) && (scheme != .digest || (try? DigestAuthenticator(challenge: challenge)) != nil)
+                return options.allowedSchemes.contains(scheme) && (scheme != .digest || (try? DigestAuthenticator(challenge: challenge)) != nil)
             }
             if let scheme = attempt.scheme {
                 if attempt.preemptive {
@@ -251,11 +239,11 @@ struct LoginStateMachine {
         }
 
         // Redirects.
-        if configuration.followsRedirects, Self.redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty {
+        if options.followsRedirects, Self.redirectStatuses.contains(response.status), let location = response.headers["Location"], !location.isEmpty {
             redirects += 1
-            guard redirects <= configuration.maximumRedirects else {
+            guard redirects <= options.maximumRedirects else {
                 throw HTTPSError(
-                    .redirect, host: request.url.hostHeader, "more than \(configuration.maximumRedirects) redirects (last: \(response.status) to \(location))",
+                    .redirect, host: request.url.hostHeader, "more than \(options.maximumRedirects) redirects (last: \(response.status) to \(location))",
                     hint: "raise \(setting: .maximumRedirects), or look for a redirect loop (often a cookie the client did not keep)")
             }
             let next = try request.url.resolving(location.trimmingCharacters(in: .whitespaces))
@@ -269,7 +257,7 @@ struct LoginStateMachine {
         }
 
         // SAML / WS-Federation HTTP-POST binding.
-        let formsApply = configuration.submitsPostBindingForms && MediaType(response.headers["Content-Type"] ?? "text/html").isHTML
+        let formsApply = options.submitsPostBindingForms && MediaType(response.headers["Content-Type"] ?? "text/html").isHTML
         if formsApply, let failure = HTMLDocument.parserFailure, response.body.count < 1 << 24,
             String(decoding: response.body, as: UTF8.self).lowercased().contains("<form")
         {
@@ -279,9 +267,9 @@ struct LoginStateMachine {
         }
         if formsApply, let form = HTMLForm.forms(in: response).first(where: { $0.postBinding != nil }), let binding = form.postBinding {
             forms += 1
-            guard forms <= configuration.maximumFormSubmissions else {
+            guard forms <= options.maximumFormSubmissions else {
                 throw HTTPSError(
-                    .redirect, host: request.url.hostHeader, "more than \(configuration.maximumFormSubmissions) POST-binding forms in one flow (a login loop?)",
+                    .redirect, host: request.url.hostHeader, "more than \(options.maximumFormSubmissions) POST-binding forms in one flow (a login loop?)",
                     hint: "check the service provider's and IdP's clocks and audience settings")
             }
             guard form.action.scheme == "https" else {
@@ -396,7 +384,7 @@ struct LoginStateMachine {
         case .ntlm:
             if attempt.ntlmChallengeSeen, let challenge = ntlmChallenge {
                 // IIS Extended Protection: bind the login to this TLS connection (RFC 5929 tls-server-end-point).
-                let bindings = configuration.sendsChannelBinding ? ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) } : nil
+                let bindings = options.sendsChannelBinding ? ntlmServerCertificate.map { NTLM.httpsChannelBindingsHash(serverCertificate: $0) } : nil
                 let message = try NTLM.authenticateMessage(challenge: challenge, credentials: credentials, channelBindings: bindings, host: host)
                 sendingChannelBinding = bindings != nil
                 ntlmChallenge = nil

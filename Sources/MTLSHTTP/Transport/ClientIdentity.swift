@@ -35,8 +35,8 @@ public struct ClientIdentity: Sendable {
             let names = bundle.identities.enumerated().map { "\($0.offset + 1): " + ($0.element.friendlyName ?? $0.element.certificate?.certificate.subject ?? "key only") }
             throw MTLSTrustError(
                 .invalidArgument,
-                "\(label ?? "the PKCS#12 bundle") holds \(bundle.identities.count) identities (\(names.joined(separator: ", "))): write the one to use into its own files (`mtls import --name` or `--index`) and give those",
-                source: label)
+                "\(label ?? "the PKCS#12 bundle") holds \(bundle.identities.count) identities (\(names.joined(separator: ", "))); which one to present is not guessed",
+                source: label, hint: "pick the one to use with \(setting: .pkcs12IdentitySelection) and give it on its own")
         }
         guard let leaf = bundle.leaf, let key = bundle.privateKey else {
             let what = label.map { "\($0) holds" } ?? "the PKCS#12 bundle holds"

@@ -61,7 +61,10 @@ public struct PrivateKey: Sendable {
         }
         switch DER.shape(of: bytes) {
         case .certificate: throw MTLSTrustError(.wrongObjectKind, "it holds a certificate, not a private key")
-        case .pkcs12: throw MTLSTrustError(.wrongObjectKind, "it is a PKCS#12 file: import it with `mtls import`, or pass it with --p12")
+        case .pkcs12:
+            throw MTLSTrustError(
+                .wrongObjectKind, "it is a PKCS#12 file, not a private key",
+                hint: "read its key and certificates with \(setting: .pkcs12Contents), or give it as the identity with \(setting: .pkcs12Identity)")
         case .publicKey: throw MTLSTrustError(.wrongObjectKind, "it holds a public key, not a private key")
         case .encryptedPrivateKey:
             guard let password else { throw MTLSTrustError(.passwordRequired, "the private key is encrypted (encrypted PKCS#8 DER): give its password") }

@@ -130,6 +130,8 @@ public enum CertificateLoader {
         for path in paths where FileManager.default.isReadableFile(atPath: path) {
             if let certificates = try? certificates(atPath: path), !certificates.isEmpty { return certificates }
         }
-        throw MTLSTrustError(.unreadableFile, "no system CA bundle was found (looked in \(paths.joined(separator: ", "))); install ca-certificates or pass --anchors")
+        throw MTLSTrustError(
+            .unreadableFile, "no system CA bundle was found (looked in \(paths.joined(separator: ", ")))",
+            hint: "install ca-certificates, or give the CAs to trust with \(setting: .anchors)")
     }
 }

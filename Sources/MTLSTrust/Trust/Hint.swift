@@ -21,6 +21,8 @@ public enum Setting: String, Sendable, Hashable, CaseIterable {
     case requiredKeyUsage
     /// The rule profile (RFC 5280 alone, or with the CA/Browser Forum rules).
     case profile
+    /// What the leaf must be good for (server, client, any).
+    case purpose
     /// How long a connection may take.
     case timeout
     /// The newest TLS version offered.
@@ -31,6 +33,10 @@ public enum Setting: String, Sendable, Hashable, CaseIterable {
     case clientIdentity
     /// The client certificate and key, given as a PKCS#12 file.
     case pkcs12Identity
+    /// Reading a PKCS#12 file's certificates and keys out of it.
+    case pkcs12Contents
+    /// One identity of a PKCS#12 file that holds several, by friendly name or position.
+    case pkcs12IdentitySelection
     /// Renegotiation with servers that lack RFC 5746.
     case legacyRenegotiation
     /// Where connections for a host go instead of its DNS address.
@@ -56,16 +62,19 @@ public enum Setting: String, Sendable, Hashable, CaseIterable {
         case .crls: "TrustPolicy.crls"
         case .requiredKeyUsage: "TrustPolicy.requiredKeyUsage"
         case .profile: "TrustPolicy.profile"
+        case .purpose: "TrustPolicy.purpose"
         case .timeout: "TLSClientConfiguration.timeouts"
         case .maximumTLSVersion: "TLSClientConfiguration.maximumVersion"
         case .minimumTLSVersion: "TLSClientConfiguration.minimumVersion"
         case .clientIdentity: "TLSClientConfiguration.identities"
         case .pkcs12Identity: "ClientIdentity.pkcs12"
+        case .pkcs12Contents: "PKCS12Bundle"
+        case .pkcs12IdentitySelection: "PKCS12Bundle.identities"
         case .legacyRenegotiation: "TLSClientConfiguration.allowsLegacyRenegotiation"
         case .connectTo: "HTTPSClient.connectTo"
         case .listeningPort: "TestServer's port"
-        case .authOrigins: "LoginSession.authOrigins"
-        case .maximumRedirects: "LoginSession.maximumRedirects"
+        case .authOrigins: "LoginOptions.authOrigins"
+        case .maximumRedirects: "LoginOptions.maximumRedirects"
         case .bodyDestination: "a body sink"
         }
     }

@@ -118,7 +118,7 @@ enum VerifyErrorCatalog {
             let wanted = policy.purpose == .client ? "clientAuth" : "serverAuth"
             return (
                 "\(label) is not allowed for \(policy.purpose.rawValue) authentication (extended key usage: \(eku))",
-                "a \(policy.purpose.rawValue) certificate needs \(wanted) in its extended key usage, and so does every CA above it that has one; reissue it, or check with --purpose any"
+                "a \(policy.purpose.rawValue) certificate needs \(wanted) in its extended key usage, and so does every CA above it that has one; reissue it, or check with \(setting: .purpose) any"
             )
         case X509_V_ERR_CERT_REVOKED:
             return ("\(label) has been revoked by \(issuerName)", "the certificate must be replaced; do not trust it")

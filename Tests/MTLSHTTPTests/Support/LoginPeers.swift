@@ -19,7 +19,12 @@ enum LoginFixtures {
 
     /// A new login session trusting the test root.
     static func session(credentials: Credentials? = nil, authOrigins: Set<String> = []) throws -> LoginSession {
-        try LoginSession(configuration: configuration(), credentials: credentials, authOrigins: authOrigins)
+        try session(LoginOptions(credentials: credentials, authOrigins: authOrigins))
+    }
+
+    /// A new login session trusting the test root, with these options.
+    static func session(_ options: LoginOptions) throws -> LoginSession {
+        try LoginSession(configuration: configuration(), options: options)
     }
 
     /// `key=value` lines of a text body.
