@@ -32,6 +32,13 @@ if [[ $quick -eq 0 && -x scripts/lint.sh ]]; then
   scripts/lint.sh || { [[ "${MTLS_LINT_STRICT:-1}" == "1" ]] && exit 1; }
 fi
 
+if [[ $quick -eq 0 ]]; then
+  # The comparison that `scripts/bench/run_all.sh --check` makes, on made-up results (the benchmark
+  # itself needs a quiet machine and is not run here).
+  step "benchmark regression guard (its comparison logic)"
+  python3 scripts/bench/test_harness.py
+fi
+
 step "examples (packages that depend on mtls by path; the library consumer against mtls serve)"
 scripts/examples.sh
 

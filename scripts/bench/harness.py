@@ -1,12 +1,18 @@
 """Runs the contenders of scripts/bench alternately and prints medians, ranges, ratios and peak RSS.
 
-Called by run_all.sh with the paths it prepared (environment variables, see `Env` below). Each
+Called by run_all.sh with the paths it prepared (environment variables, see `E` below). Each
 workload runs every contender once as a warm-up, then RUNS rounds; in round r the contenders start
 at position r, so none is always first or last. A contender is one command; its rows are figures read
 from one run: the in-process rate it reports on stderr (`RESULT rate=... rss_kib=...`), or the
 whole-process rate (units of work / wall time from fork to exit, measured by `runner`, a small C
 launcher, so that neither Python's fork nor its pages are counted). Peak RSS is the child's
 ru_maxrss from wait4 in `runner`. Results go to stdout (Markdown) and to $BENCH_OUT/results.json.
+
+Each workload has a stable key and each check (a ratio, a peak RSS, the start-up time ratio) says
+whether higher or lower is better, so that `harness.py --compare BASELINE CURRENT` can tell a
+regression from noise-free drift: it fails when a check moved the wrong way by more than the
+tolerance (20 %: a higher-is-better ratio below 0.8× its baseline, a lower-is-better figure above
+1.25× its baseline). `run_all.sh --check` runs a short benchmark and this comparison.
 """
 import json
 import os
@@ -19,16 +25,17 @@ import time
 E = os.environ
 RUNS = int(E.get("BENCH_RUNS", "5"))
 EXPLICIT_RUNS = "BENCH_RUNS" in E
-OUT = E["BENCH_OUT"]
-WORK = E["BENCH_WORK"]
-BIN = E["BENCH_BIN"]  # directory with c_verify, c_pin, c_https and the Swift products
+COMPARING = sys.argv[1:2] in (["--compare"], ["--save-baseline"])  # need none of the run's environment
+OUT = E.get("BENCH_OUT", "") if COMPARING else E["BENCH_OUT"]
+WORK = E.get("BENCH_WORK", "") if COMPARING else E["BENCH_WORK"]
+BIN = E.get("BENCH_BIN", "") if COMPARING else E["BENCH_BIN"]  # directory with c_verify, c_pin, c_https and the Swift products
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = E.get("BENCH_PYTHON", sys.executable)
 AT = "1893456000"  # 2030-01-01T00:00:00Z
 AT_TEXT = "2030-01-01T00:00:00Z"
 HOST = "bench.test"
 STARTED = time.monotonic()
-LOG = open(os.path.join(OUT, "runs.log"), "a")
+LOG = None if COMPARING else open(os.path.join(OUT, "runs.log"), "a")
 
 
 def mtls(*args):
@@ -97,10 +104,13 @@ def run_once(contender, warm=False):
     return values, rss
 
 
-def workload(title, unit, contenders, ratios, notes=(), rss_limits=(), runs=None):
-    """Runs the contenders alternately; prints and returns the table. `runs`: more rounds for
-    workloads whose samples last only tens of milliseconds, where one scheduling hiccup on a busy
-    machine moves a sample by half (BENCH_RUNS, when set, applies to every workload)."""
+def workload(key, title, unit, contenders, ratios, notes=(), rss_limits=(), runs=None):
+    """Runs the contenders alternately; prints and returns the table. `key` names the workload
+    across runs (titles carry counts that the knobs change). `ratios`: (label, numerator row,
+    denominator row, target or None), higher is better; `rss_limits`: (label, row, MiB), lower is
+    better. `runs`: more rounds for workloads whose samples last only tens of milliseconds, where
+    one scheduling hiccup on a busy machine moves a sample by half (BENCH_RUNS, when set, applies to
+    every workload)."""
     began = time.monotonic()
     runs = RUNS if (EXPLICIT_RUNS or runs is None) else max(runs, RUNS)
     for contender in contenders:
@@ -131,19 +141,19 @@ def workload(title, unit, contenders, ratios, notes=(), rss_limits=(), runs=None
         value = medians[numerator] / medians[denominator]
         best = bests[numerator] / bests[denominator]
         met = None if target is None else value >= target
-        checks.append({"ratio": label, "value": value, "best": best, "target": target, "met": met})
+        checks.append({"ratio": label, "value": value, "best": best, "target": target, "met": met, "better": "higher"})
         lines.append(f"| {label} | {value:.2f}× | {best:.2f}× | {'—' if target is None else f'≥ {target:g}×'} | {'' if met is None else ('met' if met else '**missed**')} |")
     for label, row_label, limit_mib in rss_limits:
         row = next(r for r in table if r["row"] == row_label)
         met = row["rss_kib"] / 1024 <= limit_mib
-        checks.append({"ratio": label, "value": row["rss_kib"] / 1024, "target": limit_mib, "met": met, "unit": "MiB"})
+        checks.append({"ratio": label, "value": row["rss_kib"] / 1024, "target": limit_mib, "met": met, "unit": "MiB", "better": "lower"})
         lines.append(f"| {label} | {row['rss_kib'] / 1024:.1f} MiB | | ≤ {limit_mib:g} MiB | {'met' if met else '**missed**'} |")
     for note in notes:
         lines += ["", note]
     lines += ["", f"_{runs} runs after a warm-up, contenders alternating; {time.monotonic() - began:.0f} s._", ""]
     text = "\n".join(lines)
     print(text, flush=True)
-    RESULTS.append({"title": title, "unit": unit, "rows": table, "ratios": checks, "notes": list(notes)})
+    RESULTS.append({"key": key, "title": title, "unit": unit, "rows": table, "ratios": checks, "notes": list(notes)})
     return medians, table
 
 
@@ -186,6 +196,8 @@ def verify(alg):
                   [("`openssl verify`, one process", "wall")], units=n),
         Contender("openssl-each", f"xargs -a {shlex.quote(per_leaf)} -n 1 openssl verify -CAfile {shlex.quote(root)} -untrusted {shlex.quote(inter)} -attime {AT} -purpose sslserver -x509_strict -verify_hostname {HOST}",
                   [("`openssl verify`, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
+        Contender("mtls-each", f"xargs -a {shlex.quote(per_leaf)} -n 1 {shlex.quote(os.path.join(BIN, 'mtls'))} verify --anchors {shlex.quote(root)} --intermediates {shlex.quote(inter)} --at {AT_TEXT} --host {HOST} >/dev/null",
+                  [("`mtls verify`, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
         Contender("mtls", mtls("verify", "--batch", *leaves, "--anchors", root, "--intermediates", inter, "--at", AT_TEXT, "--host", HOST),
                   [("`mtls verify --batch`, one process", "wall")], units=n),
         Contender("mtls-inproc", bench("verify", "leaf", root, inter, ders, AT, HOST), [("mtls in-process (TrustEvaluator, parse only the leaf)", "rate")]),
@@ -195,12 +207,13 @@ def verify(alg):
     ]
     ratios = [
         ("`mtls verify` / `openssl verify` (one process each)", "`mtls verify --batch`, one process", "`openssl verify`, one process", 1.0),
+        ("one `mtls verify` / one `openssl verify` per leaf", "`mtls verify`, one process per leaf (30 leaves)", "`openssl verify`, one process per leaf (30 leaves)", 1.0),
         ("mtls in-process / C parse-only-the-leaf", "mtls in-process (TrustEvaluator, parse only the leaf)", "C limit, parse only the leaf", 0.9),
         ("mtls in-process, parse excluded / C parse excluded", "mtls in-process, parse excluded", "C limit, parse excluded", None),
-        ("mtls in-process / Python in-process", "mtls in-process (TrustEvaluator, parse only the leaf)", "Python `cryptography`, in-process (parse only the leaf)", None),
-        ("`mtls verify` / Python whole process", "`mtls verify --batch`, one process", "Python `cryptography`, whole process", None),
+        ("mtls in-process / Python in-process", "mtls in-process (TrustEvaluator, parse only the leaf)", "Python `cryptography`, in-process (parse only the leaf)", 1.0),
+        ("`mtls verify --batch` / Python whole process", "`mtls verify --batch`, one process", "Python `cryptography`, whole process", 1.2),
     ]
-    return workload(f"verify, {name}: {n} leaves → intermediate → root (chains/s)", "chains/s", contenders, ratios)
+    return workload(f"verify-{alg}", f"verify, {name}: {n} leaves → intermediate → root (chains/s)", "chains/s", contenders, ratios)
 
 
 def pin():
@@ -234,7 +247,7 @@ def pin():
         ("`mtls pin` / four-process pipeline (whole job)", "`mtls pin --format spki`, whole process", "four-process shell pipeline (20 files)", 1000.0),
         ("`mtls pin`: fast path / full X.509 parse", "`mtls pin --format spki`, whole process", "`mtls pin`, full X.509 parse (`MTLS_PIN_FULL_PARSE=1`), whole process", None),
     ]
-    return workload(f"pin: SPKI SHA-256 of {n} PEM leaves, ECDSA P-256 (pins/s)", "pins/s", contenders, ratios, runs=11)
+    return workload("pin", f"pin: SPKI SHA-256 of {n} PEM leaves, ECDSA P-256 (pins/s)", "pins/s", contenders, ratios, runs=11)
 
 
 def pkcs12():
@@ -261,10 +274,10 @@ def pkcs12():
         ("parse: `mtls import` / `openssl pkcs12 -in`", "`mtls import … --out-dir`", "`openssl pkcs12 -in … -nodes`", 1.0),
     ]
     notes = ["Both write AES-256-CBC/PBKDF2 (2,048 iterations) with a SHA-256 MAC (2,048 iterations); the file holds an ECDSA P-256 key, its leaf and a two-certificate chain. Whole processes, 10 per sample."]
-    return workload("PKCS#12: parse and write, whole process (files/s)", "files/s", contenders, ratios, notes, runs=9)
+    return workload("pkcs12", "PKCS#12: parse and write, whole process (files/s)", "files/s", contenders, ratios, notes, runs=9)
 
 
-def https(label, ports, ca):
+def https(key, label, ports, ca):
     plain, resuming = ports
     n_keep, n_conn = int(E.get("BENCH_KEEPALIVE", "2000")), int(E.get("BENCH_CONNECTIONS", "200"))
     base = f"https://localhost:{plain}"
@@ -289,9 +302,9 @@ def https(label, ports, ca):
         Contender("wrk", f"wrk -t1 -c1 -d2s {base}/small | awk '/Requests\\/sec/ {{print \"RESULT rate=\" $2 > \"/dev/stderr\"}}'",
                   [("wrk -t1 -c1 (no certificate check)", "rate")], shell=True),
     ]
-    results["keepalive"] = workload(f"HTTPS keep-alive small GETs, {label} ({n_keep} requests, requests/s)", "requests/s", keepalive, [
-        ("mtls / C limit", "mtls `HTTPSClient` (in-process)", "C limit (libssl, one connection)", 0.8),
-        ("mtls / curl", "mtls `HTTPSClient` (in-process)", f"curl, one process, {n_keep} URLs", 1.5),
+    results["keepalive"] = workload(f"https-keepalive-{key}", f"HTTPS keep-alive small GETs, {label} ({n_keep} requests, requests/s)", "requests/s", keepalive, [
+        ("mtls / C limit", "mtls `HTTPSClient` (in-process)", "C limit (libssl, one connection)", 0.9),
+        ("mtls / curl", "mtls `HTTPSClient` (in-process)", f"curl, one process, {n_keep} URLs", 2.0),
         ("mtls / Python", "mtls `HTTPSClient` (in-process)", "Python `http.client` (in-process)", None),
     ], runs=9)
     close = ["-H", "Connection: close"]
@@ -301,7 +314,7 @@ def https(label, ports, ca):
         Contender("curl", [*curl, *close, "-K", full_cfg], [(f"curl, one process, {n_conn} URLs", "wall")], units=n_conn),
         Contender("python", py("py_https.py", "full", str(plain), ca, "/small", str(n_conn)), [("Python `ssl`", "rate")]),
     ]
-    results["full"] = workload(f"HTTPS new connection per request, full handshakes, {label} ({n_conn} connections, connections/s)", "conn/s", full, [
+    results["full"] = workload(f"https-full-{key}", f"HTTPS new connection per request, full handshakes, {label} ({n_conn} connections, connections/s)", "conn/s", full, [
         ("mtls / C limit", "mtls `HTTPSClient`", "C limit", 0.95),
         ("mtls / curl", "mtls `HTTPSClient`", f"curl, one process, {n_conn} URLs", None),
     ], notes=["The server keeps no session cache and sends no tickets, so every handshake is a full one whatever the client offers."])
@@ -311,7 +324,7 @@ def https(label, ports, ca):
         Contender("curl", [*curl, *close, "-K", resumed_cfg], [(f"curl, one process, {n_conn} URLs", "wall")], units=n_conn),
         Contender("python", py("py_https.py", "resumed", str(resuming), ca, "/small", str(n_conn)), [("Python `ssl` (session=)", "rate")]),
     ]
-    results["resumed"] = workload(f"HTTPS new connection per request, resumed sessions, {label} ({n_conn} connections, connections/s)", "conn/s", resumed, [
+    results["resumed"] = workload(f"https-resumed-{key}", f"HTTPS new connection per request, resumed sessions, {label} ({n_conn} connections, connections/s)", "conn/s", resumed, [
         ("mtls / C limit resumed", "mtls `HTTPSClient`", "C limit", 0.95),
         ("mtls / curl", "mtls `HTTPSClient`", f"curl, one process, {n_conn} URLs", None),
     ])
@@ -327,11 +340,20 @@ def https(label, ports, ca):
         Contender("python", py("py_https.py", "download", str(plain), ca, big, "1", out), [("Python `http.client`", "mb_s")], after=remove(out),
                   warm_cmd=py("py_https.py", "download", str(plain), ca, warm, "1", out)),
     ]
-    results["download"] = workload(f"HTTPS 1 GiB body to a file, {label} (MB/s)", "MB/s", download, [
+    results["download"] = workload(f"https-download-{key}", f"HTTPS 1 GiB body to a file, {label} (MB/s)", "MB/s", download, [
         ("mtls / C limit", "mtls `HTTPSClient` (body sink → file)", "C limit", 0.95),
         ("mtls / curl", "mtls `HTTPSClient` (body sink → file)", "curl -o FILE", None),
     ], notes=["Warm-up with a 64 MiB body; curl's figure includes its start-up (whole process)."],
-        rss_limits=[("mtls peak RSS", "mtls `HTTPSClient` (body sink → file)", 16)])
+        rss_limits=[("mtls peak RSS", "mtls `HTTPSClient` (body sink → file)", 12)])
+    # What a script does: one process per request, a full handshake each, certificate checked.
+    reps = 10
+    one = [
+        Contender("mtls-probe", mtls("probe", f"{base}/small", "--anchors", ca), [("one `mtls probe URL`", "wall")], repeat=reps),
+        Contender("curl-one", [*curl, "-o", "/dev/null", f"{base}/small"], [("one `curl URL`", "wall")], repeat=reps),
+    ]
+    results["process"] = workload(f"https-process-{key}", f"HTTPS one GET per process, {label} (processes/s)", "processes/s", one, [
+        ("one `mtls probe` / one `curl`", "one `mtls probe URL`", "one `curl URL`", 1.0),
+    ], notes=[f"Each sample is {reps} processes in a row; both check the certificate against the same root and make a full handshake."], runs=9)
     return results
 
 
@@ -361,7 +383,7 @@ def fleet(port, count, sample, delay):
         Contender("c1-instant", mtls("probe", "--targets", instant_sample, "--concurrency", "1", *common), [(f"no delay: one at a time ({sample}-endpoint sample)", "wall")], units=sample),
     ]
     serial = f"`mtls probe --targets` one at a time ({sample}-endpoint sample)"
-    medians, table = workload(f"fleet probe: {count} loopback endpoints, each answering after {delay} ms (endpoints/s)", "endpoints/s", contenders, [
+    medians, table = workload("fleet", f"fleet probe: {count} loopback endpoints, each answering after {delay} ms (endpoints/s)", "endpoints/s", contenders, [
         (f"--concurrency 64 / one at a time", f"`mtls probe --targets` {count} endpoints, --concurrency 64", serial, 20.0),
         (f"no delay: --concurrency 64 / one at a time", f"no delay: {count} endpoints, --concurrency 64", f"no delay: one at a time ({sample}-endpoint sample)", None),
     ], notes=[f"One at a time is timed on the first {sample} endpoints: being serial, its rate is that of the whole list. "
@@ -388,14 +410,86 @@ def startup():
         lines.append(f"| `{'mtls --version' if name == 'mtls' else 'openssl version'}` | {statistics.median(values):.2f} | {min(values):.2f} – {max(values):.2f} |")
     ratio = statistics.median(results["mtls"]) / statistics.median(results["openssl"])
     best = min(results["mtls"]) / min(results["openssl"])
-    met = ratio <= 2.0
-    lines += ["", "| ratio | of medians | of bests | target | |", "|---|---:|---:|---:|---|", f"| `mtls --version` time / `openssl version` time | {ratio:.2f}× | {best:.2f}× | ≤ 2× | {'met' if met else '**missed**'} |",
+    met = ratio <= STARTUP_TARGET
+    lines += ["", "| ratio | of medians | of bests | target | |", "|---|---:|---:|---:|---|", f"| `mtls --version` time / `openssl version` time | {ratio:.2f}× | {best:.2f}× | ≤ {STARTUP_TARGET:g}× | {'met' if met else '**missed**'} |",
               "", "_hyperfine -N, 40 runs after 5 warm-ups, 5 rounds alternating; the figure is the median of the round medians._", ""]
     print("\n".join(lines), flush=True)
-    RESULTS.append({"title": "start-up", "unit": "ms", "rows": rows, "ratios": [{"ratio": "mtls/openssl time", "value": ratio, "best": best, "target": 2.0, "met": met}], "notes": []})
+    RESULTS.append({"key": "startup", "title": "start-up", "unit": "ms", "rows": rows,
+                    "ratios": [{"ratio": "mtls/openssl time", "value": ratio, "best": best, "target": STARTUP_TARGET, "met": met, "better": "lower"}], "notes": []})
+
+
+STARTUP_TARGET = 1.2
+
+
+def checks(results):
+    """{(workload key, check label): check} of a results.json."""
+    found = {}
+    for w in results["workloads"]:
+        for check in w["ratios"]:
+            found[(w.get("key", w["title"]), check["ratio"])] = check
+    return found
+
+
+def compare(baseline_path, current_path, tolerance):
+    """Prints each check of CURRENT against BASELINE; returns 1 when one moved the wrong way by more
+    than `tolerance` (a fraction), else 0. Only workloads that ran in CURRENT are compared."""
+    baseline, current = json.load(open(baseline_path)), json.load(open(current_path))
+    before, after = checks(baseline), checks(current)
+    ran = {w.get("key", w["title"]) for w in current["workloads"]}
+    lines = [f"### Regression check against {os.path.relpath(baseline_path)} (tolerance {tolerance:.0%})", "",
+             "| workload | check | baseline | now | change | |", "|---|---|---:|---:|---:|---|"]
+    failures = 0
+    for (key, label), now in after.items():
+        then = before.get((key, label))
+        unit = now.get("unit", "×")
+        if then is None:
+            lines.append(f"| {key} | {label} | — | {now['value']:.2f}{unit} | | new |")
+            continue
+        change = now["value"] / then["value"] if then["value"] else float("inf")
+        if now.get("better", "higher") == "higher":
+            worse = change < 1 - tolerance
+        else:
+            worse = change > 1 / (1 - tolerance)
+        failures += worse
+        lines.append(f"| {key} | {label} | {then['value']:.2f}{unit} | {now['value']:.2f}{unit} | {change:.2f}× | {'**regressed**' if worse else 'ok'} |")
+    for (key, label) in before:
+        if key in ran and (key, label) not in after:
+            lines.append(f"| {key} | {label} | {before[(key, label)]['value']:.2f} | — | | not measured now |")
+    lines += ["", f"{failures} regression(s)." if failures else "No regression.", ""]
+    print("\n".join(lines), flush=True)
+    return 1 if failures else 0
+
+
+def save_baseline(baseline_path, current_path):
+    """Writes CURRENT's workloads into BASELINE, replacing those with the same key, keeping others."""
+    current = json.load(open(current_path))
+    try:
+        baseline = json.load(open(baseline_path))
+    except FileNotFoundError:
+        baseline = {"workloads": []}
+    keys = {w.get("key") for w in current["workloads"]}
+    kept = [w for w in baseline["workloads"] if w.get("key") not in keys]
+    # Only what a comparison reads: the checks (the rows stay in the run's own results.json).
+    fresh = [{"key": w.get("key"), "title": w["title"], "ratios": w["ratios"]} for w in current["workloads"]]
+    out = {"made": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "runs": current.get("runs"), "knobs": {k: v for k, v in E.items() if k.startswith("BENCH_") and k not in ("BENCH_OUT", "BENCH_BIN", "BENCH_WORK", "BENCH_PYTHON")},
+           "workloads": kept + fresh}
+    tmp = baseline_path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, baseline_path)
 
 
 def main():
+    if sys.argv[1:2] == ["--save-baseline"]:
+        if len(sys.argv) != 4:
+            raise SystemExit("usage: harness.py --save-baseline BASELINE.json CURRENT.json")
+        save_baseline(sys.argv[2], sys.argv[3])
+        return
+    if sys.argv[1:2] == ["--compare"]:
+        if len(sys.argv) != 4:
+            raise SystemExit("usage: harness.py --compare BASELINE.json CURRENT.json")
+        sys.exit(compare(sys.argv[2], sys.argv[3], float(E.get("BENCH_TOLERANCE", "0.2"))))
     which = sys.argv[1:] or ["startup", "verify", "pin", "pkcs12", "https", "fleet"]
     if "startup" in which:
         startup()
@@ -408,8 +502,8 @@ def main():
         verify("rsa")
     if "https" in which:
         ec_ca, rsa_ca = f"{WORK}/ec/root.pem", f"{WORK}/rsa/root.pem"
-        https("TLS 1.3, ECDSA P-256", (int(E["PORT_T13"]), int(E["PORT_T13_RESUME"])), ec_ca)
-        https("TLS 1.2, RSA-2048", (int(E["PORT_T12"]), int(E["PORT_T12_RESUME"])), rsa_ca)
+        https("tls13", "TLS 1.3, ECDSA P-256", (int(E["PORT_T13"]), int(E["PORT_T13_RESUME"])), ec_ca)
+        https("tls12", "TLS 1.2, RSA-2048", (int(E["PORT_T12"]), int(E["PORT_T12_RESUME"])), rsa_ca)
     if "fleet" in which:
         fleet(int(E["PORT_FLEET"]), int(E.get("BENCH_FLEET", "1000")), int(E.get("BENCH_FLEET_SAMPLE", "30")), int(E.get("BENCH_FLEET_DELAY_MS", "100")))
     with open(os.path.join(OUT, "results.json"), "w") as f:

@@ -4,6 +4,12 @@
 # medians, min–max, ratios, targets and peak RSS. See docs/BENCHMARKS.md.
 #
 #   scripts/bench/run_all.sh [WORKLOAD...]     WORKLOAD: startup pin pkcs12 verify https fleet (default: all)
+#   scripts/bench/run_all.sh --check [WORKLOAD...]
+#       a short run (fewer requests, connections, endpoints and fuzz iterations), then every ratio
+#       compared with the committed scripts/bench/baseline.json: exit 1 when one moved the wrong way
+#       by more than 20 % (BENCH_TOLERANCE=0.2). Not part of scripts/test.sh: it needs a quiet machine.
+#   scripts/bench/run_all.sh --save-baseline [WORKLOAD...]
+#       the same short run, its checks written into scripts/bench/baseline.json (other workloads kept).
 #
 # Environment: BENCH_RUNS (5 runs after the warm-up), BENCH_WORK (/tmp/mtls-bench: corpora, binaries
 # and results; the corpora are kept between runs), BENCH_SCRATCH (the Swift build directory,
@@ -16,6 +22,21 @@ set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$BENCH_DIR/../.." && pwd)
+BASELINE=$BENCH_DIR/baseline.json
+CHECK=0 SAVE=0 workloads=()
+for arg in "$@"; do
+  case $arg in
+    --check) CHECK=1 ;;
+    --save-baseline) SAVE=1 ;;
+    startup | pin | pkcs12 | verify | https | fleet) workloads+=("$arg") ;;
+    *) echo "run_all.sh: unknown argument '$arg' (workloads: startup pin pkcs12 verify https fleet; --check, --save-baseline)" >&2; exit 2 ;;
+  esac
+done
+if ((CHECK || SAVE)); then
+  # The short run: the baseline is made with the same knobs, so its ratios compare with a check's.
+  export BENCH_FUZZ=${BENCH_FUZZ:-2000} BENCH_KEEPALIVE=${BENCH_KEEPALIVE:-1000} BENCH_CONNECTIONS=${BENCH_CONNECTIONS:-100} BENCH_FLEET=${BENCH_FLEET:-300}
+  if ((CHECK)) && [[ ! -f $BASELINE ]]; then echo "run_all.sh: no $BASELINE: make one with --save-baseline" >&2; exit 2; fi
+fi
 export BENCH_WORK=${BENCH_WORK:-/tmp/mtls-bench}
 SCRATCH=${BENCH_SCRATCH:-$ROOT/.build/bench}
 STATIC=${BENCH_STATIC:-1}
@@ -179,7 +200,17 @@ say "benchmarks ($(uptime | sed 's/.*load average/load average/'))"
   echo "$(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), $(openssl version | cut -d' ' -f1-2), $(swift --version 2>&1 | head -1 | sed 's/ (.*//'), $(nginx -v 2>&1 | cut -d' ' -f3), $(curl --version | head -1 | cut -d' ' -f1-2), Python $("$PYTHON" -c 'import sys, cryptography; print(sys.version.split()[0], "cryptography", cryptography.__version__)')."
   echo "Load before: $(cut -d' ' -f1-3 /proc/loadavg); static Swift runtime: $STATIC; fuzz: $(grep RESULT "$BENCH_OUT/fuzz.txt" | sed 's/RESULT //; s/ rss_kib.*//')."
   echo
-  "$PYTHON" "$BENCH_DIR/harness.py" "$@"
+  "$PYTHON" "$BENCH_DIR/harness.py" "${workloads[@]}"
   echo "Load after: $(cut -d' ' -f1-3 /proc/loadavg); total $(($(date +%s) - STARTED)) s including the build."
 } | tee "$BENCH_OUT/report.md"
+if ((SAVE)); then
+  "$PYTHON" "$BENCH_DIR/harness.py" --save-baseline "$BASELINE" "$BENCH_OUT/results.json"
+  say "baseline written: $BASELINE (from $BENCH_OUT)"
+fi
+if ((CHECK)); then
+  status=0
+  "$PYTHON" "$BENCH_DIR/harness.py" --compare "$BASELINE" "$BENCH_OUT/results.json" | tee -a "$BENCH_OUT/report.md" || status=$?
+  say "done: $BENCH_OUT/report.md"
+  exit "$status"
+fi
 say "done: $BENCH_OUT/report.md"
