@@ -416,8 +416,9 @@ public final class TLSConnection {
         }
         state.report.resumed = SSL_session_reused(ssl) == 1
         state.report.secureRenegotiation = mtls_SSL_get_secure_renegotiation_support(ssl) == 1
-        // After a reset the socket has no peer any more: keep the address seen at connect.
-        state.report.address = socket.peerAddress ?? state.report.address
+        // A client recorded the address at connect (after a reset the socket has no peer any
+        // more); a server's connection asks once.
+        if state.report.address == nil { state.report.address = socket.peerAddress }
         if !state.isServer, state.report.serverCertificate == nil, let x509 = SSL_get1_peer_certificate(ssl) {
             state.report.serverCertificate = Certificate(takingX509: x509)
         }
