@@ -209,7 +209,13 @@ public final class HTTPSClient: @unchecked Sendable {
         guard !method.isEmpty, method.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
             throw HTTPSError(.request, host: request.url.hostHeader, "the method '\(request.method)' is not a valid HTTP token")
         }
-        var head = "\(method) \(request.url.target) HTTP/1.1\r\n"
+        // Written as bytes: the head of every request of a keep-alive connection goes through here.
+        var head: [UInt8] = []
+        head.reserveCapacity(256)
+        head += method.utf8
+        head.append(0x20)
+        head += request.url.target.utf8
+        head += " HTTP/1.1\r\n".utf8
         var headers = request.headers
         if !headers.contains("Host") { headers.fields.insert(("Host", request.url.hostHeader), at: 0) }
         if !headers.contains("User-Agent") { headers.add("User-Agent", userAgent) }
@@ -223,13 +229,17 @@ public final class HTTPSClient: @unchecked Sendable {
             guard !field.name.isEmpty, field.name.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
                 throw HTTPSError(.request, host: request.url.hostHeader, "the header name '\(field.name)' is not a valid HTTP token")
             }
-            guard !field.value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" }) else {
+            // In UTF-8 these bytes stand only for CR, LF and NUL themselves.
+            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
                 throw HTTPSError(.request, host: request.url.hostHeader, "the value of header '\(field.name)' contains CR, LF or NUL (header injection refused)")
             }
-            head += "\(field.name): \(field.value)\r\n"
+            head += field.name.utf8
+            head += ": ".utf8
+            head += field.value.utf8
+            head += "\r\n".utf8
         }
-        head += "\r\n"
-        return Array(head.utf8)
+        head += "\r\n".utf8
+        return head
     }
 
     /// Drives one attempt of `machine` on `connection`: the response, or nil when the machine

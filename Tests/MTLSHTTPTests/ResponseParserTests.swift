@@ -91,10 +91,26 @@ final class ResponseParserTests: XCTestCase {
     }
 
     func testBadStatusLinesAndHTTP09AreRefused() {
-        for text in ["HTTP/2 200 OK\r\n\r\n", "<html>hello</html>\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n"] {
+        for text in [
+            "HTTP/2 200 OK\r\n\r\n", "<html>hello</html>\r\n", "HTTP/1.1 2000 OK\r\n\r\n", "SSH-2.0-OpenSSH\r\n", "HTTP/1.1 099 Low\r\n\r\n",
+            "HTTP/1.1 20 OK\r\n\r\n", "HTTP/1.1 200OK\r\n\r\n", "HTTP/1.1  200 OK\r\n\r\n", "HTTP/1.1 +20 OK\r\n\r\n", "http/1.1 200 OK\r\n\r\n", "HTTP/1.1 2x0 OK\r\n\r\n",
+        ] {
             XCTAssertThrowsError(try parse(text)) { error in
                 guard case .badStatusLine = error as? HTTPResponseParser.ParseError else { return XCTFail("\(text): \(error)") }
             }
+        }
+    }
+
+    func testStatusLinesKeepVersionStatusAndReasonWhateverTheChunking() throws {
+        for size in [1, 2, 5, .max] {
+            let bare = try XCTUnwrap(try parse("HTTP/1.1 200\r\nContent-Length: 0\r\n\r\n", chunkSize: size).0)
+            XCTAssertEqual([bare.version, String(bare.status), bare.reason], ["HTTP/1.1", "200", ""])
+            let spaced = try XCTUnwrap(try parse("HTTP/1.1 204 \r\n\r\n", chunkSize: size).0)
+            XCTAssertEqual([spaced.version, String(spaced.status), spaced.reason], ["HTTP/1.1", "204", ""])
+            let old = try XCTUnwrap(try parse("HTTP/1.0 404 Not  Found\r\nContent-Length: 0\r\n\r\n", chunkSize: size).0)
+            XCTAssertEqual([old.version, String(old.status), old.reason], ["HTTP/1.0", "404", "Not  Found"])
+            let value = try XCTUnwrap(try parse("HTTP/1.1 200 OK\r\nX-A: \t spaced  value \t\r\nX-B:\r\nX-C:   \r\nContent-Length: 0\r\n\r\n", chunkSize: size).0)
+            XCTAssertEqual(value.headers.fields.map(\.value), ["spaced  value", "", "", "0"])
         }
     }
 

@@ -215,9 +215,9 @@ struct HTTP1ExchangeStateMachine: Sendable {
     /// length or chunks (not by the close), HTTP/1.1 without `Connection: close`, not an upgrade.
     private func reusable(readsUntilClose: Bool) -> Bool {
         guard let head, bodySent, !earlyWriteFailure, !readsUntilClose, head.version == "HTTP/1.1", head.status != 101 else { return false }
-        let closes = head.headers.values("Connection").contains { value in
-            value.split(separator: ",").contains { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "close") }
+        for field in head.headers.fields where HTTPHeaders.sameName(field.name, "Connection") {
+            if field.value.split(separator: ",").contains(where: { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "close") }) { return false }
         }
-        return !closes
+        return true
     }
 }

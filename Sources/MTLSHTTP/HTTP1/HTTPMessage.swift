@@ -16,7 +16,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { HTTPHeaders.sameName($0.name, name) }.map(\.value)
+        fields.compactMap { HTTPHeaders.sameName($0.name, name) ? $0.value : nil }
     }
 
     /// Appends a field.
@@ -33,20 +33,29 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         fields.removeAll { HTTPHeaders.sameName($0.name, name) }
     }
 
-    /// Field names compared case-insensitively: ASCII bytes without allocating (names are tokens),
-    /// anything else by Unicode lowercasing.
+    /// Field names compared case-insensitively: ASCII bytes in one pass without allocating (names
+    /// are tokens), and Unicode lowercasing from the first non-ASCII byte on.
+    ///
+    /// An ASCII difference before any non-ASCII byte is final: ASCII characters lowercase to ASCII
+    /// one for one, so the lowercased texts differ at the same place. So is one name ending where
+    /// the other goes on: the rest lowercases to something, never to nothing.
     static func sameName(_ a: String, _ b: String) -> Bool {
-        var a = a
-        var b = b
-        let verdict = a.withUTF8 { left in
-            b.withUTF8 { right -> Bool? in
-                guard left.allSatisfy({ $0 < 0x80 }), right.allSatisfy({ $0 < 0x80 }) else { return nil }
-                guard left.count == right.count else { return false }
-                for index in 0..<left.count where asciiLower(left[index]) != asciiLower(right[index]) { return false }
+        var left = a.utf8.makeIterator()
+        var right = b.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil):
                 return true
+            case (let x?, let y?) where x < 0x80 && y < 0x80:
+                if asciiLower(x) != asciiLower(y) { return false }
+            case (nil, let y?) where y < 0x80:
+                return false
+            case (let x?, nil) where x < 0x80:
+                return false
+            default:
+                return a.lowercased() == b.lowercased()
             }
         }
-        return verdict ?? (a.lowercased() == b.lowercased())
     }
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }

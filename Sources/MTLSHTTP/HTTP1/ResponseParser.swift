@@ -102,13 +102,25 @@ public struct HTTPResponseParser: Sendable {
                     try checkLineLength()
                     return events
                 }
-                lineBuffer += bytes[index..<newline]
-                index = newline + 1
-                try checkLineLength()
-                if lineBuffer.last == 0x0D { lineBuffer.removeLast() }
-                let line = lineBuffer
-                lineBuffer.removeAll(keepingCapacity: true)
-                try handleLine(line, events: &events)
+                if lineBuffer.isEmpty {
+                    // The whole line is in this read (the usual case): parsed where it lies.
+                    var line = bytes[index..<newline]
+                    index = newline + 1
+                    if line.count > limits.maximumLineLength {
+                        state = .failed
+                        throw ParseError.lineTooLong(limits.maximumLineLength)
+                    }
+                    if line.last == 0x0D { line = line.dropLast() }  // a new slice: removeLast would copy the buffer
+                    try handleLine(line, events: &events)
+                } else {
+                    lineBuffer += bytes[index..<newline]
+                    index = newline + 1
+                    try checkLineLength()
+                    if lineBuffer.last == 0x0D { lineBuffer.removeLast() }
+                    let line = lineBuffer[...]
+                    lineBuffer = []
+                    try handleLine(line, events: &events)
+                }
             case .body(let remaining):
                 let take = min(remaining, bytes.endIndex - index)
                 events.append(.body(Array(bytes[index..<(index + take)])))
@@ -160,19 +172,22 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
-    private mutating func handleLine(_ line: [UInt8], events: inout [Event]) throws(ParseError) {
+    private mutating func handleLine(_ line: ArraySlice<UInt8>, events: inout [Event]) throws(ParseError) {
         switch state {
         case .statusLine:
             if line.isEmpty && pendingStatus == 0 && head == nil { return }  // tolerate a leading CRLF
-            let text = String(decoding: line, as: UTF8.self)
-            let parts = text.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count >= 2, parts[0].hasPrefix("HTTP/1."), parts[0].count == 8, parts[1].count == 3, let status = Int(parts[1]), (100...999).contains(status) else {
+            // `HTTP/1.x SP 3DIGIT [SP reason]`, read as bytes.
+            let start = line.startIndex
+            let digits = line.dropFirst(9).prefix(3)
+            guard line.count >= 12, line[start..<start + 7].elementsEqual("HTTP/1.".utf8), line[start + 7] < 0x80, line[start + 8] == 0x20,
+                digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30, line.count == 12 || line[start + 12] == 0x20
+            else {
                 state = .failed
-                throw ParseError.badStatusLine(text)
+                throw ParseError.badStatusLine(String(decoding: line, as: UTF8.self))
             }
-            pendingVersion = String(parts[0])
-            pendingStatus = status
-            pendingReason = parts.count > 2 ? String(parts[2]) : ""
+            pendingVersion = String(decoding: line[start..<start + 8], as: UTF8.self)
+            pendingStatus = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
+            pendingReason = line.count > 13 ? String(decoding: line[(start + 13)...], as: UTF8.self) : ""
             pendingHeaders = HTTPHeaders()
             headerBytes = line.count
             state = .headers
@@ -190,7 +205,7 @@ public struct HTTPResponseParser: Sendable {
                 state = .failed
                 throw ParseError.badHeader(String(decoding: line, as: UTF8.self))  // obsolete line folding
             }
-            guard let colon = line.firstIndex(of: 0x3A), colon > 0,
+            guard let colon = line.firstIndex(of: 0x3A), colon > line.startIndex,
                 line[..<colon].allSatisfy({ HTTPResponseParser.isTokenByte($0) })
             else {
                 state = .failed
@@ -261,7 +276,19 @@ public struct HTTPResponseParser: Sendable {
             events.append(.end)
             return
         }
-        let transferEncodings = pendingHeaders.values("Transfer-Encoding").flatMap { $0.split(separator: ",") }.map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
+        // One pass over the fields for the two framing headers.
+        var transferEncodings: [String] = []
+        var lengths: [String] = []  // distinct values, in order
+        for field in pendingHeaders.fields {
+            if HTTPHeaders.sameName(field.name, "Content-Length") {
+                for part in field.value.split(separator: ",") {
+                    let text = HTTPResponseParser.trimmingWhitespace(part)
+                    if !lengths.contains(text) { lengths.append(text) }
+                }
+            } else if HTTPHeaders.sameName(field.name, "Transfer-Encoding") {
+                transferEncodings += field.value.split(separator: ",").map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
+            }
+        }
         if !transferEncodings.isEmpty {
             guard transferEncodings.last == "chunked" else {
                 if transferEncodings.allSatisfy({ $0 == "identity" }) {
@@ -274,13 +301,12 @@ public struct HTTPResponseParser: Sendable {
             state = .chunkSize
             return
         }
-        let lengths = Set(pendingHeaders.values("Content-Length").flatMap { $0.split(separator: ",") }.map(HTTPResponseParser.trimmingWhitespace))
         if lengths.count > 1 {
             state = .failed
             throw ParseError.conflictingContentLength
         }
         if let text = lengths.first {
-            guard text.count <= 18, text.allSatisfy(\.isNumber), let length = Int(text) else {
+            guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(text) else {
                 state = .failed
                 throw ParseError.badContentLength(text)
             }
@@ -295,10 +321,15 @@ public struct HTTPResponseParser: Sendable {
         state = .untilClose
     }
 
+    /// RFC 9110 5.6.2 `tchar`.
     static func isTokenByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        default: "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"),
+            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"),
+            UInt8(ascii: "~"):
+            true
+        default: false
         }
     }
 
@@ -318,9 +349,9 @@ public struct HTTPResponseParser: Sendable {
     }
 
     static func decodeValue(_ bytes: ArraySlice<UInt8>) -> String {
-        var slice = bytes
-        while let first = slice.first, first == 0x20 || first == 0x09 { slice.removeFirst() }
-        while let last = slice.last, last == 0x20 || last == 0x09 { slice.removeLast() }
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        let slice = bytes[first...last]
         if let text = String(validating: slice, as: UTF8.self) { return text }
         // Not UTF-8: ISO 8859-1, where every byte is the code point of the same number.
         var text = ""
