@@ -109,8 +109,10 @@ final class KeepAliveAndHeaderTests: XCTestCase {
         XCTAssertTrue(HTTPHeaders.sameName("ÄRGER", "ärger"))
         // The byte-wise comparison agrees with Unicode lowercasing on every pair, including names
         // whose lowercase is ASCII (the Kelvin sign) and prefixes of each other.
-        let names = ["", "a", "A", "ab", "aB", "abc", "k", "K", "\u{212A}", "x\u{212A}", "xk", "xK", "ä", "Ä", "äb", "a[", "A{", "Content-Length", "content-length",
-                     "Content-Lengt", "Content-Length ", "İ", "i̇", "ß", "SS", "ss", "\u{1F600}", "A\u{301}", "a\u{301}", "á"]
+        let names = [
+            "", "a", "A", "ab", "aB", "abc", "k", "K", "\u{212A}", "x\u{212A}", "xk", "xK", "ä", "Ä", "äb", "a[", "A{", "Content-Length", "content-length",
+            "Content-Lengt", "Content-Length ", "İ", "i̇", "ß", "SS", "ss", "\u{1F600}", "A\u{301}", "a\u{301}", "á",
+        ]
         for a in names {
             for b in names {
                 XCTAssertEqual(HTTPHeaders.sameName(a, b), a.lowercased() == b.lowercased(), "\(a.debugDescription) vs \(b.debugDescription)")
