@@ -1,5 +1,11 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
+import Dispatch
+import Synchronization
 
 /// A response, with what the TLS layer observed while it was exchanged.
 public struct HTTPResponse: Sendable {
@@ -76,7 +82,7 @@ public final class HTTPSClient: @unchecked Sendable {
     /// Sent with every request unless overridden.
     public var userAgent: String { options.userAgent }
 
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var idle: [String: TLSConnection] = [:]
 
     public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
@@ -98,10 +104,11 @@ public final class HTTPSClient: @unchecked Sendable {
 
     /// Closes kept-alive connections.
     public func closeIdleConnections() {
-        lock.lock()
-        let connections = Array(idle.values)
-        idle.removeAll()
-        lock.unlock()
+        let connections = lock.withLock { _ in
+            let connections = Array(idle.values)
+            idle.removeAll()
+            return connections
+        }
         connections.forEach { $0.close() }
     }
 
@@ -109,9 +116,7 @@ public final class HTTPSClient: @unchecked Sendable {
 
     /// A kept-alive connection to the URL's host when one is idle (unless `fresh`), else a new one.
     private func checkout(_ url: HTTPSURL, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
-        lock.lock()
-        let existing = fresh ? nil : idle.removeValue(forKey: key(url))
-        lock.unlock()
+        let existing = fresh ? nil : lock.withLock { _ in idle.removeValue(forKey: key(url)) }
         if let existing {
             if !existing.isReadableNow {
                 existing.token = token
@@ -124,9 +129,8 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     private func checkin(_ connection: TLSConnection, url: HTTPSURL) {
-        lock.lock()
-        let previous = idle.updateValue(connection, forKey: key(url))
-        lock.unlock()
+        var previous: TLSConnection?
+        lock.withLock { _ in previous = idle.updateValue(connection, forKey: key(url)) }
         previous?.close()
     }
 
@@ -311,7 +315,7 @@ public final class HTTPSClient: @unchecked Sendable {
                     connection.state.log(.httpResponse(status: responseHead.status, reason: responseHead.reason))
                     if bodySink == nil, let bodySinkForHead { bodySink = bodySinkForHead(responseHead) }
                     trace?(HTTPSClient.describeResponseHead(responseHead, redact: redactsSecrets))
-                    let coding = responseHead.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces) ?? ""
+                    let coding = responseHead.headers["Content-Encoding"]?.trimmingWhitespace() ?? ""
                     if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {
                         decompressor = Decompressor(coding: coding, limit: maximumBodySize)
                         if decompressor == nil {

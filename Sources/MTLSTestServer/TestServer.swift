@@ -1,8 +1,18 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 import MTLSTrust
 import Synchronization
+import Dispatch
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One path's settings, mirroring IIS "SSL Settings" and authentication.
 public struct PathRule: Sendable {
@@ -51,7 +61,7 @@ public struct PathRule: Sendable {
     public static func parse(_ text: String) throws(HTTPSError) -> [PathRule] {
         var rules: [PathRule] = []
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first?.trimmingCharacters(in: .whitespaces) ?? ""
+            let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first?.trimmingWhitespace() ?? ""
             if line.isEmpty { continue }
             let words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
             guard let path = words.first, path.hasPrefix("/") else {
@@ -166,9 +176,10 @@ public final class TestServer: Sendable {
             state.running = true
             state.boundPort = port
         }
-        let thread = Thread { [self] in acceptLoop(socket) }
-        thread.name = "mtls-serve-accept"
-        thread.start()
+        // On a thread of its own: the loop blocks in accept for as long as the server runs.
+        if DetachedThread.start({ [self] in acceptLoop(socket) }) != 0 {
+            DispatchQueue.global().async { [self] in acceptLoop(socket) }
+        }
         return port
     }
 
@@ -443,7 +454,7 @@ public final class TestServer: Sendable {
             if let peer {
                 lines += [
                     "subject: \(peer.subject)", "issuer: \(peer.issuer)", "serial: \(peer.serialNumberHex)", "sha256: \(peer.sha256Fingerprint.colonHex)",
-                    "notAfter: \(ISO8601DateFormatter().string(from: peer.notAfter))", "trusted: \(connection.clientTrust?.isTrusted ?? false)",
+                    "notAfter: \(RFC3339.string(peer.notAfter))", "trusted: \(connection.clientTrust?.isTrusted ?? false)",
                 ]
             } else {
                 lines.append("subject: (no client certificate)")
@@ -507,8 +518,7 @@ public final class TestServer: Sendable {
     // MARK: Pages
 
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(
-            of: "\"", with: "&quot;")
+        text.replacingAll("&", with: "&amp;").replacingAll("<", with: "&lt;").replacingAll(">", with: "&gt;").replacingAll("\"", with: "&quot;")
     }
 
     /// An error page in the manner of IIS's detailed errors ("HTTP Error 403.7 - Forbidden").

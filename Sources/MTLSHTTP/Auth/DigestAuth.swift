@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// HTTP Digest authentication (RFC 7616): MD5, MD5-sess, SHA-256, SHA-256-sess, SHA-512-256(-sess),
@@ -84,7 +88,7 @@ public struct DigestAuthenticator: Sendable {
         }
         var qop: QualityOfProtection? = nil
         if let offered = challenge["qop"] {
-            let options = offered.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let options = offered.split(separator: ",").map { $0.trimmingWhitespace().lowercased() }
             if options.contains("auth") {
                 qop = .auth
             } else if options.contains("auth-int") {
@@ -211,6 +215,6 @@ public struct DigestAuthenticator: Sendable {
     }
 
     static func quoted(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + text.replacingAll("\\", with: "\\\\").replacingAll("\"", with: "\\\"") + "\""
     }
 }

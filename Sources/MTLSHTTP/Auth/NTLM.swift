@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// NTLM authentication (MS-NLMP) with NTLMv2 responses, as IIS "Windows authentication" uses over

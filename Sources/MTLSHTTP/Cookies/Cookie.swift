@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import MTLSTrust
 
 /// One stored cookie (RFC 6265 §5.3), as a browser keeps it.
 public struct Cookie: Sendable, Equatable, CustomStringConvertible {
@@ -61,7 +66,7 @@ public struct Cookie: Sendable, Equatable, CustomStringConvertible {
         if secure { text += "; Secure" }
         if httpOnly { text += "; HttpOnly" }
         if sameSite != .unspecified { text += "; SameSite=\(sameSite.rawValue)" }
-        if let expires { text += "; Expires=\(ISO8601DateFormatter().string(from: expires))" }
+        if let expires { text += "; Expires=\(RFC3339.string(expires))" }
         return text
     }
 

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import Synchronization
 
 /// An RFC 6265 cookie store: parses `Set-Cookie`, enforces Domain (host-only cookies, IP hosts,
@@ -85,8 +89,8 @@ public final class CookieJar: Sendable {
         let pieces = setCookie.split(separator: ";", omittingEmptySubsequences: false)
         let pair = pieces.first.map(String.init) ?? ""
         guard let equals = pair.firstIndex(of: "=") else { return .rejected(name: "", reason: "there is no '=' in the name-value pair") }
-        let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
-        let value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        let name = pair[..<equals].trimmingWhitespace()
+        let value = pair[pair.index(after: equals)...].trimmingWhitespace()
         guard !name.isEmpty else { return .rejected(name: "", reason: "the name is empty") }
         guard !(name + value).unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\t" || $0.value == 0x7F }) else {
             return .rejected(name: name, reason: "it contains control characters")
@@ -101,8 +105,8 @@ public final class CookieJar: Sendable {
         var sameSite = Cookie.SameSite.unspecified
         for piece in pieces.dropFirst() {
             let attribute = piece.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let attributeName = attribute[0].trimmingCharacters(in: .whitespaces).lowercased()
-            let attributeValue = attribute.count > 1 ? attribute[1].trimmingCharacters(in: .whitespaces) : ""
+            let attributeName = attribute[0].trimmingWhitespace().lowercased()
+            let attributeValue = attribute.count > 1 ? attribute[1].trimmingWhitespace() : ""
             switch attributeName {
             case "expires":
                 if let date = CookieRules.parseDate(attributeValue) { expires = date }
@@ -255,7 +259,7 @@ public final class CookieJar: Sendable {
             if line.hasPrefix("#HttpOnly_") {
                 httpOnly = true
                 line.removeFirst("#HttpOnly_".count)
-            } else if line.hasPrefix("#") || line.trimmingCharacters(in: .whitespaces).isEmpty {
+            } else if line.hasPrefix("#") || line.trimmingWhitespace().isEmpty {
                 continue
             }
             var fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)

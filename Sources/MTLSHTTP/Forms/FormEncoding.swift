@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// `application/x-www-form-urlencoded`: names and values percent-encoded as UTF-8 (or another
 /// charset's bytes), with only the RFC 3986 unreserved characters left as they are and a space
@@ -153,7 +157,7 @@ public struct MultipartFormData: Sendable {
 
     /// Escapes a name as the HTML standard does: `"` → `%22`, CR → `%0D`, LF → `%0A`.
     static func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "\"", with: "%22").replacingOccurrences(of: "\r", with: "%0D").replacingOccurrences(of: "\n", with: "%0A")
+        text.replacingAll("\"", with: "%22").replacingAll("\r", with: "%0D").replacingAll("\n", with: "%0A")
     }
 }
 

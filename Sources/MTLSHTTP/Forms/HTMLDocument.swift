@@ -1,5 +1,9 @@
 internal import CLibXML2
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A parsed HTML document: libxml2's HTML parser (`htmlReadMemory`, error-recovering, no network)
 /// builds the tree, which is copied into Swift values and freed at once, so no C pointer outlives
@@ -126,10 +130,10 @@ struct HTMLDocument: Sendable {
     /// `<meta http-equiv="Content-Type" content="…; charset=…">`, the first one in document order.
     var declaredCharset: String? {
         for meta in elements(named: "meta") {
-            if let charset = meta.attribute("charset"), !charset.trimmingCharacters(in: .whitespaces).isEmpty {
-                return charset.trimmingCharacters(in: .whitespaces)
+            if let charset = meta.attribute("charset"), !charset.trimmingWhitespace().isEmpty {
+                return charset.trimmingWhitespace()
             }
-            if meta.attribute("http-equiv")?.lowercased().trimmingCharacters(in: .whitespaces) == "content-type",
+            if meta.attribute("http-equiv")?.lowercased().trimmingWhitespace() == "content-type",
                 let content = meta.attribute("content"), let charset = MediaType(content).parameters["charset"], !charset.isEmpty
             {
                 return charset
@@ -177,12 +181,12 @@ public struct MediaType: Sendable, Equatable {
             }
         }
         parts.append(current)
-        essence = parts[0].trimmingCharacters(in: .whitespaces).lowercased()
+        essence = parts[0].trimmingWhitespace().lowercased()
         var parameters: [String: String] = [:]
         for part in parts.dropFirst() {
             guard let equals = part.firstIndex(of: "=") else { continue }
-            let name = part[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
-            var value = part[part.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            let name = part[..<equals].trimmingWhitespace().lowercased()
+            var value = part[part.index(after: equals)...].trimmingWhitespace()
             if value.hasPrefix("\"") && value.hasSuffix("\"") && value.count >= 2 { value = String(value.dropFirst().dropLast()) }
             if parameters[name] == nil { parameters[name] = value }
         }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A form found in an HTML page, with the entries a browser would submit (hidden and text inputs,
 /// checked boxes, selected options, textareas; never disabled controls or buttons).
@@ -89,11 +93,11 @@ public struct HTMLForm: Sendable {
 
     static func forms(in document: HTMLDocument, baseURL: HTTPSURL, charset: TextCharset) -> [HTMLForm] {
         var base = baseURL
-        if let href = document.elements(named: "base").first?.attribute("href"), let resolved = try? baseURL.resolving(href.trimmingCharacters(in: .whitespacesAndNewlines)) {
+        if let href = document.elements(named: "base").first?.attribute("href"), let resolved = try? baseURL.resolving(href.trimmingWhitespaceAndNewlines()) {
             base = resolved
         }
         return document.elements(named: "form").compactMap { element in
-            let actionText = element.attribute("action")?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+            let actionText = element.attribute("action")?.trimmingWhitespaceAndNewlines() ?? ""
             let action: HTTPSURL
             if actionText.isEmpty {
                 action = baseURL
@@ -106,8 +110,8 @@ public struct HTMLForm: Sendable {
             } else {
                 return nil  // an action that is not an http(s) URL (javascript:, data:) is never submitted
             }
-            let method = element.attribute("method")?.trimmingCharacters(in: .whitespaces).uppercased() == "POST" ? "POST" : "GET"
-            let enctypeValue = element.attribute("enctype")?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            let method = element.attribute("method")?.trimmingWhitespace().uppercased() == "POST" ? "POST" : "GET"
+            let enctypeValue = element.attribute("enctype")?.trimmingWhitespace().lowercased() ?? ""
             let enctype = ["multipart/form-data", "text/plain"].contains(enctypeValue) ? enctypeValue : FormURLEncoding.contentType
             let acceptCharset = element.attribute("accept-charset")?
                 .split(whereSeparator: { $0 == " " || $0 == "," })
@@ -126,7 +130,7 @@ public struct HTMLForm: Sendable {
             guard let name = element.attribute("name"), !name.isEmpty else { continue }
             switch element.name {
             case "input":
-                let type = element.attribute("type")?.trimmingCharacters(in: .whitespaces).lowercased() ?? "text"
+                let type = element.attribute("type")?.trimmingWhitespace().lowercased() ?? "text"
                 switch type {
                 case "submit", "button", "reset", "image", "file":
                     continue
@@ -135,7 +139,7 @@ public struct HTMLForm: Sendable {
                     entries.append((name, element.attribute("value") ?? "on"))
                 default:
                     var value = element.attribute("value") ?? ""
-                    if type != "hidden" && type != "password" { value = value.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\n", with: "") }
+                    if type != "hidden" && type != "password" { value = value.replacingAll("\r", with: "").replacingAll("\n", with: "") }
                     entries.append((name, value))
                 }
             case "select":
@@ -150,7 +154,7 @@ public struct HTMLForm: Sendable {
             case "textarea":
                 var text = element.text
                 if text.hasPrefix("\n") { text.removeFirst() }
-                text = text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n").replacingOccurrences(of: "\n", with: "\r\n")
+                text = text.replacingAll("\r\n", with: "\n").replacingAll("\r", with: "\n").replacingAll("\n", with: "\r\n")
                 entries.append((name, text))
             default:
                 continue

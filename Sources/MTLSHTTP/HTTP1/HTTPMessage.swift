@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// HTTP header fields in received order, looked up case-insensitively.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
@@ -105,9 +109,9 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a URL; `https://` is assumed when no scheme is given.
     public init(_ text: String) throws(HTTPSError) {
-        var rest = text.trimmingCharacters(in: .whitespaces)
+        var rest = text.trimmingWhitespace()
         var scheme = "https"
-        if let range = rest.range(of: "://") {
+        if let range = rest.firstRange(of: "://") {
             scheme = rest[..<range.lowerBound].lowercased()
             rest = String(rest[range.upperBound...])
         }

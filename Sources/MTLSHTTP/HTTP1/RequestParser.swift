@@ -110,9 +110,9 @@ public struct HTTPRequestParser: Sendable {
                 head = HTTPRequestHead(method: method, target: target, version: version, headers: headers)
                 events.append(.head)
                 let te = headers["Transfer-Encoding"]?.lowercased()
-                let lengths = Set(headers.values("Content-Length").map { $0.trimmingCharacters(in: .whitespaces) })
+                let lengths = Set(headers.values("Content-Length").map { $0.trimmingWhitespace() })
                 if let te {
-                    guard te.trimmingCharacters(in: .whitespaces) == "chunked" else { throw .unsupportedTransferEncoding }
+                    guard te.trimmingWhitespace() == "chunked" else { throw .unsupportedTransferEncoding }
                     if !lengths.isEmpty { throw .conflictingContentLength }
                     state = .chunkSize
                 } else if lengths.count > 1 {
@@ -137,7 +137,7 @@ public struct HTTPRequestParser: Sendable {
             }
             headers.add(String(decoding: current[..<colon], as: UTF8.self), HTTPResponseParser.decodeValue(current[(colon + 1)...]))
         case .chunkSize:
-            let text = String(decoding: current, as: UTF8.self).prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+            let text = String(decoding: current, as: UTF8.self).prefix { $0 != ";" }.trimmingWhitespace()
             // Hex digits only: Int(_:radix:) would also take a sign, and a negative size would trap.
             guard !text.isEmpty, text.count <= 15, text.utf8.allSatisfy(HTTPResponseParser.isHexDigitByte), let size = Int(text, radix: 16) else { throw .badChunk }
             state = size == 0 ? .trailers : .chunkData(size)

@@ -224,7 +224,7 @@ public struct HTTPResponseParser: Sendable {
             pendingHeaders.add(name, value)
         case .chunkSize:
             let text = String(decoding: line, as: UTF8.self)
-            let sizeText = text.prefix { $0 != ";" }.trimmingCharacters(in: .whitespaces)
+            let sizeText = text.prefix { $0 != ";" }.trimmingWhitespace()
             guard !sizeText.isEmpty, sizeText.utf8.allSatisfy(HTTPResponseParser.isHexDigitByte) else {
                 state = .failed
                 throw ParseError.badChunkSize(text)

@@ -1,5 +1,10 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
+import Synchronization
 
 /// What a ``LoginSession`` does, fixed at init (as ``HTTPClientOptions`` is for the client).
 public struct LoginOptions: Sendable {
@@ -61,7 +66,7 @@ public final class LoginSession: @unchecked Sendable {
     // @unchecked Sendable: the configuration is a `let` fixed at init; the state one flow leaves
     // for the next (hops, last response, remembered answers, the token) is read and written only
     // under `flowLock`.
-    private let flowLock = NSLock()
+    private let flowLock = Mutex(())
 
     /// The HTTPS client (its keep-alive pool carries NTLM's connection-bound handshake).
     public let client: HTTPSClient
@@ -78,10 +83,10 @@ public final class LoginSession: @unchecked Sendable {
     private var currentToken: CancellationToken?
 
     /// The hops of the last flow, also when it ended in an error (waits for a flow in progress).
-    public var hops: [LoginHop] { flowLock.withLock { lastHops } }
+    public var hops: [LoginHop] { flowLock.withLock { _ in lastHops } }
     /// The last response received in the last flow, also when the flow ended in an error (a
     /// refused login's 401, with its TLS record); waits for a flow in progress.
-    public var lastResponse: HTTPResponse? { flowLock.withLock { lastFinal } }
+    public var lastResponse: HTTPResponse? { flowLock.withLock { _ in lastFinal } }
 
     /// Creates a session over a client.
     ///
@@ -130,19 +135,19 @@ public final class LoginSession: @unchecked Sendable {
     public func send(
         _ request: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? = nil
     ) throws(HTTPSError) -> LoginResult {
-        flowLock.lock()
-        defer { flowLock.unlock() }
-        currentToken = token
-        defer { currentToken = nil }
-        lastHops = []
-        lastFinal = nil
-        do throws(HTTPSError) {
-            return try run(request, finalBodySink: finalBodySink)
-        } catch {
-            // A refusal keeps the TLS picture of the connection it happened on.
-            var error = error
-            if error.report == nil { error.report = lastFinal?.tls }
-            throw error
+        try flowLock.withLock { _ throws(HTTPSError) -> LoginResult in
+            currentToken = token
+            defer { currentToken = nil }
+            lastHops = []
+            lastFinal = nil
+            do throws(HTTPSError) {
+                return try run(request, finalBodySink: finalBodySink)
+            } catch {
+                // A refusal keeps the TLS picture of the connection it happened on.
+                var error = error
+                if error.report == nil { error.report = lastFinal?.tls }
+                throw error
+            }
         }
     }
 
@@ -190,8 +195,6 @@ public final class LoginSession: @unchecked Sendable {
 
     /// Forgets remembered Basic and Digest answers.
     public func forgetAuthentication() {
-        flowLock.lock()
-        spaces.removeAll()
-        flowLock.unlock()
+        flowLock.withLock { _ in spaces.removeAll() }
     }
 }

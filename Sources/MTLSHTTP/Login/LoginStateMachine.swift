@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// The login flow of ``LoginSession`` as states and actions. No I/O: the driver looks cookies up
@@ -246,7 +250,7 @@ struct LoginStateMachine {
                     .redirect, host: request.url.hostHeader, "more than \(options.maximumRedirects) redirects (last: \(response.status) to \(location))",
                     hint: "raise \(setting: .maximumRedirects), or look for a redirect loop (often a cookie the client did not keep)")
             }
-            let next = try request.url.resolving(location.trimmingCharacters(in: .whitespaces))
+            let next = try request.url.resolving(location.trimmingWhitespace())
             guard next.scheme == "https" else {
                 throw HTTPSError(.redirect, host: request.url.hostHeader, "the server redirected to \(next), which would leave TLS; refused")
             }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -42,7 +46,7 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
     /// Looks up a charset label (case-insensitive, surrounding whitespace and quotes ignored).
     /// Returns nil for labels neither the table nor the system's iconv knows.
     public init?(label: String) {
-        let key = label.trimmingCharacters(in: CharacterSet(charactersIn: " \t\"'")).lowercased()
+        let key = label.trimming(charactersIn: " \t\"'").lowercased()
         guard !key.isEmpty else { return nil }
         switch key {
         case "utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8": self = .utf8

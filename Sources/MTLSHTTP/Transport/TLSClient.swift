@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 import Synchronization
 
@@ -260,7 +264,7 @@ private func clientCertificateTrampoline(_ ssl: OpaquePointer?, _ arg: UnsafeMut
             } else if signAndHash != NID_undef, let name = OBJ_nid2ln(signAndHash) {
                 algorithms.append(String(cString: name))
             } else {
-                algorithms.append(String(format: "0x%04x", code))
+                algorithms.append(String(cFormat: "0x%04x", code))
             }
         }
     }

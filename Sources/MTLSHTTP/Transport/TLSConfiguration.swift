@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// A TLS protocol version.

@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The phase of a connection a handshake message belongs to.
 public enum TLSMessagePhase: String, Sendable, Equatable {
@@ -58,7 +62,7 @@ public enum TLSEvent: Sendable, Equatable {
 
     /// `10 s`, `1.5 s`.
     public static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value)
+        value == value.rounded() ? "\(Int(value)) s" : String(cFormat: "%.1f s", value)
     }
 }
 

@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// How a TLS server presents itself and treats client certificates.

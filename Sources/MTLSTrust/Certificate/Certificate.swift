@@ -1,6 +1,15 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// An X.509 certificate: an immutable value backed by one OpenSSL `X509` object.
 ///
@@ -390,7 +399,7 @@ public enum IPAddress {
             var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
             if inet_ntop(AF_INET6, &address, &buffer, socklen_t(buffer.count)) != nil { return String(cBuffer: buffer) }
         }
-        return bytes.map { String(format: "%02X", $0) }.joined(separator: ":")
+        return bytes.map { String(cFormat: "%02X", $0) }.joined(separator: ":")
     }
 
     /// Parses an IPv4 or IPv6 literal (brackets allowed) to its bytes, or nil when it is not one.

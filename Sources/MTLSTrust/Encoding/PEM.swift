@@ -1,4 +1,13 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One PEM block: `-----BEGIN LABEL-----`, optional RFC 1421 headers, base64 body, `-----END LABEL-----`.
 public struct PEMBlock: Sendable, Equatable {
@@ -196,7 +205,7 @@ public enum PEM {
         var lines = text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })[...]
         var blockIndex = 0
         while let line = lines.popFirst() {
-            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            let trimmed = line.trimmingWhitespace()
             guard trimmed.hasPrefix("-----BEGIN "), trimmed.hasSuffix("-----"), trimmed.count > 16 else { continue }
             blockIndex += 1
             let label = String(trimmed.dropFirst(11).dropLast(5))
@@ -207,7 +216,7 @@ public enum PEM {
             var ended = false
             var inHeaders = true
             while let next = lines.popFirst() {
-                let t = next.trimmingCharacters(in: .whitespaces)
+                let t = next.trimmingWhitespace()
                 original.append(t)
                 if t == endLine {
                     ended = true
@@ -217,7 +226,7 @@ public enum PEM {
                     throw MTLSTrustError(.malformedInput, "PEM block \(blockIndex) (\(label)) has no END line before the next BEGIN")
                 }
                 if inHeaders, let colon = t.firstIndex(of: ":"), !t.isEmpty {
-                    headers.append((String(t[..<colon]), t[t.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+                    headers.append((String(t[..<colon]), t[t.index(after: colon)...].trimmingWhitespace()))
                     continue
                 }
                 if t.isEmpty {

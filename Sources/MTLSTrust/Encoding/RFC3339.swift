@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -7,17 +11,13 @@ import Foundation
 #endif
 
 /// RFC 3339 timestamps in UTC (`2026-06-01T00:00:00Z`), whole seconds, written with `gmtime_r`:
-/// the same text as `ISO8601DateFormatter` with `.withInternetDateTime`, without making a
+/// the same text as `Date.ISO8601FormatStyle()`, without making a
 /// formatter (and its calendar) for every date — descriptions print many.
 package enum RFC3339 {
     package static func string(_ date: Date) -> String {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
-        guard gmtime_r(&seconds, &parts) != nil else {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime]
-            return formatter.string(from: date)
-        }
+        guard gmtime_r(&seconds, &parts) != nil else { return Date.ISO8601FormatStyle().format(date) }
         func pad(_ value: Int32, _ width: Int) -> String {
             let digits = String(value)
             return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits

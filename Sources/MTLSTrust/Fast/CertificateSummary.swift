@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What pin lists show of a certificate — the SPKI digest, subject, expiry, CA flag — read by a
 /// strict DER walk instead of OpenSSL's X.509 parse.

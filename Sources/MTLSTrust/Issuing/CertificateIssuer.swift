@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Makes keys and certificates for test PKIs (`mtls serve`, `mtls demo`): a CA, a server
 /// certificate for loopback names, and client identities. Not a production CA.

@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A private key (RSA, ECDSA, Ed25519 …) loaded from PEM or DER, plain or encrypted.
 ///

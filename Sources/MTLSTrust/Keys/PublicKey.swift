@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The kind of a key, with its size or curve.
 public enum KeyAlgorithm: Sendable, Hashable, CustomStringConvertible {

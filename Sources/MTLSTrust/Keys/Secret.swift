@@ -1,5 +1,14 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import Synchronization
 
 /// A password or other secret, held in memory this value owns and overwrites with zeros when the

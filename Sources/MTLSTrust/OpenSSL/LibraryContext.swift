@@ -1,14 +1,19 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import Synchronization
 
 /// The library's own OpenSSL library context with the `default` and `legacy` providers, created on
 /// first use. Loading `legacy` here never touches `openssl.cnf` or the process-wide default context.
 final class LegacyLibraryContext: @unchecked Sendable {
     // @unchecked Sendable: the OpenSSL pointers (not Sendable, so not in a Mutex) are read and
-    // written only under `lock`, set once and never freed; an OSSL_LIB_CTX is safe to fetch from
+    // written only inside `lock`, set once and never freed; an OSSL_LIB_CTX is safe to fetch from
     // on any thread.
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private var context: OpaquePointer?
     private var providers: [OpaquePointer] = []
     private var failed = false
@@ -17,8 +22,11 @@ final class LegacyLibraryContext: @unchecked Sendable {
 
     /// The context, or nil when this OpenSSL build has no `legacy` provider module.
     var pointer: OpaquePointer? {
-        lock.lock()
-        defer { lock.unlock() }
+        lock.withLock { _ in load() }
+    }
+
+    /// Only inside `lock`.
+    private func load() -> OpaquePointer? {
         if context != nil || failed { return context }
         guard let ctx = OSSL_LIB_CTX_new() else {
             failed = true

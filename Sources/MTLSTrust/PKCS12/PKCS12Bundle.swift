@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The contents of a PKCS#12 (`.p12`, `.pfx`) file: its identities (private keys, each with its
 /// certificate when the file holds it), the other certificates, and how the file is protected.
@@ -287,7 +291,7 @@ public struct PKCS12Bundle: Sendable {
                 X509_ALGOR_get0(&object, &type, &value, macAlgorithm)
                 if let object {
                     digestNID = OBJ_obj2nid(object)
-                    digestName = Certificate.objectName(object).lowercased().replacingOccurrences(of: "-", with: "")
+                    digestName = Certificate.objectName(object).lowercased().replacingAll("-", with: "")
                     if type == V_ASN1_SEQUENCE, let value {
                         parameters = Certificate.asn1StringBytes(value.assumingMemoryBound(to: ASN1_STRING.self))
                     }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Reads the literals of Swift, Objective-C, Kotlin and Java source well enough to take pins back
 /// out of a TrustKit configuration dictionary or an OkHttp `CertificatePinner.Builder` chain, whether
@@ -83,16 +87,16 @@ enum CodeLiteralScanner {
             } else if c == "@", let next = at(i + 1), next == "[" || next == "{" {
                 out.append(.punctuation("@" + String(next)))
                 i += 2
-            } else if c == "@", let next = at(i + 1), CharacterSet.letters.contains(next) {
+            } else if c == "@", let next = at(i + 1), ScalarClass.isLetter(next) {
                 i += 1  // @YES, @NO, @interface …: the identifier follows
-            } else if CharacterSet.letters.contains(c) || c == "_" || CharacterSet.decimalDigits.contains(c) {
+            } else if ScalarClass.isLetter(c) || c == "_" || ScalarClass.isDecimalDigit(c) {
                 var name = ""
-                while i < s.count, CharacterSet.alphanumerics.contains(s[i]) || s[i] == "_" {
+                while i < s.count, ScalarClass.isAlphanumeric(s[i]) || s[i] == "_" {
                     name.unicodeScalars.append(s[i])
                     i += 1
                 }
                 out.append(.identifier(name))
-            } else if CharacterSet.whitespacesAndNewlines.contains(c) {
+            } else if ScalarClass.isWhitespaceOrNewline(c) {
                 i += 1
             } else {
                 out.append(.punctuation(String(c)))

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Just enough XML to read an Android network security config back: elements, attributes, text,
 /// comments, processing instructions, CDATA and the five predefined entities. Not a validating parser:
@@ -46,7 +50,7 @@ enum MiniXML {
             throw ParseError(message: "unterminated markup (missing '\(terminator)')")
         }
         func isNameScalar(_ s: Unicode.Scalar) -> Bool {
-            CharacterSet.alphanumerics.contains(s) || s == "-" || s == "_" || s == ":" || s == "."
+            ScalarClass.isAlphanumeric(s) || s == "-" || s == "_" || s == ":" || s == "."
         }
         func readName() -> String {
             var name = ""
@@ -57,7 +61,7 @@ enum MiniXML {
             return name
         }
         func skipSpace() {
-            while index < scalars.count, CharacterSet.whitespacesAndNewlines.contains(scalars[index]) { index += 1 }
+            while index < scalars.count, ScalarClass.isWhitespaceOrNewline(scalars[index]) { index += 1 }
         }
 
         while index < scalars.count {
@@ -145,8 +149,8 @@ enum MiniXML {
 
     static func decodeEntities(_ text: String) -> String {
         guard text.contains("&") else { return text }
-        return text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
-            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
-            .replacingOccurrences(of: "&amp;", with: "&")
+        return text.replacingAll("&lt;", with: "<").replacingAll("&gt;", with: ">")
+            .replacingAll("&quot;", with: "\"").replacingAll("&apos;", with: "'")
+            .replacingAll("&amp;", with: "&")
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One pin: the SHA-256 of a certificate's SubjectPublicKeyInfo (the common `sha256/…` pin) or of
 /// the whole DER certificate.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A pin set as some platform enforces it: per-host requirements, host patterns, an expiry and
 /// report-only mode — read from any format `mtls pin` writes (``init(bytes:source:)``), or made in code.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension PinDocument {
     /// Reads a pin set back from the bytes of a file in any format `mtls pin --format` writes,
@@ -30,8 +34,15 @@ extension PinDocument {
     ///
     /// - Throws: `MTLSTrustError`: `.unreadableFile` for the file, `.malformedInput` for its content.
     public init(contentsOf path: String) throws(MTLSTrustError) {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+        #if canImport(FoundationEssentials)
+            var isDirectory = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+        #else
+            var flag: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &flag)
+            let isDirectory = flag.boolValue
+        #endif
+        if exists, isDirectory {
             self = try PinDocumentReader.certificateDirectory(path)
             return
         }
@@ -50,7 +61,7 @@ enum PinDocumentReader {
         if bytes.starts(with: Array("bplist".utf8)) { return try plist(bytes) }
         if bytes.first == 0x30, DER.shape(of: bytes) == .certificate { return try certificates(bytes, name: name) }
         let text = String(decoding: bytes, as: UTF8.self)
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmingWhitespaceAndNewlines()
         if trimmed.contains("<plist") { return try plist(bytes) }
         if trimmed.contains("<network-security-config") { return try android(text) }
         if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return try json(bytes) }
@@ -69,7 +80,7 @@ enum PinDocumentReader {
     /// `sha256//A;sha256//B` (leaf only).
     static func lines(_ text: String) throws(ReadError) -> PinDocument {
         let content = text.split(whereSeparator: \.isNewline).map { String($0) }
-        let meaningful = content.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+        let meaningful = content.map { $0.trimmingWhitespace() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
         if meaningful.count == 1, let line = meaningful.first, line.contains("sha256//"), !line.contains(" ") {
             let tokens = line.split(separator: ";").map { String($0) }
             var pins: [Pin] = []
@@ -93,20 +104,20 @@ enum PinDocumentReader {
         var expires: Date?
         var hosts: [(String, Bool)] = []
         for raw in content {
-            let line = raw.trimmingCharacters(in: .whitespaces)
+            let line = raw.trimmingWhitespace()
             if line.hasPrefix("#") {
-                let comment = line.dropFirst().trimmingCharacters(in: .whitespaces)
+                let comment = line.dropFirst().trimmingWhitespace()
                 if comment.lowercased().hasPrefix("host:") {
-                    let value = comment.dropFirst(5).trimmingCharacters(in: .whitespaces)
+                    let value = comment.dropFirst(5).trimmingWhitespace()
                     let subdomains = value.hasSuffix(" and its subdomains")
                     hosts.append((subdomains ? String(value.dropLast(" and its subdomains".count)) : value, subdomains))
                 }
                 continue
             }
-            let body = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let body = line.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingWhitespace() } ?? ""
             if body.isEmpty { continue }
             if body.lowercased().hasPrefix("expires") {
-                let value = body.dropFirst(7).trimmingCharacters(in: CharacterSet(charactersIn: " :=\t"))
+                let value = body.dropFirst(7).trimming(charactersIn: " :=\t")
                 guard let day = PinDates.day(String(value.prefix(10))) else { throw ReadError(message: "'\(body)' is not an expiry: expected expires YYYY-MM-DD") }
                 expires = day
                 continue
@@ -134,7 +145,9 @@ enum PinDocumentReader {
     /// Our JSON (`hosts`, `includeSubdomains`, `expires`, `pins`), or any object with a `pins` array
     /// of strings or `{"pin": …}` objects.
     static func json(_ bytes: [UInt8]) throws(ReadError) -> PinDocument {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(bytes)) else { throw ReadError(message: "not valid JSON") }
+        guard let object = try? JSONDecoder().decode(DecodedTree.self, from: Data(bytes)).value, !DecodedTree.isFragment(object) else {
+            throw ReadError(message: "not valid JSON")
+        }
         let dictionary: [String: Any]
         if let array = object as? [Any] {
             dictionary = ["pins": array]
@@ -174,9 +187,9 @@ enum PinDocumentReader {
     static func hpkp(_ text: String) throws(ReadError) -> PinDocument {
         var pins: [Pin] = []
         for part in text.split(whereSeparator: { $0 == ";" || $0 == "\n" }) {
-            var directive = part.trimmingCharacters(in: .whitespaces)
-            if let colon = directive.range(of: "Public-Key-Pins", options: .caseInsensitive), let separator = directive[colon.upperBound...].firstIndex(of: ":") {
-                directive = directive[directive.index(after: separator)...].trimmingCharacters(in: .whitespaces)
+            var directive = part.trimmingWhitespace()
+            if let colon = directive.rangeIgnoringASCIICase(of: "Public-Key-Pins"), let separator = directive[colon.upperBound...].firstIndex(of: ":") {
+                directive = directive[directive.index(after: separator)...].trimmingWhitespace()
             }
             if directive.lowercased().hasPrefix("pin-sha256") {
                 guard let pin = PinText.parse(directive) else { throw ReadError(message: "'\(directive)' is not a pin-sha256 directive with a 44-character base64 digest") }
@@ -197,9 +210,9 @@ enum PinDocumentReader {
     static func plist(_ bytes: [UInt8]) throws(ReadError) -> PinDocument {
         let root: Any
         do {
-            root = try PropertyListSerialization.propertyList(from: Data(bytes), options: [], format: nil)
+            root = try PropertyListDecoder().decode(DecodedTree.self, from: Data(bytes)).value
         } catch {
-            throw ReadError(message: "not a valid property list (\(error.localizedDescription))")
+            throw ReadError(message: "not a valid property list (\(DecodedTree.reason(error)))")
         }
         guard let top = root as? [String: Any] else { throw ReadError(message: "the property list's root is not a dictionary") }
         var domains: [PinDomain] = []
@@ -331,7 +344,7 @@ enum PinDocumentReader {
             var pins: [Pin] = []
             for pin in pinSet?.children(named: "pin") ?? [] {
                 guard (pin.attributes["digest"] ?? "SHA-256").uppercased() == "SHA-256" else { continue }
-                let value = pin.text.trimmingCharacters(in: .whitespacesAndNewlines)
+                let value = pin.text.trimmingWhitespaceAndNewlines()
                 guard let digest = PinText.digest(value) else { throw ReadError(message: "<pin>\(value)</pin> is not a base64 SHA-256 digest") }
                 pins.append(Pin(kind: .publicKey, digest: digest))
             }
@@ -347,7 +360,7 @@ enum PinDocumentReader {
             }
             if !pins.isEmpty {
                 for domain in config.children(named: "domain") {
-                    let name = domain.text.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+                    let name = domain.text.trimmingWhitespaceAndNewlines().lowercased()
                     domains.append(
                         PinDomain(
                             pattern: name, includesSubdomains: domain.attributes["includeSubdomains"]?.lowercased() == "true", matching: .domain,
@@ -376,11 +389,11 @@ enum PinDocumentReader {
     /// A directory of `.cer`/`.der`/`.crt` files, as bundled for Alamofire/AFNetworking.
     static func certificateDirectory(_ path: String) throws(MTLSTrustError) -> PinDocument {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter {
-            ["cer", "der", "crt", "pem"].contains(($0 as NSString).pathExtension.lowercased())
+            ["cer", "der", "crt", "pem"].contains(PathText.pathExtension($0).lowercased())
         }.sorted()
         var pins: [Pin] = []
         for name in names {
-            let file = (path as NSString).appendingPathComponent(name)
+            let file = PathText.appending(path, name)
             do throws(MTLSTrustError) {
                 for certificate in try CertificateLoader.certificates(atPath: file) { pins.append(.certificate(certificate)) }
             } catch {
@@ -391,13 +404,64 @@ enum PinDocumentReader {
         return PinDocument(format: "bundled certificates (.cer)", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: pins)])])
     }
 
-    /// The first capture group of every match.
+    /// The first capture group of every match, scalar by scalar as ICU's regular expressions match.
     static func matches(_ pattern: String, in text: String) -> [String] {
-        guard let regex = try? NSRegularExpression(pattern: pattern) else { return [] }
-        let range = NSRange(text.startIndex..., in: text)
-        return regex.matches(in: text, range: range).compactMap { match in
-            guard match.numberOfRanges > 1, let r = Range(match.range(at: 1), in: text) else { return nil }
-            return String(text[r])
+        guard let regex = try? Regex(pattern).matchingSemantics(.unicodeScalar) else { return [] }
+        return text.matches(of: regex).compactMap { match in
+            guard match.output.count > 1, let range = match.output[1].range else { return nil }
+            return String(text[range])
         }
+    }
+}
+
+/// A JSON or property-list document as untyped values — `[String: Any]`, `[Any]`, `String`, `Bool`,
+/// `Int`, `Double`, `Date`, `Data` — the shapes `JSONSerialization` and `PropertyListSerialization`
+/// give, decoded by the Codable decoders that FoundationEssentials has.
+private struct DecodedTree: Decodable {
+    let value: Any
+
+    init(from decoder: any Decoder) throws {
+        if var list = try? decoder.unkeyedContainer() {
+            var items: [Any] = []
+            while !list.isAtEnd { items.append(try list.decode(DecodedTree.self).value) }
+            value = items
+        } else if let object = try? decoder.container(keyedBy: Key.self) {
+            var entries: [String: Any] = [:]
+            for key in object.allKeys { entries[key.stringValue] = try object.decode(DecodedTree.self, forKey: key).value }
+            value = entries
+        } else {
+            let single = try decoder.singleValueContainer()
+            if single.decodeNil() {
+                value = Optional<Any>.none as Any
+            } else if let bool = try? single.decode(Bool.self) {
+                value = bool
+            } else if let int = try? single.decode(Int.self) {
+                value = int
+            } else if let double = try? single.decode(Double.self) {
+                value = double
+            } else if let string = try? single.decode(String.self) {
+                value = string
+            } else if let date = try? single.decode(Date.self) {
+                value = date
+            } else {
+                value = try single.decode(Data.self)
+            }
+        }
+    }
+
+    /// JSONSerialization reads only an object or an array at the top without `.fragmentsAllowed`.
+    static func isFragment(_ value: Any) -> Bool { !(value is [Any]) && !(value is [String: Any]) }
+
+    /// The decoder's explanation, without the coding path.
+    static func reason(_ error: any Error) -> String {
+        if case DecodingError.dataCorrupted(let context) = error { return context.debugDescription }
+        return "\(error)"
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Text forms of pins, read without the ambiguities of a naive prefix strip.
 enum PinText {
@@ -8,12 +12,12 @@ enum PinText {
     /// A digest whose base64 begins with `/` is legal (`sha256//j4i…=`); the 44-character
     /// base64 after exactly one `/` is tried before curl's `sha256//` prefix is assumed.
     static func parse(_ raw: String) -> Pin? {
-        var text = raw.trimmingCharacters(in: .whitespacesAndNewlines)
-        text = text.trimmingCharacters(in: CharacterSet(charactersIn: "\"',;"))
+        var text = raw.trimmingWhitespaceAndNewlines()
+        text = text.trimming(charactersIn: "\"',;")
         var kind = Pin.Kind.publicKey
         let lower = text.lowercased()
         if lower.hasPrefix("pin-sha256=") {
-            text = String(text.dropFirst("pin-sha256=".count)).trimmingCharacters(in: CharacterSet(charactersIn: "\"' ;"))
+            text = String(text.dropFirst("pin-sha256=".count)).trimming(charactersIn: "\"' ;")
             return digest(text).map { Pin(kind: .publicKey, digest: $0) }
         }
         var body = text
@@ -34,8 +38,8 @@ enum PinText {
 
     /// A 32-byte digest from base64 or (colon-separated) hex.
     static func digest(_ text: String) -> [UInt8]? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        let hex = trimmed.replacingOccurrences(of: ":", with: "")
+        let trimmed = text.trimmingWhitespace()
+        let hex = trimmed.replacingAll(":", with: "")
         if hex.count == 64, hex.allSatisfy(\.isHexDigit) {
             var bytes: [UInt8] = []
             var index = hex.startIndex
@@ -79,7 +83,7 @@ public enum PinDates {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = utc
         let c = calendar.dateComponents([.year, .month, .day], from: date)
-        return String(format: "%04d-%02d-%02d", c.year ?? 0, c.month ?? 0, c.day ?? 0)
+        return String(cFormat: "%04ld-%02ld-%02ld", c.year ?? 0, c.month ?? 0, c.day ?? 0)
     }
 
     /// The end of an expiry day: TrustKit and Android stop enforcing after the day named.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The JDK's `jdk.certpath.disabledAlgorithms` security property, parsed: which signature and key
 /// algorithms a Java TLS client refuses in a server's certificate chain.
@@ -46,7 +50,7 @@ public struct JavaAlgorithmConstraints: Sendable, Equatable {
         self.origin = origin
         var entries: [Entry] = []
         for raw in value.split(separator: ",") {
-            let text = raw.trimmingCharacters(in: .whitespaces)
+            let text = raw.trimmingWhitespace()
             if text.isEmpty { continue }
             let words = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
             if words.first == "include", words.count == 2 {
@@ -107,7 +111,7 @@ public struct JavaAlgorithmConstraints: Sendable, Equatable {
         var properties: [String: String] = [:]
         var pending = ""
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            var current = line.trimmingCharacters(in: .whitespaces)
+            var current = line.trimmingWhitespace()
             if pending.isEmpty && (current.hasPrefix("#") || current.isEmpty) { continue }
             let continues = current.hasSuffix("\\")
             if continues { current.removeLast() }
@@ -117,8 +121,8 @@ public struct JavaAlgorithmConstraints: Sendable, Equatable {
                 continue
             }
             if let equals = pending.firstIndex(of: "=") {
-                let key = pending[..<equals].trimmingCharacters(in: .whitespaces)
-                let value = pending[pending.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+                let key = pending[..<equals].trimmingWhitespace()
+                let value = pending[pending.index(after: equals)...].trimmingWhitespace()
                 properties[key] = value
             }
             pending = ""

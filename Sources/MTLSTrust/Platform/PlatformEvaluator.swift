@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -167,7 +171,7 @@ public enum PlatformEvaluator {
             self.validity = certificate.notAfter.timeIntervalSince(certificate.notBefore)
         }
         static func digest(of algorithm: String) -> String? {
-            let name = algorithm.lowercased().replacingOccurrences(of: "-", with: "")
+            let name = algorithm.lowercased().replacingAll("-", with: "")
             // OpenSSL's names (sha1WithRSAEncryption, ecdsa-with-SHA384, dsaWithSHA1, md5WithRSAEncryption):
             // no digest name is a substring of another's spelling in them.
             for digest in ["md2", "md4", "md5", "sha1", "sha224", "sha256", "sha384", "sha512", "sha3"] where name.contains(digest) {

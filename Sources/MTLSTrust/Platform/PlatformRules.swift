@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A client platform whose published certificate rules mtls can apply.
 public enum Platform: String, Sendable, CaseIterable, CustomStringConvertible {

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension KeyUsage {
     /// The RFC 5280 4.2.1.3 name of every bit, in the order of the standard.

@@ -1,6 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Owns one `X509_STORE`.
 final class X509StoreReference: @unchecked Sendable {

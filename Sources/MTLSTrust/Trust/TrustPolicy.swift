@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What to trust and what to check: the inputs of an evaluation, in the spirit of
 /// `SecTrustSetAnchorCertificates` + `SecPolicyCreateSSL`.

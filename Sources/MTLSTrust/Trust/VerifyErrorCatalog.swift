@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// Plain reasons, hints and severities for OpenSSL's `X509_V_ERR_*` codes.
 enum VerifyErrorCatalog {

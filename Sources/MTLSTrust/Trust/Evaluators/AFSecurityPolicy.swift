@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// AFNetworking's `AFSecurityPolicy`: a pinning mode, pinned certificates, and the two switches
 /// `allowInvalidCertificates` and `validatesDomainName`, evaluated as

@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // Alamofire's server trust evaluators (`ServerTrustEvaluation.swift`), one small type per strategy,
 // on top of ``TrustEvaluator``. Secure by default: every evaluator validates the chain and the host

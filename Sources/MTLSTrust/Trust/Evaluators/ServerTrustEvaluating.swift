@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// What a TLS client holds when it judges a server: the certificates the server presented and the
 /// trust settings around them. The counterpart of Apple's `SecTrust`, which Alamofire and

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The parts of a certificate the Swift policies judge, read from its DER with ``DER/element(in:at:limit:)``.
 ///

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One candidate chain exactly as OpenSSL built it, with what the policies need to judge it.
 struct ChainContext {

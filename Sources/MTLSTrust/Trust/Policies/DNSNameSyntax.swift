@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The syntax of DNS names in certificates: RFC 1034 "preferred name syntax" (letters, digits and
 /// hyphens; labels of 1 to 63 octets; 253 octets in all), as RFC 5280 4.2.1.6 requires of dNSName.

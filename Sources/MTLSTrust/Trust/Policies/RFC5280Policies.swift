@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // The RFC 5280 rules OpenSSL 3.0 leaves unchecked (even with X509_V_FLAG_X509_STRICT), enforced
 // for every purpose.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// A rule mtls enforces beyond what OpenSSL checks, named in findings like an `X509_V_ERR_*` code.
 ///

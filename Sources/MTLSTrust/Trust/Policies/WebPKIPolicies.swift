@@ -1,5 +1,14 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 // The CA/Browser Forum Baseline Requirements rules that OpenSSL does not check, enforced when
 // `TrustPolicy.enforcesWebPKI` (by default for purpose server). OpenSSL's own security level 2

@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // RFC 5280 rules on extensions OpenSSL 3.0 does not parse for path validation (authority
 // information access, CRL distribution points, certificate policies), on encodings it accepts, and

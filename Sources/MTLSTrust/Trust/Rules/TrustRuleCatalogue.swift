@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// One rule of the trust-rule table (`docs/TRUST-RULES.md`): what is checked, under which
 /// profile, on whose authority, the code a violation reports, and what proves it.
@@ -85,7 +89,7 @@ public struct TrustRuleCatalogue: Sendable {
             for rule in catalogue.rules {
                 let proof = rule.hasFixture ? "`\(rule.test)`, `TestCerts/rules/\(rule.id)/`" : "`\(rule.test)` (no fixture pair yet)"
                 let cells = [
-                    "`\(rule.id)`", rule.profiles.joined(separator: ", "), rule.source, "`\(rule.code)`", rule.summary.replacingOccurrences(of: "|", with: "\\|"), proof,
+                    "`\(rule.id)`", rule.profiles.joined(separator: ", "), rule.source, "`\(rule.code)`", rule.summary.replacingAll("|", with: "\\|"), proof,
                 ]
                 lines.append("| " + cells.joined(separator: " | ") + " |")
             }

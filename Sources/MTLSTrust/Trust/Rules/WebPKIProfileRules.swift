@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 // The CA/Browser Forum Baseline Requirements certificate profiles (section 7.1), rule by rule,
 // where OpenSSL does not already enforce them. Subscriber certificate: 7.1.2.7; subordinate CA:
