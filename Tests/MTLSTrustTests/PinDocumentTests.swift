@@ -78,6 +78,37 @@ final class PinDocumentTests: XCTestCase {
         XCTAssertFalse(result.refusesConnection)
     }
 
+    func testIntegerFlagsInAPlistReadAsBooleansAsFoundationReadThem() throws {
+        // Plists written by scripts often carry <integer>0</integer>/<integer>1</integer> for flags;
+        // PropertyListSerialization gave NSNumbers that read as Bool, so they must still count.
+        func plist(enforce: String, subdomains: String) -> String {
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+              <key>TSKConfiguration</key><dict>
+                <key>TSKPinnedDomains</key><dict>
+                  <key>example.com</key><dict>
+                    <key>TSKEnforcePinning</key>\(enforce)
+                    <key>TSKIncludeSubdomains</key>\(subdomains)
+                    <key>TSKPublicKeyHashes</key><array>
+                      <string>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</string>
+                      <string>BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=</string>
+                    </array>
+                  </dict>
+                </dict>
+              </dict>
+            </dict></plist>
+            """
+        }
+        let integers = try document(plist(enforce: "<integer>0</integer>", subdomains: "<integer>1</integer>"), source: "Info.plist")
+        let result = integers.evaluate(try chain(), host: "api.example.com", at: now)
+        XCTAssertEqual(result.verdict, .drift, "<integer>1</integer> includes subdomains")
+        XCTAssertEqual(result.domain?.enforced, false, "<integer>0</integer> turns enforcement off")
+        let booleans = try document(plist(enforce: "<true/>", subdomains: "<false/>"), source: "Info.plist")
+        XCTAssertEqual(booleans.evaluate(try chain(), host: "api.example.com", at: now).verdict, .notPinned, "<false/> keeps subdomains out")
+        XCTAssertEqual(booleans.evaluate(try chain(), host: "example.com", at: now).domain?.enforced, true)
+    }
+
     func testALeafScopedRequirementIsNotSatisfiedByTheIntermediate() throws {
         let chain = try chain()
         let curl = "sha256//\(Pin.publicKey(of: chain[1]).base64)"

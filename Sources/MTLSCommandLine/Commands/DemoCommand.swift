@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSHTTP
 import MTLSTrust
 import MTLSTestServer
@@ -15,7 +25,7 @@ enum DemoCommand {
         examples: ["mtls demo"])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        let directory = NSTemporaryDirectory() + "mtls-demo-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let directory = FileSystem.temporaryName("mtls-demo")
         defer { if !arguments.flag(.keep) { try? FileManager.default.removeItem(atPath: directory) } }
         let (pki, _) = try TestPKI.loadOrCreate(in: directory)
         let tls = TLSServerConfiguration(certificate: pki.server, privateKey: pki.serverKey, chain: [pki.ca], clientCAs: [pki.ca], sendsCANames: true)
@@ -38,7 +48,7 @@ enum DemoCommand {
             console.out(console.paint("  \(explanation)", .dim))
         }
         func run(_ args: [String], expect: Int32, sections: [String]? = nil) {
-            let shown = args.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ").replacingOccurrences(of: directory + "/", with: "")
+            let shown = args.map { $0.contains(" ") ? "'\($0)'" : $0 }.joined(separator: " ").replacingAll(directory + "/", with: "")
             console.out("  $ mtls \(shown)")
             let captured = TraceSink()
             let inner = Console(
@@ -57,7 +67,7 @@ enum DemoCommand {
                     return keep
                 }
             }
-            for line in lines where !line.isEmpty { console.out("    " + line.replacingOccurrences(of: directory + "/", with: "")) }
+            for line in lines where !line.isEmpty { console.out("    " + line.replacingAll(directory + "/", with: "")) }
             console.out("    " + console.paint("(exit \(code))", .dim))
             if code != expect {
                 failures += 1

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// `mtls export --cert FILE --key FILE [--chain FILE] --out FILE.p12 --password SPEC`.

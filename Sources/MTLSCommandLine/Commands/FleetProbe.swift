@@ -1,4 +1,15 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+import Dispatch
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSHTTP
 import MTLSTrust
 import Synchronization
@@ -19,7 +30,7 @@ enum FleetProbe {
         let bytes = try Inputs.read(targetsFile, console: console)
         var lines: [String] = []
         for raw in String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline) {
-            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map { $0.trimmingWhitespace() } ?? ""
             if !line.isEmpty { lines.append(line) }
         }
         // Shards by position so that every machine gets the same split of the same file.
@@ -42,46 +53,51 @@ enum FleetProbe {
         let json = arguments.flag(.json)
         let next = Counter()
         let workers = min(concurrency, max(1, requests.count))
-        let group = DispatchGroup()
-        for _ in 0..<workers {
-            group.enter()
-            let thread = Thread {
-                defer { group.leave() }
-                while let index = next.take(below: prepared.count) {
-                    let (line, request) = prepared[index]
-                    let outcome: (JSON, String, Int32)
-                    switch request {
-                    case .failure(let failure):
+        let work: @Sendable () -> Void = {
+            while let index = next.take(below: prepared.count) {
+                let (line, request) = prepared[index]
+                let outcome: (JSON, String, Int32)
+                switch request {
+                case .failure(let failure):
+                    outcome = (
+                        .object([
+                            ("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])),
+                            ("exitCode", .int(Int(failure.exitCode))),
+                        ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(failure.message)", failure.exitCode
+                    )
+                case .success(let request):
+                    do throws(CommandFailure) {
+                        let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
+                        var object = analysis.json()
+                        if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
+                        outcome = (object, summary(line, analysis), analysis.exitCode)
+                    } catch {
                         outcome = (
                             .object([
-                                ("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])),
-                                ("exitCode", .int(Int(failure.exitCode))),
-                            ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(failure.message)", failure.exitCode
+                                ("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])),
+                                ("exitCode", .int(Int(error.exitCode))),
+                            ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(error.message)", error.exitCode
                         )
-                    case .success(let request):
-                        do throws(CommandFailure) {
-                            let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
-                            var object = analysis.json()
-                            if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
-                            outcome = (object, summary(line, analysis), analysis.exitCode)
-                        } catch {
-                            outcome = (
-                                .object([
-                                    ("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])),
-                                    ("exitCode", .int(Int(error.exitCode))),
-                                ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(error.message)", error.exitCode
-                            )
-                        }
                     }
-                    results.set(index, outcome)
-                    // JSON Lines stream out as each probe finishes.
-                    if json { console.out(outcome.0.serialized()) }
-                    progress.step()
                 }
+                results.set(index, outcome)
+                // JSON Lines stream out as each probe finishes.
+                if json { console.out(outcome.0.serialized()) }
+                progress.step()
             }
-            thread.stackSize = 1 << 20
-            thread.start()
         }
+        // One thread per worker, each with a 1 MiB stack; when none can be made, this thread works alone.
+        let group = DispatchGroup()
+        var started = 0
+        for _ in 0..<workers {
+            group.enter()
+            let result = DetachedThread.start(stackSize: 1 << 20) {
+                defer { group.leave() }
+                work()
+            }
+            if result == 0 { started += 1 } else { group.leave() }
+        }
+        if started == 0 { work() }
         group.wait()
         progress.finish()
         let all = results.values
@@ -156,9 +172,9 @@ final class Progress: Sendable {
         let width = 30
         let filled = current * width / total
         let bar = String(repeating: "█", count: filled) + String(repeating: "·", count: width - filled)
-        FileHandle.standardError.write(Data("\r[\(bar)] \(current)/\(total)".utf8))
+        Console.writeAll(2, Array("\r[\(bar)] \(current)/\(total)".utf8))
     }
     func finish() {
-        if enabled { FileHandle.standardError.write(Data("\n".utf8)) }
+        if enabled { Console.writeAll(2, Array("\n".utf8)) }
     }
 }

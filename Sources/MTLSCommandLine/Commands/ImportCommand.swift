@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSTrust
 
 /// `mtls import P12 [--out-dir DIR] [--name NAME | --index N]`.
@@ -58,16 +68,16 @@ enum ImportCommand {
             var missing = directory
             while !missing.isEmpty && missing != "/" && !FileManager.default.fileExists(atPath: missing) {
                 made.insert(missing, at: 0)
-                missing = (missing as NSString).deletingLastPathComponent
+                missing = PathText.deletingLastComponent(missing)
             }
-            var isDirectory: ObjCBool = false
-            if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            let entry = FileSystem.entry(directory)
+            if entry == .missing {
                 do {
                     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
                 } catch {
-                    throw CommandFailure(ExitCode.badInput, "cannot create \(directory): \(error.localizedDescription)")
+                    throw CommandFailure(ExitCode.badInput, "cannot create \(directory): \(FileSystem.reason(error))")
                 }
-            } else if !isDirectory.boolValue {
+            } else if entry != .directory {
                 throw CommandFailure(ExitCode.badInput, "\(directory) exists and is not a directory")
             }
             var files: [(path: String, bytes: [UInt8], mode: mode_t)] = []

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// `mtls inspect FILE`: what a certificate, key, CRL, CSR or PKCS#12 file holds.
@@ -199,7 +203,7 @@ enum InspectCommand {
         for (index, identity) in bundle.identities.enumerated() {
             // Every identity is listed, numbered when there are several: `import --index N` picks one.
             let label = bundle.identities.count > 1 ? "Identity \(index + 1)" : "Identity"
-            let padded = label.padding(toLength: 20, withPad: " ", startingAt: 0)
+            let padded = label.padded(to: 20)
             let name = identity.friendlyName.map { " (\"\($0)\")" } ?? ""
             if let entry = identity.certificate {
                 lines.append("  \(padded)\(entry.certificate.subject)\(name)")

@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSTrust
 
 /// `mtls pin SOURCE...`: pin sets for every platform's format, and drift checks against them.
@@ -135,15 +145,15 @@ enum PinCommand {
             guard let directory = arguments.value(.out) else {
                 throw CommandFailure.usage("--format der writes .cer files: give the directory with --out DIR", command: "pin")
             }
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
-                guard isDirectory.boolValue else { throw CommandFailure(ExitCode.badInput, "\(directory) is a file; --format der writes into a directory") }
+            let entry = FileSystem.entry(directory)
+            if entry != .missing {
+                guard entry == .directory else { throw CommandFailure(ExitCode.badInput, "\(directory) is a file; --format der writes into a directory") }
             } else {
                 do { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) } catch {
-                    throw CommandFailure(ExitCode.badInput, "cannot create the directory \(directory): \(error.localizedDescription)")
+                    throw CommandFailure(ExitCode.badInput, "cannot create the directory \(directory): \(FileSystem.reason(error))")
                 }
             }
-            let paths = files.map { (path: (directory as NSString).appendingPathComponent($0.name), bytes: $0.bytes, mode: mode_t(0o644)) }
+            let paths = files.map { (path: PathText.appending(directory, $0.name), bytes: $0.bytes, mode: mode_t(0o644)) }
             try OutputFile.writeAll(paths, force: arguments.flag(.force))
             for path in paths { console.out(path.path) }
         }
@@ -205,9 +215,9 @@ enum PinCommand {
         return parts.joined(separator: " ")
     }
 
-    /// `NSString.lastPathComponent`, without the bridge for the usual `dir/name` (thousands of sources).
+    /// `PathText.lastComponent`, without its copies for the usual `dir/name` (thousands of sources).
     static func fileName(_ path: String) -> String {
-        guard !path.isEmpty, !path.hasSuffix("/") else { return (path as NSString).lastPathComponent }
+        guard !path.isEmpty, !path.hasSuffix("/") else { return PathText.lastComponent(path) }
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
         return String(path[path.utf8.index(after: slash)...])
     }

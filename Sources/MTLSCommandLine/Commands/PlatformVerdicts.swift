@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// `mtls verify --platform apple|android|java|chrome|all`: would these clients accept the chain?
@@ -19,7 +23,7 @@ enum PlatformVerdicts {
         let values = arguments.values(.platform)
         if values.isEmpty { return nil }
         var platforms: [Platform] = []
-        for item in values.flatMap({ $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() } }) {
+        for item in values.flatMap({ $0.split(separator: ",").map { $0.trimmingWhitespace().lowercased() } }) {
             let add: [Platform]
             if item == "all" {
                 add = Platform.allCases

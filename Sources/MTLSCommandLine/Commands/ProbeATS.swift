@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 import MTLSTrust
 
@@ -169,7 +173,7 @@ enum ProbeATS {
         for trial in results {
             let mark = trial.passed ? console.paint("PASS", .green) : console.paint("FAIL", .red)
             let detail = trial.passed ? "\(trial.version ?? "TLS") \(trial.cipher ?? "")" : (trial.error ?? "no connection")
-            console.out("  \(mark)  \(trial.title.padding(toLength: 52, withPad: " ", startingAt: 0)) \(detail)")
+            console.out("  \(mark)  \(trial.title.padded(to: 52)) \(detail)")
         }
         if let verdict = certificateVerdict {
             var line =

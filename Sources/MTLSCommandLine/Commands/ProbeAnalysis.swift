@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 import MTLSTrust
 
@@ -98,7 +102,7 @@ struct ProbeAnalysis {
 
     func printHuman(console: Console, verbose: Bool) {
         func section(_ title: String) { console.out(console.paint(title, .bold)) }
-        func row(_ label: String, _ value: String) { console.out("  " + label.padding(toLength: 16, withPad: " ", startingAt: 0) + value) }
+        func row(_ label: String, _ value: String) { console.out("  " + label.padded(to: 16) + value) }
         let facts = self.facts
         section("Connection")
         row("URL", url.description)
@@ -426,20 +430,25 @@ struct ProbePage {
         let isHTML = contentType.map { MediaType($0).isHTML } ?? text.lowercased().contains("<html")
         var visible = text
         if isHTML {
-            if let range = text.range(of: "<title[^>]*>([^<]*)</title", options: [.regularExpression, .caseInsensitive]) {
-                let inner = text[range].replacingOccurrences(of: "<title[^>]*>", with: "", options: [.regularExpression, .caseInsensitive])
-                    .replacingOccurrences(of: "</title", with: "", options: .caseInsensitive)
-                title = ProbePage.clean(ProbePage.unescape(inner))
+            // Scalar by scalar, as the ICU expressions these were written for match.
+            if let match = text.firstMatch(of: #/<title[^>]*>([^<]*)</title/#.ignoresCase().matchingSemantics(.unicodeScalar)) {
+                title = ProbePage.clean(ProbePage.unescape(String(match.1)))
             }
             // The visible text: without head, scripts, styles and tags.
-            for element in ["head", "title", "script", "style"] {
-                visible = visible.replacingOccurrences(of: "<\(element)[^>]*>[\\s\\S]*?</\(element)>", with: "\n", options: [.regularExpression, .caseInsensitive])
-            }
-            visible = visible.replacingOccurrences(of: "<(br|p|div|h[1-6]|li|tr|title)[^>]*>", with: "\n", options: [.regularExpression, .caseInsensitive])
-            visible = ProbePage.unescape(visible.replacingOccurrences(of: "<[^>]*>", with: "", options: .regularExpression))
+            for element in ProbePage.hiddenElements { visible = visible.replacing(element, with: "\n") }
+            visible = visible.replacing(#/<(br|p|div|h[1-6]|li|tr|title)[^>]*>/#.ignoresCase().matchingSemantics(.unicodeScalar), with: "\n")
+            visible = ProbePage.unescape(visible.replacing(#/<[^>]*>/#.matchingSemantics(.unicodeScalar), with: ""))
         }
         firstLine = visible.split(whereSeparator: \.isNewline).map { ProbePage.clean(String($0)) }.first { !$0.isEmpty }
         if title?.isEmpty == true { title = nil }
+    }
+
+    /// `<head>`, `<title>`, `<script>` and `<style>` with their content, removed in that order.
+    private static var hiddenElements: [Regex<AnyRegexOutput>] {
+        ["head", "title", "script", "style"].map { element in
+            // The patterns are constant and valid: `try!` cannot fail.
+            try! Regex("<\(element)[^>]*>[\\s\\S]*?</\(element)>").ignoresCase().matchingSemantics(.unicodeScalar)
+        }
     }
 
     /// Collapsed whitespace, at most 160 characters.
@@ -449,7 +458,7 @@ struct ProbePage {
     }
 
     static func unescape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&quot;", with: "\"")
-            .replacingOccurrences(of: "&#39;", with: "'").replacingOccurrences(of: "&nbsp;", with: " ").replacingOccurrences(of: "&amp;", with: "&")
+        text.replacingAll("&lt;", with: "<").replacingAll("&gt;", with: ">").replacingAll("&quot;", with: "\"")
+            .replacingAll("&#39;", with: "'").replacingAll("&nbsp;", with: " ").replacingAll("&amp;", with: "&")
     }
 }

@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSHTTP
 import MTLSTrust
 import Synchronization
@@ -142,7 +152,7 @@ enum ProbeCommand {
                 throw CommandFailure.usage("-H: the header contains CR, LF or NUL, which would inject a header; refused", command: "probe")
             }
             guard let colon = header.firstIndex(of: ":") else { throw CommandFailure.usage("-H '\(header)' must be \"Name: value\"", command: "probe") }
-            headers.add(String(header[..<colon]).trimmingCharacters(in: .whitespaces), String(header[header.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
+            headers.add(String(header[..<colon]).trimmingWhitespace(), String(header[header.index(after: colon)...]).trimmingWhitespace())
         }
         var body: [UInt8]? = nil
         if let data = arguments.value(.data) {
@@ -152,7 +162,7 @@ enum ProbeCommand {
         let method = arguments.value(.method) ?? (body == nil ? "GET" : "POST")
         return HTTPRequest(
             method: method, url: url, headers: headers, body: body, expectsContinue: body != nil,
-            firstOriginOnlyHeaders: Set(arguments.values(.header).compactMap { $0.split(separator: ":").first.map { String($0).trimmingCharacters(in: .whitespaces) } }))
+            firstOriginOnlyHeaders: Set(arguments.values(.header).compactMap { $0.split(separator: ":").first.map { String($0).trimmingWhitespace() } }))
     }
 
     /// `--user` and `--user-password` (`DOMAIN\\user` for NTLM).

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 
 /// One conclusion of a rule: what happened, what to do, and the exit code it stands for.
@@ -341,6 +345,6 @@ enum ProbeRules {
         default: code = ExitCode.network
         }
         return ProbeFinding(
-            id: "failure-\(failure.phase.rawValue.replacingOccurrences(of: " ", with: "-").lowercased())", text: failure.message, fix: failure.hint ?? fix, exitCode: code)
+            id: "failure-\(failure.phase.rawValue.replacingAll(" ", with: "-").lowercased())", text: failure.message, fix: failure.hint ?? fix, exitCode: code)
     }
 }

@@ -1,4 +1,15 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+import Dispatch
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSHTTP
 import MTLSTrust
 import MTLSTestServer
@@ -74,7 +85,7 @@ enum ServeCommand {
             certificate = leaf
             chain = certificates.filter { $0 != leaf }
         } else {
-            let directory = arguments.value(.pkiDir) ?? NSTemporaryDirectory() + "mtls-serve-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            let directory = arguments.value(.pkiDir) ?? FileSystem.temporaryName("mtls-serve")
             let (loaded, created) = try TestPKI.loadOrCreate(in: directory)
             var made = loaded
             made.isTemporary = arguments.value(.pkiDir) == nil

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// `mtls verify CERT [CERT...]`: is this certificate trusted by these anchors, for this host, at this time?
@@ -287,7 +291,7 @@ enum ProfileOptions {
         }
         if let list = arguments.value(.keyUsage) {
             var usage: KeyUsage = []
-            for item in list.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) where !item.isEmpty {
+            for item in list.split(separator: ",").map({ $0.trimmingWhitespace() }) where !item.isEmpty {
                 guard let bit = KeyUsage(name: item) else {
                     throw CommandFailure.usage(
                         "--key-usage '\(item)' is not a key usage; use RFC 5280 names: \(KeyUsage.allNames.joined(separator: ", "))", command: command)

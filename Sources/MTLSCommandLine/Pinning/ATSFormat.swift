@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// App Transport Security `NSPinnedDomains` (iOS 14+, macOS 11+), to merge into Info.plist.
 ///

@@ -1,4 +1,10 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+import MTLSTrust
 
 /// A host a pin set applies to, and what it means on each platform.
 ///
@@ -17,7 +23,7 @@ struct PinHost: Sendable, Equatable {
 
     /// Parses `--host`: a DNS name, an IP literal, `*.name` or `**.name`.
     static func parse(_ text: String, includeSubdomains: Bool) -> PinHost? {
-        var name = text.trimmingCharacters(in: .whitespaces).lowercased()
+        var name = text.trimmingWhitespace().lowercased()
         if name.hasSuffix(".") { name.removeLast() }
         var one = false
         var any = includeSubdomains
@@ -29,7 +35,7 @@ struct PinHost: Sendable, Equatable {
             one = !includeSubdomains
         }
         // Letters, digits, '-', '_' and '.' (DNS names), or an IP literal; nothing a code or XML output would need to escape.
-        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || "-_.:".unicodeScalars.contains($0) }) else { return nil }
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy({ ScalarClass.isAlphanumeric($0) || "-_.:".unicodeScalars.contains($0) }) else { return nil }
         if name.contains(":"), !name.allSatisfy({ $0.isHexDigit || $0 == ":" || $0 == "." }) { return nil }
         return PinHost(name: name, includesSubdomains: any, oneLabelWildcard: one)
     }

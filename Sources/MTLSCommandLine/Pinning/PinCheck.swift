@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// `mtls pin … --check PINFILE`: does a chain still satisfy a pin set, and when does what run out?
@@ -159,7 +163,7 @@ enum PinCheck {
         console.out()
         console.out("Rotation calendar (as of \(PinDates.string(now))):")
         for item in result.calendar {
-            console.out("    \(PinDates.string(item.date))  \(PinDates.relative(item.days).padding(toLength: 15, withPad: " ", startingAt: 0))  \(item.what)")
+            console.out("    \(PinDates.string(item.date))  \(PinDates.relative(item.days).padded(to: 15))  \(item.what)")
         }
         console.out()
         let matchedCount = Set(result.requirements.flatMap { $0.matched.map(\.pin) }).count

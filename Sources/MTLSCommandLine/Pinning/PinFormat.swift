@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// Every output of `mtls pin --format`, with the facts the rules need about its target.
@@ -149,8 +153,8 @@ enum PinWriter {
 
     /// A label safe inside any comment syntax (no newlines, no comment terminators).
     static func commentSafe(_ text: String) -> String {
-        text.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\r", with: " ")
-            .replacingOccurrences(of: "*/", with: "* /")
+        text.replacingAll("\n", with: " ").replacingAll("\r", with: " ")
+            .replacingAll("*/", with: "* /")
     }
 
     /// "CN=localhost,O=mtls test,C=US [leaf] notAfter 2035-01-01".

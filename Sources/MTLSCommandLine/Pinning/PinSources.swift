@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 import MTLSTrust
 
@@ -56,7 +60,7 @@ enum PinSources {
         defer { Secret.wipe(&bytes) }
         let name = path == "-" ? "standard input" : path
         // Labels name the file only, so generated outputs do not depend on where they were made.
-        let short = path == "-" ? "standard input" : (path as NSString).lastPathComponent
+        let short = path == "-" ? "standard input" : PathText.lastComponent(path)
         // Private key blocks are read where they stand, not copied into the parser's Strings.
         if PEM.looksLikePEM(bytes), let elements = try? PEM.parseKeepingKeysInPlace(bytes),
             !elements.contains(where: { if case .parsed(let block) = $0 { block.label.contains("CERTIFICATE") && !block.label.contains("REQUEST") } else { false } })

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// An XML property list with ordered keys, written the way Xcode writes Info.plist (tabs, the
 /// Apple DTD), so the output diffs cleanly and `plutil -lint` accepts it.
@@ -72,7 +76,7 @@ enum XMLText {
     /// A comment body that cannot end the comment early.
     static func comment(_ text: String) -> String {
         var body = PinWriter.commentSafe(text)
-        while body.contains("--") { body = body.replacingOccurrences(of: "--", with: "- -") }
+        while body.contains("--") { body = body.replacingAll("--", with: "- -") }
         if body.hasSuffix("-") { body += " " }
         return "<!-- \(body) -->"
     }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// The plain formats: pin lists, JSON, curl and HPKP.
@@ -23,7 +27,7 @@ enum TextPinFormats {
                 ("subject", .string(entry.label)),
                 ("level", .string(entry.role.rawValue)),
                 ("notAfter", JSON.optional(entry.notAfter.map(Timestamp.rfc3339))),
-                ("source", .string((entry.source as NSString).lastPathComponent)),
+                ("source", .string(PathText.lastComponent(entry.source))),
             ])
         }
         let object = JSON.object([

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// TrustKit (iOS, macOS, tvOS, watchOS) configuration in Swift, Objective-C and Info.plist form.
 ///

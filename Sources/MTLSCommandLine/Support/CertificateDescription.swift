@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// Human and JSON descriptions of certificates, shared by `verify`, `inspect`, `import` and `pin`.
@@ -31,7 +35,7 @@ enum CertificateDescription {
     static func detailed(_ certificate: Certificate, console: Console, indent: String = "  ") -> [String] {
         var lines: [String] = []
         func row(_ label: String, _ value: String) {
-            lines.append(indent + label.padding(toLength: 20, withPad: " ", startingAt: 0) + value)
+            lines.append(indent + label.padded(to: 20) + value)
         }
         row("Subject", certificate.subject)
         row("Issuer", certificate.issuer)

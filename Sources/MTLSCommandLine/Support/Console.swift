@@ -1,5 +1,10 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -9,7 +14,7 @@ import MTLSTrust
 public final class Console: @unchecked Sendable {
     // @unchecked Sendable: the injected sinks are not @Sendable closures; every call to them is made
     // under `lock`. `readStandardInput(Secret)` is called only by the thread running the command.
-    private let lock = NSLock()
+    private let lock = Mutex(())
     private let stdoutSink: (String) -> Void
     private let stderrSink: (String) -> Void
     /// True when standard output is a terminal (colour and progress only then).
@@ -38,7 +43,7 @@ public final class Console: @unchecked Sendable {
             stderr: { text in writeAll(2, Array(text.utf8)) },
             stdoutIsTerminal: isatty(1) == 1, stdinIsTerminal: isatty(0) == 1,
             environment: .process,
-            readStandardInput: { [UInt8](FileHandle.standardInput.readDataToEndOfFile()) },
+            readStandardInput: { readAll(0) },
             // Not FileHandle: its Data grows by copying, leaving unwiped copies behind.
             readStandardInputSecret: { Secret.readFirstLine(from: 0) },
             stdoutBytes: { bytes in writeAll(1, bytes) })
@@ -58,6 +63,22 @@ public final class Console: @unchecked Sendable {
                 } else {
                     return
                 }
+            }
+        }
+    }
+
+    /// Reads `fd` to its end, retrying after signals; stops at an error as at the end.
+    static func readAll(_ fd: Int32) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if count > 0 {
+                bytes += chunk[0..<count]
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return bytes
             }
         }
     }
@@ -98,34 +119,34 @@ public final class Console: @unchecked Sendable {
 
     /// Writes a line to standard output.
     public func out(_ text: String = "") {
-        lock.lock()
-        defer { lock.unlock() }
-        stdoutSink(text + "\n")
+        lock.withLock { _ in
+            stdoutSink(text + "\n")
+        }
     }
 
     /// Writes raw text to standard output.
     public func write(_ text: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        stdoutSink(text)
+        lock.withLock { _ in
+            stdoutSink(text)
+        }
     }
 
     /// Writes raw bytes (binary output such as DER) to standard output.
     public func writeBytes(_ bytes: [UInt8]) {
-        lock.lock()
-        defer { lock.unlock() }
-        if let stdoutBytesSink {
-            stdoutBytesSink(bytes)
-        } else {
-            stdoutSink(String(bytes.map { Character(Unicode.Scalar($0)) }))
+        lock.withLock { _ in
+            if let stdoutBytesSink {
+                stdoutBytesSink(bytes)
+            } else {
+                stdoutSink(String(bytes.map { Character(Unicode.Scalar($0)) }))
+            }
         }
     }
 
     /// Writes a line to standard error.
     public func err(_ text: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        stderrSink(text + "\n")
+        lock.withLock { _ in
+            stderrSink(text + "\n")
+        }
     }
 
     /// True when colour may be used on standard output.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 /// A JSON value with ordered object keys, so that output is stable and reads in a sensible order.
@@ -69,7 +73,7 @@ enum JSON: Sendable, Equatable {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where scalar.value < 0x20:
-                out += String(format: "\\u%04x", scalar.value)
+                out += String(cFormat: "\\u%04x", scalar.value)
             default: out.unicodeScalars.append(scalar)
             }
         }
@@ -102,15 +106,8 @@ enum Timestamp {
     /// Parses RFC 3339 (`2030-01-01T00:00:00Z`, offsets and fractions allowed), a date
     /// (`2030-01-01`, midnight UTC), or integer Unix seconds.
     static func parse(_ text: String) -> Date? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         if let seconds = Int64(trimmed) { return Date(timeIntervalSince1970: TimeInterval(seconds)) }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        if let date = formatter.date(from: trimmed) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: trimmed) { return date }
-        formatter.formatOptions = [.withFullDate]
-        if trimmed.count == 10, let date = formatter.date(from: trimmed) { return date }
-        return nil
+        return RFC3339.parse(trimmed, allowingDateOnly: true)
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSTrust
 
 #if canImport(Glibc)
@@ -99,12 +103,12 @@ enum OutputFile {
     private static func stage(_ bytes: [UInt8], to path: String, mode: mode_t, force: Bool) throws(CommandFailure) -> String {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            if isDirectory.boolValue { throw CommandFailure(ExitCode.badInput, "\(path) is a directory; give a file name") }
+        let entry = FileSystem.entry(path)
+        if entry != .missing {
+            if entry == .directory { throw CommandFailure(ExitCode.badInput, "\(path) is a directory; give a file name") }
             if !force { throw CommandFailure(ExitCode.badInput, "\(path) already exists; pass --force to overwrite it") }
         }
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileSystem.isDirectory(directory) else {
             throw CommandFailure(ExitCode.badInput, "cannot write \(path): the directory \(directory) does not exist")
         }
         let temporary = directory + "/.\(url.lastPathComponent).mtls-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"

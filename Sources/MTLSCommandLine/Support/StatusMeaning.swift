@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 
 /// What an HTTP status means, with the IIS substatus codes people meet in client-certificate logins.
@@ -10,10 +14,9 @@ enum StatusMeaning {
             if let value = response.headers[name], let number = Int(value.split(separator: ".").last ?? "") { return number }
         }
         let text = String(decoding: response.body.prefix(65536), as: UTF8.self)
-        let pattern = "HTTP Error \(response.status)\\.([0-9]{1,3})"
-        if let range = text.range(of: pattern, options: .regularExpression) {
-            let match = text[range]
-            if let dot = match.lastIndex(of: ".") { return Int(match[match.index(after: dot)...]) }
+        for range in text.ranges(of: "HTTP Error \(response.status).") {
+            let digits = text[range.upperBound...].prefix(3).prefix { $0.isASCII && $0.isNumber }
+            if !digits.isEmpty { return Int(digits) }
         }
         return nil
     }

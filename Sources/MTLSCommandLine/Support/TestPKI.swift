@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import MTLSTrust
 
 /// The throwaway PKI of `mtls serve` and `mtls demo`: a CA, a server certificate for localhost,
@@ -30,7 +40,7 @@ struct TestPKI {
         do {
             try FileManager.default.removeItem(atPath: directory)
         } catch {
-            console.err("could not remove the temporary test PKI in \(directory): \(error.localizedDescription); remove it by hand (it holds private keys)")
+            console.err("could not remove the temporary test PKI in \(directory): \(FileSystem.reason(error)); remove it by hand (it holds private keys)")
         }
     }
 
@@ -58,7 +68,7 @@ struct TestPKI {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw CommandFailure(ExitCode.badInput, "cannot create \(directory): \(error.localizedDescription)")
+            throw CommandFailure(ExitCode.badInput, "cannot create \(directory): \(FileSystem.reason(error))")
         }
         var files: [(path: String, bytes: [UInt8], mode: mode_t)] = []
         let made: TestPKI

@@ -169,7 +169,7 @@ enum PinDocumentReader {
             expires = day
         }
         let hosts = (dictionary["hosts"] as? [String]) ?? []
-        let subdomains = (dictionary["includeSubdomains"] as? Bool) ?? false
+        let subdomains = DecodedTree.flag(dictionary["includeSubdomains"]) ?? false
         let requirement = PinRequirement(scope: .chain, pins: pins)
         if hosts.isEmpty {
             return PinDocument(format: "JSON pin set", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [requirement], expirationDay: expires)])
@@ -224,8 +224,8 @@ enum PinDocumentReader {
                 guard let config = value as? [String: Any] else { continue }
                 domains.append(
                     try trustKitDomain(
-                        host: host, hashes: (config["TSKPublicKeyHashes"] as? [String]) ?? [], includeSubdomains: config["TSKIncludeSubdomains"] as? Bool,
-                        expiration: config["TSKExpirationDate"] as? String, enforce: config["TSKEnforcePinning"] as? Bool))
+                        host: host, hashes: (config["TSKPublicKeyHashes"] as? [String]) ?? [], includeSubdomains: DecodedTree.flag(config["TSKIncludeSubdomains"]),
+                        expiration: config["TSKExpirationDate"] as? String, enforce: DecodedTree.flag(config["TSKEnforcePinning"])))
             }
         }
         let ats = ((top["NSAppTransportSecurity"] as? [String: Any])?["NSPinnedDomains"] as? [String: Any]) ?? (top["NSPinnedDomains"] as? [String: Any])
@@ -244,7 +244,8 @@ enum PinDocumentReader {
                     }
                     requirements.append(PinRequirement(scope: scope, pins: pins, name: key))
                 }
-                domains.append(PinDomain(pattern: host, includesSubdomains: (config["NSIncludesSubdomains"] as? Bool) ?? false, matching: .domain, requirements: requirements))
+                domains.append(
+                    PinDomain(pattern: host, includesSubdomains: DecodedTree.flag(config["NSIncludesSubdomains"]) ?? false, matching: .domain, requirements: requirements))
             }
         }
         guard !formats.isEmpty else { throw ReadError(message: "the property list has neither TSKConfiguration (TrustKit) nor NSAppTransportSecurity/NSPinnedDomains (ATS)") }
@@ -446,6 +447,17 @@ private struct DecodedTree: Decodable {
             } else {
                 value = try single.decode(Data.self)
             }
+        }
+    }
+
+    /// A boolean: `true`/`<true/>`, or the integers 1 and 0, which Foundation's serializers gave as
+    /// an `NSNumber` that reads as a `Bool` (plists written by hand or by scripts use them).
+    static func flag(_ value: Any?) -> Bool? {
+        if let bool = value as? Bool { return bool }
+        switch value as? Int {
+        case 1: return true
+        case 0: return false
+        default: return nil
         }
     }
 

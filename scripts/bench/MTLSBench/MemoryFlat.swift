@@ -12,7 +12,11 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 import MTLSTrust
 import MTLSTestServer
@@ -97,15 +101,15 @@ private func measure(_ name: String, total: Int, budgetKiB: Int, leakBytes: Int,
         say(
             "  "
                 + [
-                    sample.label.padding(toLength: 9, withPad: " ", startingAt: 0), String(sample.iterations).leftPadded(12), String(sample.rssKiB).leftPadded(11),
-                    delta.leftPadded(19), String(sample.descriptors).leftPadded(5), String(format: "%9.2f", sample.seconds),
+                    sample.label.padded(to: 9), String(sample.iterations).leftPadded(12), String(sample.rssKiB).leftPadded(11),
+                    delta.leftPadded(19), String(sample.descriptors).leftPadded(5), String(cFormat: "%9.2f", sample.seconds),
                 ].joined(separator: " "))
     }
     let verdict = result.isFlat ? "flat" : "GREW"
     say(
         "  \(verdict): VmRSS \(result.warmUp.rssKiB) KiB after the warm-up, \(result.end.rssKiB) KiB at the end, growth \(result.growthKiB) KiB (budget \(budgetKiB) KiB); "
-            + "fds \(result.warmUp.descriptors) -> \(result.end.descriptors); \(String(format: "%.1f", result.end.seconds)) s, "
-            + "\(String(format: "%.0f", Double(total) / max(result.end.seconds, 1e-9)))/s")
+            + "fds \(result.warmUp.descriptors) -> \(result.end.descriptors); \(String(cFormat: "%.1f", result.end.seconds)) s, "
+            + "\(String(cFormat: "%.0f", Double(total) / max(result.end.seconds, 1e-9)))/s")
     return result
 }
 
@@ -284,7 +288,7 @@ func memoryFlat(_ args: [String]) {
     for phase in results {
         say(
             "RESULT phase=\"\(phase.name)\" warmup_kib=\(phase.warmUp.rssKiB) end_kib=\(phase.end.rssKiB) growth_kib=\(phase.growthKiB) budget_kib=\(phase.budgetKiB) "
-                + "fds_growth=\(phase.descriptorGrowth) seconds=\(String(format: "%.1f", phase.end.seconds)) \(phase.isFlat ? "flat" : "GREW")")
+                + "fds_growth=\(phase.descriptorGrowth) seconds=\(String(cFormat: "%.1f", phase.end.seconds)) \(phase.isFlat ? "flat" : "GREW")")
     }
     say(grew.isEmpty ? "memory-flat: resident memory stayed flat" : "memory-flat: FAILED: \(grew.map(\.name).joined(separator: "; ")) grew beyond the budget")
     exit(grew.isEmpty ? 0 : 1)

@@ -10,15 +10,30 @@
 #if canImport(Glibc)
     import Glibc
 #endif
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import MTLSHTTP
 import MTLSTrust
 
 // As `mtls` does, so that the figures include the wiping of OpenSSL's frees.
 OpenSSLInfo.installWipingAllocator()
 
+/// Writes to standard error unbuffered, as the RESULT lines are read while the process runs.
+func writeError(_ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { write(2, $0.baseAddress!, $0.count) }
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else { return }
+        bytes = bytes.dropFirst(written)
+    }
+}
+
 func fail(_ message: String) -> Never {
-    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    writeError("error: \(message)\n")
     exit(2)
 }
 
@@ -35,7 +50,7 @@ func peakRSSKiB() -> Int {
 }
 
 func result(_ pairs: String) {
-    FileHandle.standardError.write(Data("RESULT \(pairs) rss_kib=\(peakRSSKiB())\n".utf8))
+    writeError("RESULT \(pairs) rss_kib=\(peakRSSKiB())\n")
 }
 
 func lines(_ path: String) -> [String] {
@@ -108,7 +123,7 @@ func verify(_ args: [String]) {
         let first = ders.first.flatMap { try? Certificate(derBytes: $0) }.map { evaluator.evaluate($0).findings.map(\.reason) } ?? []
         fail("\(trusted) of \(ders.count) chains trusted: \(first)")
     }
-    result(String(format: "rate=%.1f n=%d ok=%d seconds=%.4f", Double(ders.count) / elapsed, ders.count, trusted, elapsed))
+    result(String(cFormat: "rate=%.1f n=%d ok=%d seconds=%.4f", Double(ders.count) / elapsed, ders.count, trusted, elapsed))
 }
 
 // MARK: pin
@@ -151,7 +166,7 @@ func pin(_ args: [String]) {
     }
     out.flush()
     let elapsed = now() - start
-    result(String(format: "rate=%.1f n=%d seconds=%.5f", Double(count) / elapsed, count, elapsed))
+    result(String(cFormat: "rate=%.1f n=%d seconds=%.5f", Double(count) / elapsed, count, elapsed))
 }
 
 // MARK: https
@@ -179,7 +194,7 @@ func https(_ args: [String]) {
             } catch { fail("\(error)") }
         }
         let elapsed = now() - start
-        result(String(format: "rate=%.1f n=%d seconds=%.4f", Double(count) / elapsed, count, elapsed))
+        result(String(cFormat: "rate=%.1f n=%d seconds=%.4f", Double(count) / elapsed, count, elapsed))
     case "full", "resumed":
         let request = HTTPRequest(method: "GET", url: url, headers: ["Connection": "close"])
         var resumed = 0
@@ -191,7 +206,7 @@ func https(_ args: [String]) {
             } catch { fail("\(error)") }
         }
         let elapsed = now() - start
-        result(String(format: "rate=%.1f n=%d resumed=%d seconds=%.4f", Double(count) / elapsed, count, resumed, elapsed))
+        result(String(cFormat: "rate=%.1f n=%d resumed=%d seconds=%.4f", Double(count) / elapsed, count, resumed, elapsed))
     case "download":
         guard args.count >= 6 else { fail("download needs OUTFILE") }
         let fd = open(args[5], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -213,7 +228,7 @@ func https(_ args: [String]) {
         } catch { fail("\(error)") }
         close(fd)
         let elapsed = now() - start
-        result(String(format: "mb_s=%.1f bytes=%d seconds=%.4f", Double(bytes) / elapsed / 1e6, bytes, elapsed))
+        result(String(cFormat: "mb_s=%.1f bytes=%d seconds=%.4f", Double(bytes) / elapsed / 1e6, bytes, elapsed))
     default:
         fail("unknown https mode \(mode)")
     }
@@ -284,7 +299,7 @@ func fuzz(_ args: [String]) {
         fastAccepted += 1
         guard let slow else {
             mismatches += 1
-            FileHandle.standardError.write(Data("MISMATCH (\(label)): fast accepted what d2i_X509 refuses: \(input.map { String(format: "%02x", $0) }.joined())\n".utf8))
+            writeError("MISMATCH (\(label)): fast accepted what d2i_X509 refuses: \(input.map { String(cFormat: "%02x", $0) }.joined())\n")
             return
         }
         let expected = facts(slow)
@@ -292,7 +307,7 @@ func fuzz(_ args: [String]) {
             || fast.isCA != expected.isCA || (!fast.mayBeSelfSigned && expected.selfSigned)
         {
             mismatches += 1
-            FileHandle.standardError.write(Data("MISMATCH (\(label)): facts differ: fast \(fast) slow \(expected)\n".utf8))
+            writeError("MISMATCH (\(label)): facts differ: fast \(fast) slow \(expected)\n")
         }
     }
     for seed in seeds { check(seed, "seed") }
@@ -320,7 +335,7 @@ func fuzz(_ args: [String]) {
                     || zip(fast, slow!).contains(where: { $0.spkiSHA256 != $1.spkiSHA256 || $0.subject != $1.subject || $0.notAfter != $1.notAfter })
                 {
                     mismatches += 1
-                    FileHandle.standardError.write(Data("MISMATCH (PEM iteration \(iteration)): \(String(decoding: pem, as: UTF8.self))\n".utf8))
+                    writeError("MISMATCH (PEM iteration \(iteration)): \(String(decoding: pem, as: UTF8.self))\n")
                 }
             }
         }
@@ -328,7 +343,7 @@ func fuzz(_ args: [String]) {
     let elapsed = now() - start
     result(
         String(
-            format: "iterations=%d fast_accepted=%d slow_accepted=%d pem_accepted=%d mismatches=%d seconds=%.2f", iterations, fastAccepted, slowAccepted, pemAccepted, mismatches,
+            cFormat: "iterations=%d fast_accepted=%d slow_accepted=%d pem_accepted=%d mismatches=%d seconds=%.2f", iterations, fastAccepted, slowAccepted, pemAccepted, mismatches,
             elapsed))
     exit(mismatches == 0 ? 0 : 1)
 }
