@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release artefacts of mtls for this machine's architecture into dist/:
 #   dist/mtls-<version>-linux-<arch>.tar.gz (+ .sha256)   the static binary (Swift runtime and
-#       Foundation linked in; needs only glibc, OpenSSL 3, zlib, libstdc++/libgcc_s), the man page,
+#       FoundationEssentials linked in, no ICU; needs only glibc, OpenSSL 3, zlib, libstdc++/libgcc_s), the man page,
 #       the bash/zsh/fish completions, README.md, CHANGELOG.md and LICENSE
 #   dist/mtls_<version>_<debian-arch>.deb (+ .sha256)      the same binary installed as /usr/bin/mtls,
 #       man page and completions in Debian's places, Depends computed by dpkg-shlibdeps
