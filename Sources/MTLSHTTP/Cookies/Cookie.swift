@@ -158,7 +158,7 @@ enum CookieRules {
         components.minute = time.1
         components.second = time.2
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        calendar.timeZone = TimeZone.gmt
         guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
         return date
     }

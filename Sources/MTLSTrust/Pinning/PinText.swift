@@ -61,7 +61,9 @@ enum PinText {
 
 /// Calendar arithmetic in UTC for expiry dates (`YYYY-MM-DD`) and the rotation calendar.
 public enum PinDates {
-    public static let utc = TimeZone(identifier: "UTC")!
+    // Not `TimeZone(identifier: "UTC")`: without FoundationInternationalization (the binary does
+    // not link it) identifiers are not resolved and that is nil.
+    public static let utc = TimeZone.gmt
 
     /// Parses `YYYY-MM-DD` strictly (a real calendar day).
     public static func day(_ text: String) -> Date? {
