@@ -12,19 +12,20 @@
 /// Membership tests with the members of Foundation's `CharacterSet` of the same name, from the
 /// standard library's Unicode tables.
 package enum ScalarClass {
-    /// General category Zs and U+0009 (`CharacterSet.whitespaces`).
+    /// General category Zs, U+0009 and U+200B ZERO WIDTH SPACE (`CharacterSet.whitespaces`; the
+    /// zero-width space comes with text pasted from web pages and is trimmed like a space).
     package static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "\t" || scalar.properties.generalCategory == .spaceSeparator
+        scalar == "\t" || scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
     }
 
-    /// Categories Z*, U+000A–U+000D and U+0085 (`CharacterSet.whitespacesAndNewlines`).
+    /// `isWhitespace`, categories Zl and Zp, U+000A–U+000D and U+0085 (`CharacterSet.whitespacesAndNewlines`).
     package static func isWhitespaceOrNewline(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.value {
         case 0x0A...0x0D, 0x85: return true
         default:
             switch scalar.properties.generalCategory {
-            case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
-            default: return false
+            case .lineSeparator, .paragraphSeparator: return true
+            default: return isWhitespace(scalar)
             }
         }
     }
