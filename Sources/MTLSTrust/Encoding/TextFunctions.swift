@@ -15,18 +15,18 @@ package enum ScalarClass {
     /// General category Zs, U+0009 and U+200B ZERO WIDTH SPACE (`CharacterSet.whitespaces`; the
     /// zero-width space comes with text pasted from web pages and is trimmed like a space).
     package static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "\t" || scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
+        // ASCII first: the property lookup is a table walk, and nearly every scalar tested is ASCII.
+        if scalar.isASCII { return scalar == " " || scalar == "\t" }
+        return scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
     }
 
     /// `isWhitespace`, categories Zl and Zp, U+000A–U+000D and U+0085 (`CharacterSet.whitespacesAndNewlines`).
     package static func isWhitespaceOrNewline(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.value {
-        case 0x0A...0x0D, 0x85: return true
-        default:
-            switch scalar.properties.generalCategory {
-            case .lineSeparator, .paragraphSeparator: return true
-            default: return isWhitespace(scalar)
-            }
+        if scalar.isASCII { return scalar == " " || (0x09...0x0D).contains(scalar.value) }
+        if scalar == "\u{0085}" || scalar == "\u{200B}" { return true }
+        switch scalar.properties.generalCategory {
+        case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
+        default: return false
         }
     }
 
