@@ -20,7 +20,9 @@ differences=$(grep -c '^DIFF ' "$log" || true)
 fast=$(grep -c 'fast=accept' "$log" || true)
 both=$(grep -c '^same fast=accept reference=accept' "$log" || true)
 rejected=$(grep -c 'reference=reject' "$log" || true)
-echo "trust differential: $evaluations evaluations with both paths; the fast path accepted $fast ($both also accepted by the reference path); the reference path rejected $rejected; differences: $differences (log: $log)"
+ran=$(grep -c 'checks=ran' "$log" || true)
+ranRejected=$(grep 'checks=ran' "$log" | grep -c 'reference=reject' || true)
+echo "trust differential: $evaluations evaluations with both paths; the fast path's checks ran on $ran leaves (of which the reference path rejected $ranRejected) and accepted $fast ($both also accepted by the reference path); the reference path rejected $rejected in all; differences: $differences (log: $log)"
 if [[ $differences -gt 0 ]]; then
   grep '^DIFF ' "$log" | head -20 >&2
   echo "trust differential: the fast path accepted chains the reference path rejects" >&2

@@ -46,7 +46,7 @@ final class TrustFastPathTests: XCTestCase {
         for name in ["server-p384.pem", "server-rsa2048.pem", "server-rsa4096.pem", "server.der"] {
             XCTAssertTrue(assertSameVerdict(evaluator, try fixture(name), name).isTrusted, name)
         }
-        XCTAssertEqual(evaluator.fastPathStatistics, .init(accepted: 4, declined: 1))
+        XCTAssertEqual(evaluator.fastPathStatistics, .init(accepted: 4, declined: 1, reachedChecks: 4))
         // The fast path's chain is the full path's: leaf, intermediate, root.
         let evaluation = evaluator.evaluate(try fixture("server-p384.pem"))
         XCTAssertEqual(evaluation.chain.map(\.commonName), ["localhost", "mtls Test Intermediate CA", "mtls Test Root CA"])
@@ -66,6 +66,9 @@ final class TrustFastPathTests: XCTestCase {
             let before = evaluator.fastPathStatistics
             XCTAssertFalse(assertSameVerdict(evaluator, try fixture(name), name).isTrusted, name)
             XCTAssertEqual(evaluator.fastPathStatistics.accepted, before.accepted, "\(name) was accepted by the fast path")
+            // Leaves of the armed intermediate are declined by the checks themselves, not before.
+            let underIntermediate = !["client-other.pem", "self-signed.pem"].contains(name)
+            XCTAssertEqual(evaluator.fastPathStatistics.reachedChecks > before.reachedChecks, underIntermediate, "\(name): checks ran")
         }
         // A known certificate as the leaf (the intermediate itself): declined.
         let before = evaluator.fastPathStatistics

@@ -115,11 +115,13 @@ public struct TrustEvaluator: Sendable {
     /// the reference path rejects is a `DIFF` line (and a message on standard error).
     func differentialEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation {
         let reference = referenceEvaluation(leaf, extraIntermediates: [])
+        let reachedBefore = fastPath.statistics.reachedChecks
         let before = fastEvaluation(leaf, fastPath: fastPath)
         if reference.pathsTried == 1, reference.findings.allSatisfy({ $0.depth == 0 }), let suffix = armableSuffix(reference.chain) { fastPath.arm(suffix) }
         let after = before ?? fastEvaluation(leaf, fastPath: fastPath)
         fastPath.count(accepted: after != nil)
-        let line = "fast=\(after != nil ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject") leaf=\(leaf.sha256Fingerprint.hex)"
+        let reached = fastPath.statistics.reachedChecks > reachedBefore
+        let line = "fast=\(after != nil ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject") checks=\(reached ? "ran" : "skipped") leaf=\(leaf.sha256Fingerprint.hex)"
         if after != nil && !reference.isTrusted {
             fastPath.log("DIFF " + line + " findings=\(reference.findings.map(\.name))")
             let message = Array("mtls: the trust fast path DIFFERS from the reference path: \(line) \(reference.findings)\n".utf8)

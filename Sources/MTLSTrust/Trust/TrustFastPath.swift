@@ -32,10 +32,12 @@ import Synchronization
 ///
 /// - no CRLs (revocation is checked for every certificate of the chain), no extra intermediates
 ///   (they change chain building), at most 16 anchors and intermediates (the checks below are linear);
-/// - among all anchors and intermediates, `I` is the only certificate that `X509_check_issued`
-///   accepts as the leaf's issuer, so OpenSSL's chain building (trusted first) picks `I` too;
-/// - the leaf is not self-issued and its subject is no known certificate's subject (it cannot be
-///   mistaken for an issuer in the chain above it), and it is not itself an anchor or intermediate;
+/// - among all anchors and intermediates, `I` is the only certificate whose subject is the leaf's
+///   issuer name (OpenSSL looks issuers up by name, trusted first, and would try any of them), and
+///   `X509_check_issued` accepts it as the leaf's issuer;
+/// - the leaf is not self-issued, not a proxy certificate, and its subject is no known
+///   certificate's subject (it cannot be mistaken for an issuer in the chain above it), and it is
+///   not itself an anchor or intermediate;
 /// - no certificate of the armed chain carries name constraints or policy constraints, which
 ///   constrain the leaf from above (OpenSSL checks them on the whole chain);
 /// - the armed chain's certificates above `I` are within their validity at the evaluation time
@@ -66,6 +68,9 @@ final class TrustFastPath: Sendable {
         counts.withLock { if accepted { $0.accepted += 1 } else { $0.declined += 1 } }
     }
 
+    /// A leaf whose issuer is an armed intermediate: the checks of OpenSSL and the policies ran.
+    func countReached() { counts.withLock { $0.reachedChecks += 1 } }
+
     func armedChain(issuer: OpaquePointer) -> Armed? { armed.withLock { $0[Int(bitPattern: issuer)] } }
 
     /// Records `suffix` (the accepted chain without its leaf) for later leaves of `suffix[0]`.
@@ -93,9 +98,13 @@ extension TrustEvaluator {
         public var accepted = 0
         /// Leaves the fast path left to the full path (not eligible, or not certain).
         public var declined = 0
-        public init(accepted: Int = 0, declined: Int = 0) {
+        /// Leaves that got as far as the fast path's OpenSSL and policy checks (their issuer is an
+        /// armed intermediate), accepted or not.
+        public var reachedChecks = 0
+        public init(accepted: Int = 0, declined: Int = 0, reachedChecks: Int = 0) {
             self.accepted = accepted
             self.declined = declined
+            self.reachedChecks = reachedChecks
         }
     }
 
@@ -127,21 +136,30 @@ extension TrustEvaluator {
     /// The fast path's verdict: a trusted evaluation, or nil to let the full path decide.
     func fastEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation? {
         let pointer = leaf.reference.pointer
-        // Not self-issued, and not one of the evaluator's own certificates.
-        guard X509_get_extension_flags(pointer) & UInt32(EXFLAG_SI) == 0, !isKnown(leaf) else { return nil }
-        // Exactly one known certificate issued the leaf, and it is an armed intermediate; the leaf's
-        // subject is no known certificate's subject.
+        // Not self-issued, not a proxy certificate (a proxy changes how OpenSSL checks its issuer),
+        // and not one of the evaluator's own certificates.
+        guard X509_get_extension_flags(pointer) & UInt32(EXFLAG_SI | EXFLAG_PROXY) == 0, !isKnown(leaf) else { return nil }
+        // Exactly one known certificate has the leaf's issuer name — OpenSSL's chain building
+        // looks issuers up by name, so then it cannot pick another — and it issued the leaf
+        // (`X509_check_issued`) and is an armed intermediate. The leaf's subject is no known
+        // certificate's subject.
         var issuer: Certificate? = nil
         let leafSubject = X509_get_subject_name(pointer)
+        let leafIssuer = X509_get_issuer_name(pointer)
         for certificate in allKnown {
-            if X509_NAME_cmp(leafSubject, X509_get_subject_name(certificate.reference.pointer)) == 0 { return nil }
-            if X509_check_issued(certificate.reference.pointer, pointer) == X509_V_OK {
+            let subject = X509_get_subject_name(certificate.reference.pointer)
+            if X509_NAME_cmp(leafSubject, subject) == 0 { return nil }
+            if X509_NAME_cmp(leafIssuer, subject) == 0 {
                 guard issuer == nil else { return nil }
                 issuer = certificate
             }
         }
-        OpenSSLErrorQueue.clear()
-        guard let issuer, let armed = fastPath.armedChain(issuer: issuer.reference.pointer) else { return nil }
+        guard let issuer, X509_check_issued(issuer.reference.pointer, pointer) == X509_V_OK else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        guard let armed = fastPath.armedChain(issuer: issuer.reference.pointer) else { return nil }
+        fastPath.countReached()
         // The certificates above I are within their validity (the partial check sees only I's).
         var when = time_t((policy.evaluationTime ?? Date()).timeIntervalSince1970.rounded(.down))
         for certificate in armed.suffix.dropFirst() {
