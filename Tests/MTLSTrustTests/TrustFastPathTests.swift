@@ -103,6 +103,21 @@ final class TrustFastPathTests: XCTestCase {
         XCTAssertEqual(evaluator.fastPathStatistics.accepted, 1)
     }
 
+    /// Name constraints or policy constraints anywhere above the leaf constrain it from above:
+    /// such a chain never arms the fast path, however often it is accepted.
+    func testConstrainedIntermediatesNeverArm() throws {
+        for id in ["rfc5280.nc-violation", "rfc5280.pc-not-critical"] {
+            let directory = TestCertificates.url("rules/\(id)").path
+            let good = try CertificateLoader.certificates(atPath: "\(directory)/good.pem")
+            let evaluator = try TrustEvaluator(
+                policy: TrustPolicy(
+                    anchors: try CertificateLoader.certificates(atPath: "\(directory)/anchors.pem"), intermediates: Array(good.dropFirst()),
+                    evaluationTime: Self.fixedTime, purpose: .server, hostname: "rules.example", profile: .rfc5280))
+            for _ in 0..<3 { XCTAssertTrue(assertSameVerdict(evaluator, good[0], id).isTrusted, id) }
+            XCTAssertEqual(evaluator.fastPathStatistics, .init(accepted: 0, declined: 3, reachedChecks: 0), id)
+        }
+    }
+
     /// Differential: every single-certificate fixture as the leaf, under every purpose, host and
     /// profile, after the fast path was armed with a good leaf, at the fixed time and at a time
     /// when the leaves have expired: the same verdict as the reference path each time.
