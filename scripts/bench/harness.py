@@ -556,8 +556,8 @@ def fleet_scale(port, count, concurrency, shards, delay):
 
     def sharded(target_file):
         jobs = " ".join(f"{mtls_path} probe --targets {shlex.quote(target_file)} --shard {i}/{shards} --concurrency {per} --anchors {shlex.quote(d)}/root.pem --json "
-                        f">{shlex.quote(outs[i - 1])} &" for i in range(1, shards + 1))
-        return f"{jobs} fail=0; for job in $(jobs -p); do wait $job || fail=1; done; exit $fail"
+                        f">{shlex.quote(outs[i - 1])} & pids=\"$pids $!\";" for i in range(1, shards + 1))
+        return f"pids=; {jobs} fail=0; for pid in $pids; do wait $pid || fail=1; done; exit $fail"
     many = f"`mtls probe --targets --shard I/{shards}`, {shards} processes, --concurrency {per} each"
     contenders = [
         Contender("scale", mtls("probe", "--targets", targets, "--concurrency", str(concurrency), *common), [(one, "wall")], units=count,
@@ -576,10 +576,11 @@ def fleet_scale(port, count, concurrency, shards, delay):
         runs=-int(E.get("BENCH_FLEET_SCALE_RUNS", "3")))
 
 
-def fleet_peers(port, sample, delay):
-    """sslyze's and testssl.sh's mass-scan modes on a sample of the same fleet, beside `mtls probe`
-    on the same sample. Neither makes one GET: each scans the TLS set-up of every endpoint, so
-    their rates are those of a heavier job, reported for what a fleet operator would run instead."""
+def fleet_peers(port, sample, testssl_sample, delay):
+    """sslyze's and testssl.sh's mass-scan modes on samples of the same fleet, beside `mtls probe`
+    on sslyze's sample. Neither makes one GET: each scans the TLS set-up of every endpoint, so
+    their rates are those of a heavier job, reported for what a fleet operator would run instead.
+    testssl.sh spends seconds of CPU on every endpoint, hence its smaller sample."""
     d = os.path.join(WORK, "ec")
     root = f"{d}/root.pem"
     urls = [f"https://localhost:{port}/fleet/{i}" for i in range(sample)]
@@ -606,36 +607,34 @@ def fleet_peers(port, sample, delay):
     # at once, its default 20); -S: the server's default protocol and cipher, its certificate and
     # chain checked against --add-ca, OCSP stapling, session resumption and the like.
     testssl = E.get("BENCH_TESTSSL", "testssl")
-    testssl_dir = os.path.join(WORK, "fleet-testssl")
-    os.makedirs(testssl_dir, exist_ok=True)
-    testssl_opts = f"--quiet --server-defaults --add-ca {root} --warnings off --color 0 --jsonfile {testssl_dir}"
-    testssl_file = write_lines(os.path.join(WORK, f"fleet-peers-testssl-{sample}.txt"), [f"{testssl_opts} {u}" for u in urls])
+    testssl_out = os.path.join(WORK, "fleet-testssl.json")
+    testssl_opts = f"--quiet --server-defaults --add-ca {root} --warnings off --color 0"
+    testssl_file = write_lines(os.path.join(WORK, f"fleet-peers-testssl-{testssl_sample}.txt"), [f"{testssl_opts} {u}" for u in urls[:testssl_sample]])
     testssl_warm = write_lines(os.path.join(WORK, "fleet-peers-testssl-warm.txt"), [f"{testssl_opts} {u}" for u in urls[:2]])
 
     def testssl_cmd(target_file):
-        return f"rm -f {shlex.quote(testssl_dir)}/*; exec {shlex.quote(testssl)} --parallel --file {shlex.quote(target_file)} >/dev/null"
+        # The parent gathers its children's findings into one flat JSON list.
+        return f"rm -f {shlex.quote(testssl_out)}; exec {shlex.quote(testssl)} --parallel --jsonfile {shlex.quote(testssl_out)} --file {shlex.quote(target_file)} >/dev/null"
 
     def testssl_check(warm):
         if warm:
             return None
-        done = 0
-        for name in os.listdir(testssl_dir):
-            findings = json.load(open(os.path.join(testssl_dir, name)))
-            if any(f.get("id") == "cert_chain_of_trust" for f in findings) and not any(f.get("severity") == "FATAL" for f in findings):
-                done += 1
-        return None if done == sample else f"testssl.sh finished {done} of {sample} endpoints ({len(os.listdir(testssl_dir))} JSON files)"
-    mtls_row = f"`mtls probe --targets`, --concurrency {sample} (one GET each)"
-    sslyze_row = "sslyze --certinfo (its mass scan: 10 servers at once)"
-    testssl_row = "testssl.sh --parallel -S (20 endpoints at once)"
+        findings = json.load(open(testssl_out))
+        trusted = sum(1 for f in findings if f.get("id") == "cert_chain_of_trust" and f.get("severity") == "OK")
+        fatal = [f for f in findings if f.get("severity") == "FATAL"]
+        return None if trusted == testssl_sample and not fatal else f"testssl.sh: {trusted} of {testssl_sample} chains of trust OK, {len(fatal)} fatal: {fatal[:2]}"
+    mtls_row = f"`mtls probe --targets`, {sample} endpoints, --concurrency {min(sample, 1000)} (one GET each)"
+    sslyze_row = f"sslyze --certinfo, {sample} endpoints (its mass scan: 10 servers at once)"
+    testssl_row = f"testssl.sh --parallel --server-defaults, {testssl_sample} endpoints ({min(testssl_sample, 20)} at once)"
     contenders = [
         Contender("mtls", mtls("probe", "--targets", targets, "--concurrency", str(min(sample, 1000)), "--anchors", root, "--json"), [(mtls_row, "wall")],
                   units=sample, stdout=out, sample=True, check=answered([out], urls)),
         Contender("sslyze", sslyze_cmd(sslyze_targets), [(sslyze_row, "wall")], units=sample, warm_cmd=sslyze_cmd(sslyze_warm),
                   sample=True, rss="peak_sum", check=sslyze_check),
-        Contender("testssl", testssl_cmd(testssl_file), [(testssl_row, "wall")], units=sample, shell=True, warm_cmd=testssl_cmd(testssl_warm),
+        Contender("testssl", testssl_cmd(testssl_file), [(testssl_row, "wall")], units=testssl_sample, shell=True, warm_cmd=testssl_cmd(testssl_warm),
                   sample=True, rss="peak_sum", check=testssl_check),
     ]
-    workload("fleet-peers", f"fleet peers: sslyze and testssl.sh on {sample} of the same endpoints (endpoints/s)", "endpoints/s", contenders, [
+    workload("fleet-peers", f"fleet peers: sslyze and testssl.sh on samples of the same endpoints (endpoints/s)", "endpoints/s", contenders, [
         ("mtls / sslyze", mtls_row, sslyze_row, None),
         ("mtls / testssl.sh", mtls_row, testssl_row, None),
     ], notes=[
@@ -646,7 +645,7 @@ def fleet_peers(port, sample, delay):
         "URL) runs a bash process per endpoint that starts `openssl s_client` and friends dozens of times (protocols, the server's "
         f"picks, certificate, chain against `--add-ca ROOT`, resumption, extensions) and GETs the URL for its HTTP checks. "
         "Their peak RSS and threads are the largest sums over all their processes alive at once, sampled."],
-        runs=-int(E.get("BENCH_FLEET_PEERS_RUNS", "3")))
+        runs=-int(E.get("BENCH_FLEET_PEERS_RUNS", "2")))
 
 
 def startup():
@@ -765,8 +764,8 @@ def main():
         port, delay = int(E["PORT_FLEET"]), int(E.get("BENCH_FLEET_DELAY_MS", "100"))
         fleet(port, int(E.get("BENCH_FLEET", "1000")), int(E.get("BENCH_FLEET_SAMPLE", "30")), delay)
         fleet_scale(port, int(E.get("BENCH_FLEET_SCALE", "10000")), int(E.get("BENCH_FLEET_CONCURRENCY", "1000")), int(E.get("BENCH_FLEET_SHARDS", "4")), delay)
-        if int(E.get("BENCH_FLEET_PEERS", "100")) > 0:
-            fleet_peers(port, int(E.get("BENCH_FLEET_PEERS", "100")), delay)
+        if int(E.get("BENCH_FLEET_PEERS", "500")) > 0:
+            fleet_peers(port, int(E.get("BENCH_FLEET_PEERS", "500")), int(E.get("BENCH_FLEET_TESTSSL", "10")), delay)
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump({"runs": RUNS, "seconds": time.monotonic() - STARTED, "workloads": RESULTS}, f, indent=1)
 
