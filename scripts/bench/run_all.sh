@@ -15,9 +15,15 @@
 # and results; the corpora are kept between runs), BENCH_SCRATCH (the Swift build directory,
 # .build/bench), BENCH_STATIC (1: link the Swift runtime statically, as a release would; 0: dynamic),
 # BENCH_FUZZ (20000 differential fuzz iterations of the DER walk), BENCH_KEEPALIVE (2000),
-# BENCH_CONNECTIONS (200), BENCH_FLEET (1000), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100).
-# Needs: swift, cc, libssl-dev, openssl, nginx, curl, wrk, hyperfine, python3 with `cryptography`
-# (installed here when missing and this is Debian as root).
+# BENCH_CONNECTIONS (200), BENCH_FLEET (1000), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100);
+# the fleet at scale: BENCH_FLEET_SCALE (10000 endpoints), BENCH_FLEET_CONCURRENCY (1000, from one
+# process), BENCH_FLEET_SHARDS (4 processes with --shard I/N, the concurrency split between them),
+# BENCH_FLEET_SCALE_RUNS (3), BENCH_FLEET_PEERS (500 endpoints for sslyze and mtls beside it; 0: no
+# peers), BENCH_FLEET_TESTSSL (10 endpoints for testssl.sh), BENCH_FLEET_PEERS_RUNS (2),
+# BENCH_SAMPLE_MS (2: how often the processes are sampled in /proc for their threads).
+# Needs: swift, cc, libssl-dev, openssl, nginx, curl, wrk, hyperfine, python3 with `cryptography`,
+# and for the fleet testssl.sh and sslyze (installed here when missing and this is Debian as root;
+# sslyze with pip into a venv in BENCH_WORK).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,6 +41,9 @@ done
 if ((CHECK || SAVE)); then
   # The short run: the baseline is made with the same knobs, so its ratios compare with a check's.
   export BENCH_FUZZ=${BENCH_FUZZ:-2000} BENCH_KEEPALIVE=${BENCH_KEEPALIVE:-1000} BENCH_CONNECTIONS=${BENCH_CONNECTIONS:-100} BENCH_FLEET=${BENCH_FLEET:-300}
+  # The fleet at scale keeps its concurrency (the thread and RSS checks are about 1000 at once) on
+  # fewer endpoints; the peers are not run (they take minutes and guard nothing of mtls).
+  export BENCH_FLEET_SCALE=${BENCH_FLEET_SCALE:-3000} BENCH_FLEET_PEERS=${BENCH_FLEET_PEERS:-0}
   if ((CHECK)) && [[ ! -f $BASELINE ]]; then echo "run_all.sh: no $BASELINE: make one with --save-baseline" >&2; exit 2; fi
 fi
 export BENCH_WORK=${BENCH_WORK:-/tmp/mtls-bench}
