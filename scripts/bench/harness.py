@@ -25,7 +25,8 @@ import time
 E = os.environ
 RUNS = int(E.get("BENCH_RUNS", "5"))
 EXPLICIT_RUNS = "BENCH_RUNS" in E
-COMPARING = sys.argv[1:2] in (["--compare"], ["--save-baseline"])  # need none of the run's environment
+# Comparing, saving a baseline or being imported (by test_harness.py) needs none of the run's environment.
+COMPARING = sys.argv[1:2] in (["--compare"], ["--save-baseline"]) or __name__ != "__main__"
 OUT = E.get("BENCH_OUT", "") if COMPARING else E["BENCH_OUT"]
 WORK = E.get("BENCH_WORK", "") if COMPARING else E["BENCH_WORK"]
 BIN = E.get("BENCH_BIN", "") if COMPARING else E["BENCH_BIN"]  # directory with c_verify, c_pin, c_https and the Swift products
@@ -762,7 +763,8 @@ def main():
         https("tls12", "TLS 1.2, RSA-2048", (int(E["PORT_T12"]), int(E["PORT_T12_RESUME"])), rsa_ca)
     if "fleet" in which:
         port, delay = int(E["PORT_FLEET"]), int(E.get("BENCH_FLEET_DELAY_MS", "100"))
-        fleet(port, int(E.get("BENCH_FLEET", "1000")), int(E.get("BENCH_FLEET_SAMPLE", "30")), delay)
+        if int(E.get("BENCH_FLEET", "1000")) > 0:
+            fleet(port, int(E.get("BENCH_FLEET", "1000")), int(E.get("BENCH_FLEET_SAMPLE", "30")), delay)
         fleet_scale(port, int(E.get("BENCH_FLEET_SCALE", "10000")), int(E.get("BENCH_FLEET_CONCURRENCY", "1000")), int(E.get("BENCH_FLEET_SHARDS", "4")), delay)
         if int(E.get("BENCH_FLEET_PEERS", "500")) > 0:
             fleet_peers(port, int(E.get("BENCH_FLEET_PEERS", "500")), int(E.get("BENCH_FLEET_TESTSSL", "10")), delay)
@@ -770,4 +772,5 @@ def main():
         json.dump({"runs": RUNS, "seconds": time.monotonic() - STARTED, "workloads": RESULTS}, f, indent=1)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-"""The regression guard's own logic (`harness.py --compare` / `--save-baseline`) on made-up results:
-run by scripts/test.sh; needs no build, peer or benchmark run."""
+"""The regression guard's own logic (`harness.py --compare` / `--save-baseline`) on made-up results,
+and the /proc sampler that counts the fleet's threads on a few short processes: run by
+scripts/test.sh; needs no build, peer or benchmark run."""
 import json
 import os
 import subprocess
@@ -70,6 +71,32 @@ class CompareTests(unittest.TestCase):
             values = {w["key"]: w["ratios"][0]["value"] for w in data["workloads"]}
             self.assertEqual(values, {"pin": 3.0, "fleet": 50.0})
             self.assertFalse(os.path.exists(baseline + ".tmp"))
+
+
+class WatchTests(unittest.TestCase):
+    """The sampler behind the fleet's peak threads and processes (`harness.Watch`), on real processes."""
+
+    def watch(self, argv):
+        sys.path.insert(0, os.path.dirname(HARNESS))
+        import harness
+        process = subprocess.Popen(argv, start_new_session=True)
+        watch = harness.Watch(process.pid, None)
+        watch.run(process)
+        return watch
+
+    def test_it_sees_every_thread_of_one_process(self):
+        code = "import threading, time\nfor _ in range(40): threading.Thread(target=time.sleep, args=(0.6,)).start()\ntime.sleep(0.3)"
+        watch = self.watch([sys.executable, "-c", code])
+        self.assertEqual(watch.processes, 1)
+        self.assertGreaterEqual(watch.threads, 41)
+        self.assertLessEqual(watch.threads, 43)
+        self.assertGreater(watch.rss_sum, 0)
+
+    def test_it_adds_up_the_processes_of_the_group(self):
+        watch = self.watch(["sh", "-c", "sleep 0.5 & sleep 0.5 & sleep 0.5 & wait"])
+        self.assertEqual(watch.processes, 4)
+        self.assertEqual(watch.threads, 4)
+        self.assertEqual(len(watch.hwm), 4)
 
 
 if __name__ == "__main__":
