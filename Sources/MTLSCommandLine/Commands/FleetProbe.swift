@@ -47,44 +47,69 @@ enum FleetProbe {
         let prepared = requests
         let credentials = try ProbeCommand.credentials(arguments, console: console)
         let time = try Inputs.time(arguments.value(.at))
-        let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        var tlsConfiguration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
+        // Most connections of a fleet wait for their server: their empty record buffers go back.
+        tlsConfiguration.releasesIdleBuffers = true
+        let configuration = tlsConfiguration
         let results = ResultSlots(count: requests.count)
         let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag(.json))
         let json = arguments.flag(.json)
-        let next = Counter()
-        let workers = min(concurrency, max(1, requests.count))
-        let work: @Sendable () -> Void = {
-            while let index = next.take(below: prepared.count) {
-                let (line, request) = prepared[index]
-                let outcome: (JSON, String, Int32)
-                switch request {
-                case .failure(let failure):
+        let probeOne: @Sendable (Int) -> Void = { index in
+            let (line, request) = prepared[index]
+            let outcome: (JSON, String, Int32)
+            switch request {
+            case .failure(let failure):
+                outcome = (
+                    .object([
+                        ("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])),
+                        ("exitCode", .int(Int(failure.exitCode))),
+                    ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(failure.message)", failure.exitCode
+                )
+            case .success(let request):
+                do throws(CommandFailure) {
+                    let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
+                    var object = analysis.json()
+                    if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
+                    outcome = (object, summary(line, analysis), analysis.exitCode)
+                } catch {
                     outcome = (
                         .object([
-                            ("target", .string(line)), ("error", .object([("code", .int(Int(failure.exitCode))), ("message", .string(failure.message))])),
-                            ("exitCode", .int(Int(failure.exitCode))),
-                        ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(failure.message)", failure.exitCode
+                            ("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])),
+                            ("exitCode", .int(Int(error.exitCode))),
+                        ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(error.message)", error.exitCode
                     )
-                case .success(let request):
-                    do throws(CommandFailure) {
-                        let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
-                        var object = analysis.json()
-                        if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
-                        outcome = (object, summary(line, analysis), analysis.exitCode)
-                    } catch {
-                        outcome = (
-                            .object([
-                                ("target", .string(line)), ("error", .object([("code", .int(Int(error.exitCode))), ("message", .string(error.message))])),
-                                ("exitCode", .int(Int(error.exitCode))),
-                            ]).versioned(ProbeAnalysis.schemaVersion), "\(line)  error: \(error.message)", error.exitCode
-                        )
-                    }
                 }
-                results.set(index, outcome)
-                // JSON Lines stream out as each probe finishes.
-                if json { console.out(outcome.0.serialized()) }
-                progress.step()
             }
+            // JSON Lines stream out as each probe finishes; only the row and the exit code are kept
+            // for the end (a whole analysis per endpoint would grow with the fleet).
+            if json { console.out(outcome.0.serialized()) }
+            results.set(index, (json ? "" : outcome.1, outcome.2))
+            progress.step()
+        }
+        run(count: prepared.count, concurrency: concurrency, probeOne)
+        progress.finish()
+        let all = results.values
+        if !json {
+            for value in all { console.out(value.0) }
+            let ok = all.filter { $0.1 == ExitCode.success }.count
+            console.out("\(ok) of \(all.count) endpoints OK" + (shard.count > 1 ? " (shard \(shard.index)/\(shard.count) of \(lines.count) targets)" : ""))
+        }
+        if all.contains(where: { $0.1 == ExitCode.network }) && !all.contains(where: { $0.1 == ExitCode.success }) { return ExitCode.network }
+        return all.allSatisfy { $0.1 == ExitCode.success } ? ExitCode.success : ExitCode.no
+    }
+
+    /// Runs `job(i)` for every target, at most `concurrency` at once.
+    ///
+    /// Where fibers work (Linux), every probe runs on its own fiber and the fibers share one
+    /// event-loop thread per core: a probe waiting for its server costs a parked stack, not a
+    /// thread, so a thousand at once take a handful of threads. Elsewhere, or when the loop
+    /// cannot start, one thread per worker as before.
+    static func run(count: Int, concurrency: Int, _ job: @escaping @Sendable (Int) -> Void) {
+        let workers = min(concurrency, max(1, count))
+        if FiberLoop.run(count: count, concurrency: workers, threads: loopThreads, job) != nil { return }
+        let next = Counter()
+        let work: @Sendable () -> Void = {
+            while let index = next.take(below: count) { job(index) }
         }
         // One thread per worker, each with a 1 MiB stack; when none can be made, this thread works alone.
         let group = DispatchGroup()
@@ -99,15 +124,13 @@ enum FleetProbe {
         }
         if started == 0 { work() }
         group.wait()
-        progress.finish()
-        let all = results.values
-        if !json {
-            for value in all { console.out(value.1) }
-            let ok = all.filter { $0.2 == ExitCode.success }.count
-            console.out("\(ok) of \(all.count) endpoints OK" + (shard.count > 1 ? " (shard \(shard.index)/\(shard.count) of \(lines.count) targets)" : ""))
-        }
-        if all.contains(where: { $0.2 == ExitCode.network }) && !all.contains(where: { $0.2 == ExitCode.success }) { return ExitCode.network }
-        return all.allSatisfy { $0.2 == ExitCode.success } ? ExitCode.success : ExitCode.no
+    }
+
+    /// One loop thread per online core (at most 16): the probes' CPU work — handshakes, chain
+    /// checks — spreads over the cores, and waiting costs no thread at all.
+    static var loopThreads: Int {
+        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        return max(1, min(cores, 16))
     }
 
     /// One table row, from the same facts and rules as a single probe (no TLS claim for a
@@ -144,14 +167,14 @@ final class Counter: Sendable {
     }
 }
 
-/// Results in input order.
+/// Each target's table row and exit code, in input order.
 final class ResultSlots: Sendable {
-    private let slots: Mutex<[(JSON, String, Int32)?]>
+    private let slots: Mutex<[(String, Int32)?]>
     init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
-    func set(_ index: Int, _ value: (JSON, String, Int32)) {
+    func set(_ index: Int, _ value: (String, Int32)) {
         slots.withLock { $0[index] = value }
     }
-    var values: [(JSON, String, Int32)] { slots.withLock { $0.compactMap { $0 } } }
+    var values: [(String, Int32)] { slots.withLock { $0.compactMap { $0 } } }
 }
 
 /// A progress bar on stderr, only on a terminal.

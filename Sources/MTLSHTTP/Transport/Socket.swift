@@ -78,6 +78,8 @@ public final class SocketHandle: Sendable {
     ///
     /// - Returns: false on timeout.
     package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
+        // On a fiber of `probe --targets`, park on the loop's epoll so the thread runs others.
+        if let ready = FiberLoop.park(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline) { return ready }
         var pfd = pollfd(fd: fd, events: Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), revents: 0)
         while true {
             let timeout = deadline.millisecondsLeft
@@ -189,16 +191,31 @@ enum Resolver {
             let entry = cache.withLock { $0[key] }
             if let entry, Deadline.now < entry.expires { return entry.addresses }
         }
+        // A name lookup blocks: on a fiber it runs on a helper thread while the fiber is parked.
+        let name = literal
+        let (status, addresses) = numeric ? lookup(name, port: port, numeric: true) : FiberLoop.offload { lookup(name, port: port, numeric: false) }
+        guard status == 0, !addresses.isEmpty else {
+            let reason = status == 0 ? "no usable address" : String(cString: gai_strerror(status))
+            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use \(setting: .connectTo) HOST:PORT")
+        }
+        if !numeric && !addresses.isEmpty {
+            cache.withLock { entries in
+                if entries.count >= capacity, let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key { entries[oldest] = nil }
+                entries[key] = Entry(expires: Deadline.after(timeToLive), addresses: addresses)
+            }
+        }
+        return addresses
+    }
+
+    /// `getaddrinfo` for TCP, copied out of its list: the status and the addresses.
+    private static func lookup(_ name: String, port: Int, numeric: Bool) -> (Int32, [Address]) {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = numeric ? AI_NUMERICHOST : AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>? = nil
-        let status = getaddrinfo(literal, String(port), &hints, &list)
-        guard status == 0, list != nil else {
-            let reason = String(cString: gai_strerror(status))
-            throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use \(setting: .connectTo) HOST:PORT")
-        }
+        let status = getaddrinfo(name, String(port), &hints, &list)
+        guard status == 0 else { return (status, []) }
         defer { freeaddrinfo(list) }
         var addresses: [Address] = []
         var cursor = list
@@ -212,13 +229,7 @@ enum Resolver {
                     family: info.pointee.ai_family, socketType: info.pointee.ai_socktype, protocolNumber: info.pointee.ai_protocol, storage: storage,
                     length: info.pointee.ai_addrlen))
         }
-        if !numeric && !addresses.isEmpty {
-            cache.withLock { entries in
-                if entries.count >= capacity, let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key { entries[oldest] = nil }
-                entries[key] = Entry(expires: Deadline.after(timeToLive), addresses: addresses)
-            }
-        }
-        return addresses
+        return (0, addresses)
     }
 }
 

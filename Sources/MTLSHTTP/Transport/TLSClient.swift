@@ -43,6 +43,7 @@ public final class TLSClient: Sendable {
             throw HTTPSError(.configuration, host: "-", "OpenSSL could not create a TLS context")
         }
         context = SSLContextReference(taking: ctx)
+        if configuration.releasesIdleBuffers { _ = mtls_SSL_CTX_set_mode(ctx, Int(SSL_MODE_RELEASE_BUFFERS)) }
         if let minimum = configuration.minimumVersion { _ = mtls_SSL_CTX_set_min_proto_version(ctx, minimum.openSSLValue) }
         if let maximum = configuration.maximumVersion { _ = mtls_SSL_CTX_set_max_proto_version(ctx, maximum.openSSLValue) }
         if (configuration.minimumVersion ?? .tls1_2) < .tls1_2 {

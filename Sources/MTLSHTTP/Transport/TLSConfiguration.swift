@@ -91,6 +91,10 @@ public struct TLSClientConfiguration: Sendable {
     /// Offer TLS 1.3 post-handshake authentication (default: true, so servers can ask per path).
     public var offersPostHandshakeAuth: Bool
     public var timeouts: Timeouts
+    /// Let OpenSSL free a connection's record buffers (about 34 KiB) while they are empty, at the
+    /// price of an allocation per record: for many connections that mostly wait, as in
+    /// `probe --targets`, not for one that streams.
+    package var releasesIdleBuffers = false
 
     public init(
         trust: TrustPolicy = TrustPolicy(includesSystemRoots: true), validatesHostname: Bool = true,
