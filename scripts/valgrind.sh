@@ -50,6 +50,7 @@ CASES=(
     "probe-follow|0|probe https://localhost:\$PORT/redirect --follow --max-redirects 3 --anchors \$OUT/pki/ca.pem --json"
     "probe-untrusted|1|probe https://localhost:\$PORT/ --anchors \$CERTS/root-ca.pem --timeout 20"
     "probe-refused|4|probe https://127.0.0.1:1/ --anchors \$CERTS/root-ca.pem --timeout 5"
+    "probe-fleet|0|probe --targets \$OUT/targets.txt --anchors \$OUT/pki/ca.pem --concurrency 8 --json"
     "demo|0|demo"
 )
 
@@ -74,7 +75,9 @@ echo "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=" >"$OUT/wrong.pins"
 # - swift_initStructMetadata reads padding of a generic metadata record it is still filling in
 #   (a known false positive of memcheck with the Swift runtime; seen for FoundationEssentials'
 #   UTF16EndianAdaptor when a String is first decoded from bytes on a worker thread);
-# - the protocol-conformance cache, built once and kept for the life of the process.
+# - the protocol-conformance cache, built once and kept for the life of the process;
+# - glibc's resolver configuration, allocated per thread by getaddrinfo and freed at thread exit:
+#   the fleet's name lookups run on dispatch worker threads, which live until the process ends.
 SUPP=$OUT/mtls.supp
 cat >"$SUPP" <<'EOF'
 {
@@ -90,12 +93,23 @@ cat >"$SUPP" <<'EOF'
    ...
    fun:swift_conformsToProtocol*
 }
+{
+   glibc-resolver-context-per-thread
+   Memcheck:Leak
+   match-leak-kinds: definite
+   ...
+   fun:__resolv_conf_allocate
+   ...
+   fun:getaddrinfo
+}
 EOF
 
 VALGRIND=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,possible
     --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=40 --suppressions="$SUPP")
 
 PORT=$((20000 + RANDOM % 20000))
+# The fleet case: a dozen probes on the event loop's fibers, by name (lookups on helper threads).
+for i in $(seq 1 12); do echo "https://localhost:$PORT/?n=$i"; done >"$OUT/targets.txt"
 selected=("$@")
 wanted() { [[ ${#selected[@]} -eq 0 ]] && return 0; local s; for s in "${selected[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }
 

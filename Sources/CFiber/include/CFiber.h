@@ -21,7 +21,8 @@
 
 typedef struct mtls_fiber mtls_fiber;
 
-/// 1 where fibers work (Linux with glibc); elsewhere the callers keep one thread per job.
+/// 1 where fibers work (Linux with glibc, not under a sanitizer); elsewhere the callers keep one
+/// thread per job.
 int mtls_fiber_supported(void);
 
 /// A fiber that will run `entry(argument)` on `stack` (`size` bytes, the caller's to map and

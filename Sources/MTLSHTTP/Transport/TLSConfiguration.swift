@@ -157,39 +157,169 @@ public struct TLSAlertRecord: Sendable {
 }
 
 /// Everything observed on one TLS connection, for `probe` and for error messages.
+///
+/// A value type whose fields live in one copy-on-write box: the report travels inside every
+/// response and error, and inline it made each of them (and every stack frame holding one across
+/// a wait, a thousand of them in `probe --targets`) hundreds of bytes larger.
 public struct TLSSessionReport: Sendable {
-    public var host: String
-    public var port: Int
-    public var address: String?
-    public var serverName: String?
-    public var version: String?
-    public var cipher: String?
-    public var alpn: String?
-    public var resumed: Bool = false
-    public var secureRenegotiation: Bool = false
+    private final class Storage: @unchecked Sendable {
+        var host: String
+        var port: Int
+        var address: String? = nil
+        var serverName: String? = nil
+        var version: String? = nil
+        var cipher: String? = nil
+        var alpn: String? = nil
+        var resumed: Bool = false
+        var secureRenegotiation: Bool = false
+        var serverCertificate: Certificate? = nil
+        var peerChainAsSent: [Certificate] = []
+        var trust: TrustEvaluation? = nil
+        var pinMatch: PinSet.Match? = nil
+        var pinEvaluation: PinEvaluation? = nil
+        var certificateRequests: [CertificateRequestRecord] = []
+        var alerts: [TLSAlertRecord] = []
+        var renegotiations: Int = 0
+        var resumedRenegotiations: Int = 0
+        var messageTrace: [String] = []
+        var overriddenProblems: [String] = []
+        var events: TLSEventLog = TLSEventLog()
+
+        init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        func copy() -> Storage {
+            let copy = Storage(host: host, port: port)
+            copy.address = address
+            copy.serverName = serverName
+            copy.version = version
+            copy.cipher = cipher
+            copy.alpn = alpn
+            copy.resumed = resumed
+            copy.secureRenegotiation = secureRenegotiation
+            copy.serverCertificate = serverCertificate
+            copy.peerChainAsSent = peerChainAsSent
+            copy.trust = trust
+            copy.pinMatch = pinMatch
+            copy.pinEvaluation = pinEvaluation
+            copy.certificateRequests = certificateRequests
+            copy.alerts = alerts
+            copy.renegotiations = renegotiations
+            copy.resumedRenegotiations = resumedRenegotiations
+            copy.messageTrace = messageTrace
+            copy.overriddenProblems = overriddenProblems
+            copy.events = events
+            return copy
+        }
+    }
+
+    // Written only through mutableStorage(), which first copies a shared box: a value type to its users.
+    private var storage: Storage
+
+    init(host: String, port: Int) { storage = Storage(host: host, port: port) }
+
+    private mutating func mutableStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    public var host: String {
+        get { storage.host }
+        _modify { yield &mutableStorage().host }
+    }
+    public var port: Int {
+        get { storage.port }
+        _modify { yield &mutableStorage().port }
+    }
+    public var address: String? {
+        get { storage.address }
+        _modify { yield &mutableStorage().address }
+    }
+    public var serverName: String? {
+        get { storage.serverName }
+        _modify { yield &mutableStorage().serverName }
+    }
+    public var version: String? {
+        get { storage.version }
+        _modify { yield &mutableStorage().version }
+    }
+    public var cipher: String? {
+        get { storage.cipher }
+        _modify { yield &mutableStorage().cipher }
+    }
+    public var alpn: String? {
+        get { storage.alpn }
+        _modify { yield &mutableStorage().alpn }
+    }
+    public var resumed: Bool {
+        get { storage.resumed }
+        _modify { yield &mutableStorage().resumed }
+    }
+    public var secureRenegotiation: Bool {
+        get { storage.secureRenegotiation }
+        _modify { yield &mutableStorage().secureRenegotiation }
+    }
     /// The server's certificate of this session, also on a resumed session (whose handshake
     /// carries no certificate); the TLS channel binding is computed from it.
-    public var serverCertificate: Certificate?
+    public var serverCertificate: Certificate? {
+        get { storage.serverCertificate }
+        _modify { yield &mutableStorage().serverCertificate }
+    }
     /// The chain as the server sent it (leaf first).
-    public var peerChainAsSent: [Certificate] = []
+    public var peerChainAsSent: [Certificate] {
+        get { storage.peerChainAsSent }
+        _modify { yield &mutableStorage().peerChainAsSent }
+    }
     /// The server trust evaluation (nil if the server sent no certificate).
-    public var trust: TrustEvaluation?
+    public var trust: TrustEvaluation? {
+        get { storage.trust }
+        _modify { yield &mutableStorage().trust }
+    }
     /// The pin check, when pins were given.
-    public var pinMatch: PinSet.Match?
+    public var pinMatch: PinSet.Match? {
+        get { storage.pinMatch }
+        _modify { yield &mutableStorage().pinMatch }
+    }
     /// The pin check of the chain against the configuration's pinning, per host.
-    public var pinEvaluation: PinEvaluation?
-    public var certificateRequests: [CertificateRequestRecord] = []
-    public var alerts: [TLSAlertRecord] = []
+    public var pinEvaluation: PinEvaluation? {
+        get { storage.pinEvaluation }
+        _modify { yield &mutableStorage().pinEvaluation }
+    }
+    public var certificateRequests: [CertificateRequestRecord] {
+        get { storage.certificateRequests }
+        _modify { yield &mutableStorage().certificateRequests }
+    }
+    public var alerts: [TLSAlertRecord] {
+        get { storage.alerts }
+        _modify { yield &mutableStorage().alerts }
+    }
     /// Renegotiations done after the first handshake.
-    public var renegotiations: Int = 0
+    public var renegotiations: Int {
+        get { storage.renegotiations }
+        _modify { yield &mutableStorage().renegotiations }
+    }
     /// Renegotiations the server completed by resuming the session (an abbreviated handshake, in
     /// which it cannot ask for a certificate). The client never offers a session in a
     /// renegotiation, so a count above zero means a server that resumed what was not offered.
-    public var resumedRenegotiations: Int = 0
+    public var resumedRenegotiations: Int {
+        get { storage.resumedRenegotiations }
+        _modify { yield &mutableStorage().resumedRenegotiations }
+    }
     /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello`).
-    public var messageTrace: [String] = []
+    public var messageTrace: [String] {
+        get { storage.messageTrace }
+        _modify { yield &mutableStorage().messageTrace }
+    }
     /// Problems let through because of `continuesOnTrustFailure`.
-    public var overriddenProblems: [String] = []
+    public var overriddenProblems: [String] {
+        get { storage.overriddenProblems }
+        _modify { yield &mutableStorage().overriddenProblems }
+    }
     /// Everything that happened, in order (TLSEventLog.swift).
-    public var events = TLSEventLog()
+    public var events: TLSEventLog {
+        get { storage.events }
+        _modify { yield &mutableStorage().events }
+    }
 }

@@ -49,6 +49,14 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             X509_free(parsed)
             throw MTLSTrustError(.malformedInput, "the DER certificate is followed by \(derBytes.count - consumed) unexpected bytes")
         }
+        // `i2d_X509` of a certificate just parsed writes the TBSCertificate back verbatim (OpenSSL
+        // keeps its encoding) and re-encodes only the outer SEQUENCE, the signature algorithm and
+        // the signature. When those are already in their one DER form, the re-encoding is the input
+        // itself: keep it and save the `i2d_X509` (a fifth of a leaf's verification).
+        if CertificateSummaryReader.reencodesVerbatim(derBytes) {
+            self.init(taking: parsed, derBytes: derBytes)
+            return
+        }
         self.init(taking: parsed)
     }
 
@@ -68,6 +76,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     init(taking pointer: OpaquePointer) {
         self.reference = X509Reference(taking: pointer)
         self.derBytes = Certificate.encodeDER(pointer)
+    }
+
+    /// Wraps an `X509*` whose reference the caller hands over, with its DER already known.
+    private init(taking pointer: OpaquePointer, derBytes: [UInt8]) {
+        self.reference = X509Reference(taking: pointer)
+        self.derBytes = derBytes
     }
 
     /// Wraps a borrowed `X509*`, taking a reference of its own.

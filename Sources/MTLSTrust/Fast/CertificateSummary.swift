@@ -376,6 +376,25 @@ public enum CertificateSummaryReader {
         return BasicConstraints(isCA: true, pathLengthConstraint: value)
     }
 
+    /// True when `i2d_X509` of the certificate `d2i_X509` parses from `der` gives `der` back:
+    /// OpenSSL keeps the TBSCertificate's encoding and re-encodes the rest, so the outer SEQUENCE
+    /// (definite, minimal length, nothing after it), the signature AlgorithmIdentifier (an OID with
+    /// no, NULL, OID or SEQUENCE parameters) and the signature BIT STRING (no unused bits) must be
+    /// in their one DER form. Checked against `i2d_X509` by `mtls-bench fuzz` and the
+    /// `trust-fast-path` fuzz target. Only meaningful for bytes `d2i_X509` accepted whole.
+    static func reencodesVerbatim(_ der: [UInt8]) -> Bool {
+        der.withUnsafeBufferPointer { buffer in
+            guard let p = buffer.baseAddress else { return false }
+            let count = buffer.count
+            guard let outer = element(p, 0, count), outer.tag == 0x30, outer.end == count,
+                let tbs = element(p, outer.start, outer.end), tbs.tag == 0x30,
+                let signatureAlgorithm = element(p, tbs.end, outer.end), validAlgorithm(p, signatureAlgorithm),
+                let signature = element(p, signatureAlgorithm.end, outer.end), validBitString(p, signature), signature.end == outer.end
+            else { return false }
+            return true
+        }
+    }
+
     private static func summary(_ p: UnsafePointer<UInt8>, count: Int) -> CertificateSummary? {
         // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
         guard let outer = element(p, 0, count), outer.tag == 0x30, outer.end == count,

@@ -1,5 +1,8 @@
 internal import COpenSSL
 internal import COpenSSLShims
+#if canImport(Glibc)
+    import Glibc
+#endif
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -44,16 +47,21 @@ public struct TrustEvaluator: Sendable {
     /// The policy.
     public let policy: TrustPolicy
     private let anchors: [Certificate]
-    private let anchorSet: Set<Certificate>
+    let anchorSet: Set<Certificate>
     private let store: X509StoreReference
     private let intermediateStack: X509StackReference
     /// The anchors and intermediates by their `X509*`, so that the chain OpenSSL builds from them
     /// maps back to the values already held instead of being re-encoded certificate by certificate.
-    private let known: [Int: Certificate]  // keyed by Int(bitPattern: X509*)
+    let known: [Int: Certificate]  // keyed by Int(bitPattern: X509*)
+    /// The anchors, then the policy's intermediates.
+    let allKnown: [Certificate]
     /// The ``CertificateFacts`` of those certificates, worked out once for every chain.
-    private let knownFacts: [Int: CertificateFacts]
+    let knownFacts: [Int: CertificateFacts]
     /// How many of the policy's intermediates are self-issued (and not anchors).
-    private let selfIssuedIntermediates: Int
+    let selfIssuedIntermediates: Int
+    /// The fast path for leaves under already accepted intermediates (`TrustFastPath.swift`), or
+    /// nil when the policy does not allow it.
+    let fastPath: TrustFastPath?
 
     /// Prepares an evaluator.
     ///
@@ -79,10 +87,54 @@ public struct TrustEvaluator: Sendable {
         self.knownFacts = knownFacts
         let anchorSet = self.anchorSet
         self.selfIssuedIntermediates = policy.intermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
+        self.allKnown = anchors + policy.intermediates
+        // MTLS_TRUST_DIFFERENTIAL=FILE: every evaluation runs both paths and appends the two
+        // verdicts to FILE (scripts/trust-differential.sh over x509-limbo, the tests, the fuzzer).
+        let differential = getenv("MTLS_TRUST_DIFFERENTIAL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differential) : nil
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
     public func evaluate(_ leaf: Certificate, extraIntermediates: [Certificate] = []) -> TrustEvaluation {
+        guard let fastPath, extraIntermediates.isEmpty else { return referenceEvaluation(leaf, extraIntermediates: extraIntermediates) }
+        if fastPath.differentialLog != nil { return differentialEvaluation(leaf, fastPath: fastPath) }
+        if let fast = fastEvaluation(leaf, fastPath: fastPath) {
+            fastPath.count(accepted: true)
+            return fast
+        }
+        fastPath.count(accepted: false)
+        let evaluation = referenceEvaluation(leaf, extraIntermediates: [])
+        if evaluation.isTrusted, evaluation.pathsTried == 1, let suffix = armableSuffix(evaluation.chain) { fastPath.arm(suffix) }
+        return evaluation
+    }
+
+    /// Both paths on one leaf: the reference path's verdict is returned, and the fast path's is
+    /// compared with it. The fast path is armed by the reference result more eagerly than in normal
+    /// use — whenever no finding concerns the chain above the leaf, not only when the chain is
+    /// trusted — so that it also meets leaves the full path rejects. A fast acceptance of a chain
+    /// the reference path rejects is a `DIFF` line (and a message on standard error).
+    func differentialEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation {
+        let reference = referenceEvaluation(leaf, extraIntermediates: [])
+        let reachedBefore = fastPath.statistics.reachedChecks
+        let before = fastEvaluation(leaf, fastPath: fastPath)
+        if reference.pathsTried == 1, reference.findings.allSatisfy({ $0.depth == 0 }), let suffix = armableSuffix(reference.chain) { fastPath.arm(suffix) }
+        let after = before ?? fastEvaluation(leaf, fastPath: fastPath)
+        fastPath.count(accepted: after != nil)
+        let reached = fastPath.statistics.reachedChecks > reachedBefore
+        let line = "fast=\(after != nil ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject") checks=\(reached ? "ran" : "skipped") leaf=\(leaf.sha256Fingerprint.hex)"
+        if after != nil && !reference.isTrusted {
+            fastPath.log("DIFF " + line + " findings=\(reference.findings.map(\.name))")
+            let message = Array("mtls: the trust fast path DIFFERS from the reference path: \(line) \(reference.findings)\n".utf8)
+            _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        } else {
+            fastPath.log("same " + line)
+        }
+        return reference
+    }
+
+    /// The reference path: OpenSSL builds and checks the whole chain, the Swift policies judge it,
+    /// and the alternative paths are tried when it fails.
+    func referenceEvaluation(_ leaf: Certificate, extraIntermediates: [Certificate]) -> TrustEvaluation {
         let untrusted: X509StackReference
         let pool: [Certificate]
         if extraIntermediates.isEmpty {
@@ -135,9 +187,11 @@ public struct TrustEvaluator: Sendable {
 
     // MARK: One OpenSSL verification
 
-    private struct Attempt {
+    struct Attempt {
         var chain: [Certificate]
         var findings: [TrustFinding]
+        /// `X509_verify_cert` returned 1 and nothing at all was reported (no error, waived or not).
+        var clean = false
     }
 
     /// Collects every error OpenSSL reports through the verify callback.
@@ -148,7 +202,12 @@ public struct TrustEvaluator: Sendable {
         }
     }
 
-    private func attempt(leaf: Certificate, untrusted: X509StackReference, store: X509StoreReference, selfIssued: Int) -> Attempt {
+    /// One `X509_verify_cert` and, when `runsPolicies`, the Swift policies on the chain it built.
+    /// `partialChain` adds `X509_V_FLAG_PARTIAL_CHAIN` (the fast path's check of a leaf against its
+    /// intermediate alone).
+    func attempt(
+        leaf: Certificate, untrusted: X509StackReference, store: X509StoreReference, selfIssued: Int, partialChain: Bool = false, runsPolicies: Bool = true
+    ) -> Attempt {
         OpenSSLErrorQueue.clear()
         guard let context = X509_STORE_CTX_new() else {
             return Attempt(chain: [leaf], findings: [VerifyErrorCatalog.finding(code: X509_V_ERR_OUT_OF_MEM, depth: 0, certificate: leaf, chain: [leaf], policy: policy)])
@@ -161,6 +220,7 @@ public struct TrustEvaluator: Sendable {
         var hostError: Int32? = nil
         if let param = X509_STORE_CTX_get0_param(context) {
             configure(param, selfIssued: selfIssued, hostError: &hostError)
+            if partialChain { X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_PARTIAL_CHAIN)) }  // set_flags adds to the flags
         }
         X509_STORE_CTX_set_ex_data(context, 0, Unmanaged.passUnretained(collector).toOpaque())
         X509_STORE_CTX_set_verify_cb(context, trustVerifyCallback)
@@ -201,6 +261,11 @@ public struct TrustEvaluator: Sendable {
                     code: code == X509_V_OK ? X509_V_ERR_UNSPECIFIED : code, depth: Int(X509_STORE_CTX_get_error_depth(context)), certificate: leaf, chain: chain, policy: policy))
         }
         ERR_clear_error()
+        let clean = result == 1 && collector.errors.isEmpty && hostError == nil && findings.isEmpty
+        guard runsPolicies else {
+            OpenSSLErrorQueue.clear()
+            return Attempt(chain: chain, findings: findings, clean: clean)
+        }
         // The Swift policies judge the chain OpenSSL built in this attempt.
         let chainContext = ChainContext(chain: chain, policy: policy, anchors: anchorSet, knownFacts: knownFacts)
         for check in policy.chainPolicies {
@@ -209,7 +274,7 @@ public struct TrustEvaluator: Sendable {
             }
         }
         OpenSSLErrorQueue.clear()
-        return Attempt(chain: chain, findings: findings)
+        return Attempt(chain: chain, findings: findings, clean: clean && findings.isEmpty)
     }
 
     /// The certificate value behind an `X509*` of a built chain: the leaf, an anchor or intermediate

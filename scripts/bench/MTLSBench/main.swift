@@ -123,7 +123,11 @@ func verify(_ args: [String]) {
         let first = ders.first.flatMap { try? Certificate(derBytes: $0) }.map { evaluator.evaluate($0).findings.map(\.reason) } ?? []
         fail("\(trusted) of \(ders.count) chains trusted: \(first)")
     }
-    result(String(cFormat: "rate=%.1f n=%d ok=%d seconds=%.4f", Double(ders.count) / elapsed, ders.count, trusted, elapsed))
+    let fast = evaluator.fastPathStatistics
+    result(
+        String(
+            cFormat: "rate=%.1f n=%d ok=%d seconds=%.4f fast_accepted=%d fast_declined=%d", Double(ders.count) / elapsed, ders.count, trusted, elapsed,
+            fast.accepted, fast.declined))
 }
 
 // MARK: pin

@@ -1,0 +1,153 @@
+// The trust evaluator's fast path against its reference path (`TrustFastPath.swift`). Oracle: the
+// fast path accepts ⇒ the reference path (`X509_verify_cert` on the whole chain, then the Swift
+// policies) accepts the same chain. Each input is tried as a leaf as it is and, so that mutations
+// get past the signature check into the extension, name and policy checks, with its TBSCertificate
+// re-signed by the test intermediate CA's key — under four policies whose fast path was armed by a
+// good leaf first. Also checked: when `Certificate(derBytes:)` keeps the input bytes as `derBytes`
+// (`CertificateSummaryReader.reencodesVerbatim`), `i2d_X509` gives exactly those bytes.
+import COpenSSL
+import Foundation
+@testable import MTLSTrust
+
+private let testCerts = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("TestCerts")
+
+private func fixture(_ name: String) -> Certificate {
+    guard let bytes = try? Array(Data(contentsOf: testCerts.appendingPathComponent(name))), let certificate = try? Certificate(derBytes: bytes) else {
+        fatalError("fixture \(name) missing (run from the repository with TestCerts/)")
+    }
+    return certificate
+}
+
+private struct Setup: @unchecked Sendable {
+    // @unchecked Sendable: built once, only read afterwards (libFuzzer runs one input at a time).
+    let evaluators: [TrustEvaluator]
+    let signingKey: OpaquePointer
+}
+
+private let setup: Setup = {
+    let time = Date(timeIntervalSince1970: 1_780_272_000)
+    let root = fixture("root-ca.der")
+    let intermediate = fixture("intermediate-ca.der")
+    let policies = [
+        TrustPolicy(anchors: [root], intermediates: [intermediate], evaluationTime: time, purpose: .server, hostname: "localhost"),
+        TrustPolicy(anchors: [root], intermediates: [intermediate], evaluationTime: time, purpose: .server, profile: .rfc5280),
+        TrustPolicy(anchors: [root], intermediates: [intermediate], evaluationTime: time, purpose: .client, email: "alice@example.com"),
+        TrustPolicy(anchors: [root], intermediates: [intermediate], evaluationTime: time, purpose: .any, hostname: "127.0.0.1", maximumDepth: 1),
+    ]
+    var evaluators: [TrustEvaluator] = []
+    for policy in policies {
+        guard let evaluator = try? TrustEvaluator(policy: policy) else { fatalError("evaluator") }
+        // Arm the fast path with a good leaf of the policy's purpose.
+        let good = fixture(policy.purpose == .client ? "client-alice.der" : "server.der")
+        check(evaluator.evaluate(good).isTrusted || policy.purpose == .any, "the arming leaf was refused")
+        evaluators.append(evaluator)
+    }
+    guard let keyBytes = try? Array(Data(contentsOf: testCerts.appendingPathComponent("intermediate-ca.key"))),
+        let key = try? PrivateKey(bytes: keyBytes)
+    else { fatalError("intermediate-ca.key") }
+    EVP_PKEY_up_ref(key.reference.pointer)
+    return Setup(evaluators: evaluators, signingKey: key.reference.pointer)
+}()
+
+/// DER header for `tag` and `length`.
+private func header(_ tag: UInt8, _ length: Int) -> [UInt8] {
+    if length < 0x80 { return [tag, UInt8(length)] }
+    var octets: [UInt8] = []
+    var rest = length
+    while rest > 0 {
+        octets.insert(UInt8(rest & 0xFF), at: 0)
+        rest >>= 8
+    }
+    return [tag, 0x80 | UInt8(octets.count)] + octets
+}
+
+/// The input's first element (its TBSCertificate when it is a certificate) signed with ECDSA-SHA256
+/// by the intermediate's key, as a whole certificate.
+private func resigned(_ bytes: [UInt8]) -> [UInt8]? {
+    guard let outer = DER.element(in: bytes, at: 0), outer.tag == 0x30,
+        let tbs = DER.element(in: bytes, at: outer.contentStart, limit: outer.contentEnd)
+    else { return nil }
+    let body = Array(bytes[tbs.headerStart..<tbs.contentEnd])
+    guard let context = EVP_MD_CTX_new() else { return nil }
+    defer { EVP_MD_CTX_free(context) }
+    guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, setup.signingKey) == 1 else { return nil }
+    var length = 0
+    guard EVP_DigestSign(context, nil, &length, body, body.count) == 1 else { return nil }
+    var signature = [UInt8](repeating: 0, count: length)
+    guard EVP_DigestSign(context, &signature, &length, body, body.count) == 1 else { return nil }
+    signature.removeLast(signature.count - length)
+    let algorithm: [UInt8] = [0x30, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03, 0x02]
+    let bitString = header(0x03, signature.count + 1) + [0] + signature
+    let content = body + algorithm + bitString
+    return header(0x30, content.count) + content
+}
+
+/// The input, parsed, made a child of the test intermediate CA: its issuer name set to the
+/// intermediate's subject, its authorityKeyIdentifier replaced by the one a good leaf carries, and
+/// signed with the intermediate's key. Mutated extensions, names, keys and validity then reach
+/// every check of both paths.
+private let arming = fixture("server.der")
+private let intermediateSubject = fixture("intermediate-ca.der")
+private func fixedUp(_ bytes: [UInt8]) -> [UInt8]? {
+    guard let parsed = try? Certificate(derBytes: bytes), let copy = X509_dup(parsed.reference.pointer) else { return nil }
+    defer { X509_free(copy) }
+    _ = X509_set_issuer_name(copy, X509_get_subject_name(intermediateSubject.reference.pointer))
+    let index = X509_get_ext_by_NID(copy, NID_authority_key_identifier, -1)
+    if index >= 0, let removed = X509_delete_ext(copy, index) { X509_EXTENSION_free(removed) }
+    let good = X509_get_ext_by_NID(arming.reference.pointer, NID_authority_key_identifier, -1)
+    if good >= 0 { _ = X509_add_ext(copy, X509_get_ext(arming.reference.pointer, good), -1) }
+    guard X509_sign(copy, setup.signingKey, EVP_sha256()) > 0 else {
+        ERR_clear_error()
+        return nil
+    }
+    let length = i2d_X509(copy, nil)
+    guard length > 0 else { return nil }
+    var encoded = [UInt8](repeating: 0, count: Int(length))
+    encoded.withUnsafeMutableBufferPointer { buffer in
+        var cursor = buffer.baseAddress
+        _ = i2d_X509(copy, &cursor)
+    }
+    return encoded
+}
+
+/// Inputs tried, certificates parsed, fast-path acceptances (each checked against the reference):
+/// printed every 20,000 inputs, so that a run shows the fast path was reached.
+nonisolated(unsafe) private var tally = (inputs: 0, parsed: 0, fastAccepted: 0)
+
+private func differential(_ bytes: [UInt8]) {
+    guard let leaf = try? Certificate(derBytes: bytes) else { return }
+    tally.parsed += 1
+    if CertificateSummaryReader.reencodesVerbatim(bytes) {
+        let pointer = leaf.reference.pointer
+        let length = i2d_X509(pointer, nil)
+        var encoded = [UInt8](repeating: 0, count: Int(max(length, 0)))
+        encoded.withUnsafeMutableBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            _ = i2d_X509(pointer, &cursor)
+        }
+        check(encoded == bytes, "reencodesVerbatim, but i2d_X509 gives \(encoded.count) other bytes")
+    }
+    for evaluator in setup.evaluators {
+        guard let fastPath = evaluator.fastPath, let fast = evaluator.fastEvaluation(leaf, fastPath: fastPath) else { continue }
+        let reference = evaluator.referenceEvaluation(leaf, extraIntermediates: [])
+        check(reference.isTrusted, "the fast path accepted a chain the reference path rejects: \(reference.findings) (policy \(evaluator.policy))")
+        check(reference.chain == fast.chain, "the fast path's chain differs from the reference path's")
+        tally.fastAccepted += 1
+    }
+    ERR_clear_error()
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    runFuzzer(data, size) { input in
+        let bytes = input.all
+        tally.inputs += 1
+        if tally.inputs % 20_000 == 0 {
+            FileHandle.standardError.write(Data("trust-fast-path: \(tally.inputs) inputs, \(tally.parsed) certificates parsed, \(tally.fastAccepted) fast-path acceptances, each also accepted by the reference path\n".utf8))
+        }
+        differential(bytes)
+        if let signed = resigned(bytes) { differential(signed) }
+        if let child = fixedUp(bytes) { differential(child) }
+    }
+}
