@@ -50,6 +50,15 @@ class CompareTests(unittest.TestCase):
         self.assertEqual(self.compare(base, results(("startup", [check("mtls/openssl time", 1.26, "lower")]))).returncode, 1)
         self.assertEqual(self.compare(base, results(("https-download-tls13", [check("mtls peak RSS", 13.0, "lower", unit="MiB")]))).returncode, 1)
 
+    def test_thread_counts_have_an_absolute_slack(self):
+        base = results(("fleet-scale", [check("one process, peak threads", 8, "lower", unit=" threads", slack=8)]))
+        def now(threads):
+            return results(("fleet-scale", [check("one process, peak threads", threads, "lower", unit=" threads", slack=8)]))
+        self.assertEqual(self.compare(base, now(11)).returncode, 0)
+        self.assertEqual(self.compare(base, now(18)).returncode, 0)
+        self.assertEqual(self.compare(base, now(19)).returncode, 1)
+        self.assertEqual(self.compare(base, now(1001)).returncode, 1)
+
     def test_the_tolerance_is_a_knob_and_new_or_missing_checks_are_reported_not_failed(self):
         base = results(("pin", [check("a", 2.0), check("gone", 1.0)]))
         strict = self.compare(base, results(("pin", [check("a", 1.9), check("new", 3.0)])), BENCH_TOLERANCE="0.01")
