@@ -1,6 +1,12 @@
 """The fleet benchmark's upstream: plain HTTP/1.1 on loopback that answers every request after a
 fixed delay, standing in for the network round trips and server time of a real fleet (nginx
-terminates TLS in front of it). `fleet_backend.py PORT DELAY_MS` runs until killed."""
+terminates TLS in front of it). `fleet_backend.py PORT DELAY_MS` runs until killed.
+
+One asyncio loop: each connection is a coroutine and each delay a timer, so a thousand requests
+in flight cost a thousand timers, not threads; the requests of one connection are answered in
+order (nginx keeps up to 1,024 idle upstream connections, `keepalive` in run_all.sh, and opens
+more when more requests are in flight). The accept queue holds 4,096 (the kernel's somaxconn caps
+it), so a thousand connections opened at once are not refused or retried."""
 import asyncio
 import sys
 
@@ -22,7 +28,7 @@ async def handle(reader, writer, delay):
 
 async def main():
     port, delay = int(sys.argv[1]), int(sys.argv[2]) / 1000.0
-    server = await asyncio.start_server(lambda r, w: handle(r, w, delay), "127.0.0.1", port, backlog=1024)
+    server = await asyncio.start_server(lambda r, w: handle(r, w, delay), "127.0.0.1", port, backlog=4096)
     async with server:
         await server.serve_forever()
 

@@ -15,9 +15,15 @@
 # and results; the corpora are kept between runs), BENCH_SCRATCH (the Swift build directory,
 # .build/bench), BENCH_STATIC (1: link the Swift runtime statically, as a release would; 0: dynamic),
 # BENCH_FUZZ (20000 differential fuzz iterations of the DER walk), BENCH_KEEPALIVE (2000),
-# BENCH_CONNECTIONS (200), BENCH_FLEET (1000), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100).
-# Needs: swift, cc, libssl-dev, openssl, nginx, curl, wrk, hyperfine, python3 with `cryptography`
-# (installed here when missing and this is Debian as root).
+# BENCH_CONNECTIONS (200), BENCH_FLEET (1000; 0 leaves those rows out), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100);
+# the fleet at scale: BENCH_FLEET_SCALE (10000 endpoints), BENCH_FLEET_CONCURRENCY (1000, from one
+# process), BENCH_FLEET_SHARDS (4 processes with --shard I/N, the concurrency split between them),
+# BENCH_FLEET_SCALE_RUNS (3), BENCH_FLEET_PEERS (500 endpoints for sslyze and mtls beside it; 0: no
+# peers), BENCH_FLEET_TESTSSL (10 endpoints for testssl.sh), BENCH_FLEET_PEERS_RUNS (2),
+# BENCH_SAMPLE_MS (2: how often the processes are sampled in /proc for their threads).
+# Needs: swift, cc, libssl-dev, openssl, nginx, curl, wrk, hyperfine, python3 with `cryptography`,
+# and for the fleet testssl.sh and sslyze (installed here when missing and this is Debian as root;
+# sslyze with pip into a venv in BENCH_WORK).
 set -euo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,6 +41,9 @@ done
 if ((CHECK || SAVE)); then
   # The short run: the baseline is made with the same knobs, so its ratios compare with a check's.
   export BENCH_FUZZ=${BENCH_FUZZ:-2000} BENCH_KEEPALIVE=${BENCH_KEEPALIVE:-1000} BENCH_CONNECTIONS=${BENCH_CONNECTIONS:-100} BENCH_FLEET=${BENCH_FLEET:-300}
+  # The fleet at scale keeps its concurrency (the thread and RSS checks are about 1000 at once) on
+  # fewer endpoints; the peers are not run (they take minutes and guard nothing of mtls).
+  export BENCH_FLEET_SCALE=${BENCH_FLEET_SCALE:-3000} BENCH_FLEET_PEERS=${BENCH_FLEET_PEERS:-0}
   if ((CHECK)) && [[ ! -f $BASELINE ]]; then echo "run_all.sh: no $BASELINE: make one with --save-baseline" >&2; exit 2; fi
 fi
 export BENCH_WORK=${BENCH_WORK:-/tmp/mtls-bench}
@@ -63,6 +72,22 @@ if ! "$PYTHON" -c 'import cryptography.x509.verification' 2>/dev/null; then
   "$PYTHON" -m pip install --quiet cryptography 2>/dev/null || "$PYTHON" -m pip install --quiet --break-system-packages cryptography
 fi
 export BENCH_PYTHON=$PYTHON
+# The fleet's peers: testssl.sh (Debian) and sslyze (PyPI, in a venv of its own: its pinned
+# cryptography and nassl must not replace the ones the other Python contenders use).
+if ((${#workloads[@]} == 0)) || [[ " ${workloads[*]} " == *" fleet "* ]]; then
+  if ! command -v testssl >/dev/null; then
+    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || die "install: testssl.sh"
+    say "installing testssl.sh"
+    apt-get install -y -qq testssl.sh >/dev/null 2>&1 || { apt-get update -qq >/dev/null && apt-get install -y -qq testssl.sh >/dev/null; }
+  fi
+  PEERS_VENV=$BENCH_WORK/peers-venv
+  if [[ ! -x $PEERS_VENV/bin/sslyze ]]; then
+    say "installing sslyze into $PEERS_VENV"
+    "$PYTHON" -m venv "$PEERS_VENV"
+    "$PEERS_VENV/bin/pip" install --quiet sslyze >&2
+  fi
+  export BENCH_SSLYZE=$PEERS_VENV/bin/sslyze BENCH_TESTSSL=$(command -v testssl)
+fi
 
 # --- Build -----------------------------------------------------------------------------------------
 say "swift build -c release (static Swift runtime: $STATIC)"
@@ -138,7 +163,7 @@ server() { # PORT CERTDIR PROTOCOLS RESUME
   [[ $3 == TLSv1.2 ]] && ciphers="ssl_ciphers ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES128-GCM-SHA256;"
   cat <<CONF
     server {
-        listen 127.0.0.1:$1 ssl;
+        listen 127.0.0.1:$1 ssl backlog=4096;
         ssl_certificate $2/server.pem;
         ssl_certificate_key $2/server.key;
         ssl_protocols $3;
@@ -151,13 +176,17 @@ server() { # PORT CERTDIR PROTOCOLS RESUME
     }
 CONF
 }
+# The fleet at scale: up to a thousand clients' connections at once, each with its own connection
+# to the upstream, so more descriptors and connections than the default and a longer accept queue.
+
 cat >"$NGINX_DIR/nginx.conf" <<CONF
 daemon on;
 master_process on;
-worker_processes 1;
+worker_processes 2;
+worker_rlimit_nofile 65536;
 pid $NGINX_DIR/nginx.pid;
 error_log $NGINX_DIR/error.log warn;
-events { worker_connections 2048; }
+events { worker_connections 16384; }
 http {
     access_log off;
     client_body_temp_path $NGINX_DIR/tmp/body;
@@ -170,7 +199,7 @@ http {
     keepalive_requests 1000000;
     keepalive_timeout 120s;
     ssl_session_timeout 1h;
-    upstream fleet { server 127.0.0.1:$PORT_BACKEND; keepalive 128; }
+    upstream fleet { server 127.0.0.1:$PORT_BACKEND; keepalive 1024; }
 $(server "$PORT_T13" "$EC" TLSv1.3 0)
 $(server "$PORT_T13_RESUME" "$EC" TLSv1.3 1)
 $(server "$PORT_T12" "$RSA" TLSv1.2 0)
@@ -185,6 +214,7 @@ cleanup() {
 }
 trap cleanup EXIT
 nginx -c "$NGINX_DIR/nginx.conf" -p "$NGINX_DIR" -e "$NGINX_DIR/error.log"
+ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"  # mtls at --concurrency 1000 and the upstream's sockets
 "$PYTHON" "$BENCH_DIR/fleet_backend.py" "$PORT_BACKEND" "${BENCH_FLEET_DELAY_MS:-100}" </dev/null >/dev/null 2>&1 &
 BACKEND_PID=$!
 for _ in $(seq 50); do

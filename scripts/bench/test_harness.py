@@ -1,5 +1,6 @@
-"""The regression guard's own logic (`harness.py --compare` / `--save-baseline`) on made-up results:
-run by scripts/test.sh; needs no build, peer or benchmark run."""
+"""The regression guard's own logic (`harness.py --compare` / `--save-baseline`) on made-up results,
+and the /proc sampler that counts the fleet's threads on a few short processes: run by
+scripts/test.sh; needs no build, peer or benchmark run."""
 import json
 import os
 import subprocess
@@ -49,6 +50,15 @@ class CompareTests(unittest.TestCase):
         self.assertEqual(self.compare(base, results(("startup", [check("mtls/openssl time", 1.26, "lower")]))).returncode, 1)
         self.assertEqual(self.compare(base, results(("https-download-tls13", [check("mtls peak RSS", 13.0, "lower", unit="MiB")]))).returncode, 1)
 
+    def test_thread_counts_have_an_absolute_slack(self):
+        base = results(("fleet-scale", [check("one process, peak threads", 8, "lower", unit=" threads", slack=8)]))
+        def now(threads):
+            return results(("fleet-scale", [check("one process, peak threads", threads, "lower", unit=" threads", slack=8)]))
+        self.assertEqual(self.compare(base, now(11)).returncode, 0)
+        self.assertEqual(self.compare(base, now(18)).returncode, 0)
+        self.assertEqual(self.compare(base, now(19)).returncode, 1)
+        self.assertEqual(self.compare(base, now(1001)).returncode, 1)
+
     def test_the_tolerance_is_a_knob_and_new_or_missing_checks_are_reported_not_failed(self):
         base = results(("pin", [check("a", 2.0), check("gone", 1.0)]))
         strict = self.compare(base, results(("pin", [check("a", 1.9), check("new", 3.0)])), BENCH_TOLERANCE="0.01")
@@ -70,6 +80,32 @@ class CompareTests(unittest.TestCase):
             values = {w["key"]: w["ratios"][0]["value"] for w in data["workloads"]}
             self.assertEqual(values, {"pin": 3.0, "fleet": 50.0})
             self.assertFalse(os.path.exists(baseline + ".tmp"))
+
+
+class WatchTests(unittest.TestCase):
+    """The sampler behind the fleet's peak threads and processes (`harness.Watch`), on real processes."""
+
+    def watch(self, argv):
+        sys.path.insert(0, os.path.dirname(HARNESS))
+        import harness
+        process = subprocess.Popen(argv, start_new_session=True)
+        watch = harness.Watch(process.pid, None)
+        watch.run(process)
+        return watch
+
+    def test_it_sees_every_thread_of_one_process(self):
+        code = "import threading, time\nfor _ in range(40): threading.Thread(target=time.sleep, args=(0.6,)).start()\ntime.sleep(0.3)"
+        watch = self.watch([sys.executable, "-c", code])
+        self.assertEqual(watch.processes, 1)
+        self.assertGreaterEqual(watch.threads, 41)
+        self.assertLessEqual(watch.threads, 43)
+        self.assertGreater(watch.rss_sum, 0)
+
+    def test_it_adds_up_the_processes_of_the_group(self):
+        watch = self.watch(["sh", "-c", "sleep 0.5 & sleep 0.5 & sleep 0.5 & wait"])
+        self.assertEqual(watch.processes, 4)
+        self.assertEqual(watch.threads, 4)
+        self.assertEqual(len(watch.hwm), 4)
 
 
 if __name__ == "__main__":
