@@ -121,7 +121,8 @@ public struct TrustEvaluator: Sendable {
         let after = before ?? fastEvaluation(leaf, fastPath: fastPath)
         fastPath.count(accepted: after != nil)
         let reached = fastPath.statistics.reachedChecks > reachedBefore
-        let line = "fast=\(after != nil ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject") checks=\(reached ? "ran" : "skipped") leaf=\(leaf.sha256Fingerprint.hex)"
+        let verdicts = "fast=\(after != nil ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject")"
+        let line = verdicts + " checks=\(reached ? "ran" : "skipped") leaf=\(leaf.sha256Fingerprint.hex)"
         if after != nil && !reference.isTrusted {
             fastPath.log("DIFF " + line + " findings=\(reference.findings.map(\.name))")
             let message = Array("mtls: the trust fast path DIFFERS from the reference path: \(line) \(reference.findings)\n".utf8)

@@ -131,7 +131,9 @@ extension TrustEvaluator {
         return Array(chain.dropFirst())
     }
 
-    private func isKnown(_ certificate: Certificate) -> Bool { known[Int(bitPattern: certificate.reference.pointer)] != nil || anchorSet.contains(certificate) || policy.intermediates.contains(certificate) }
+    private func isKnown(_ certificate: Certificate) -> Bool {
+        known[Int(bitPattern: certificate.reference.pointer)] != nil || anchorSet.contains(certificate) || policy.intermediates.contains(certificate)
+    }
 
     /// The fast path's verdict: a trusted evaluation, or nil to let the full path decide.
     func fastEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation? {
