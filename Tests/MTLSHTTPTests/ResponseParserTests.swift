@@ -152,6 +152,15 @@ final class ResponseParserTests: XCTestCase {
         XCTAssertEqual(try url.resolving("/other").description, "https://[::1]:8443/other")
         XCTAssertEqual(try HTTPSURL("https://a.example/dir/page").resolving("next?x=1").target, "/dir/next?x=1")
         XCTAssertEqual(try url.resolving("https://b.example/z").origin, "https://b.example:443")
+        // Raw non-ASCII letters stay; spaces of any kind and controls are refused, also where the
+        // input's trimming would not reach them (before a fragment) and in a resolved Location.
+        XCTAssertEqual(try HTTPSURL("https://a.example/ў").target, "/ў")
+        for text in ["https://a.example/x\u{00A0}#f", "https://a.example/x\u{200B}y", "https://a.example/\u{3000}x", "https://a.example/x\u{0085}"] {
+            XCTAssertThrowsError(try HTTPSURL(text), text.debugDescription)
+        }
+        for location in ["/a b", "/a\u{00A0}", "next\r\nX-Admin: 1", "?q=\u{2028}"] {
+            XCTAssertThrowsError(try url.resolving(location), location.debugDescription)
+        }
     }
 
     func testGzipBodiesAreDecodedAndBombsAreStopped() throws {

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSTrust
 
 /// HTTP header fields in received order, looked up case-insensitively.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
@@ -150,9 +151,7 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
         guard host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && !"<>\"{}|\\^`".unicodeScalars.contains($0) }) else {
             throw HTTPSError(.url, host: text, "the host '\(host)' contains characters a host name cannot have")
         }
-        guard target.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-            throw HTTPSError(.url, host: text, "the path contains spaces or control characters; percent-encode them")
-        }
+        try Self.checkTarget(target, url: text)
         self.scheme = scheme
         self.host = host.lowercased()
         self.port = port
@@ -192,6 +191,18 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
             copy.target = base + location
         }
         if let hash = copy.target.firstIndex(of: "#") { copy.target = String(copy.target[..<hash]) }
+        try Self.checkTarget(copy.target, url: location)
         return copy
+    }
+
+    /// A request target goes on the request line as it is: no space, tab, line break or other
+    /// control character, and no Unicode space either (U+00A0, U+200B, U+3000…), which a URL's
+    /// text loses to trimming when it is read back, so that the URL would not be the one sent.
+    static func checkTarget(_ target: String, url: String) throws(HTTPSError) {
+        let allowed = target.unicodeScalars.allSatisfy { scalar in
+            if scalar.isASCII { return scalar.value > 0x20 && scalar.value != 0x7F }
+            return !(0x80...0x9F).contains(scalar.value) && !ScalarClass.isWhitespaceOrNewline(scalar)
+        }
+        guard allowed else { throw HTTPSError(.url, host: url, "the path contains spaces or control characters; percent-encode them") }
     }
 }
