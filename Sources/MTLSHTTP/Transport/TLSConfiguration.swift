@@ -162,7 +162,8 @@ public struct TLSAlertRecord: Sendable {
 /// response and error, and inline it made each of them (and every stack frame holding one across
 /// a wait, a thousand of them in `probe --targets`) hundreds of bytes larger.
 public struct TLSSessionReport: Sendable {
-    private final class Storage: @unchecked Sendable {
+    /// The report's fields: one place to add a field, copied whole when a shared box is written.
+    private struct Fields {
         var host: String
         var port: Int
         var address: String? = nil
@@ -184,142 +185,118 @@ public struct TLSSessionReport: Sendable {
         var messageTrace: [String] = []
         var overriddenProblems: [String] = []
         var events: TLSEventLog = TLSEventLog()
+    }
 
-        init(host: String, port: Int) {
-            self.host = host
-            self.port = port
-        }
-
-        func copy() -> Storage {
-            let copy = Storage(host: host, port: port)
-            copy.address = address
-            copy.serverName = serverName
-            copy.version = version
-            copy.cipher = cipher
-            copy.alpn = alpn
-            copy.resumed = resumed
-            copy.secureRenegotiation = secureRenegotiation
-            copy.serverCertificate = serverCertificate
-            copy.peerChainAsSent = peerChainAsSent
-            copy.trust = trust
-            copy.pinMatch = pinMatch
-            copy.pinEvaluation = pinEvaluation
-            copy.certificateRequests = certificateRequests
-            copy.alerts = alerts
-            copy.renegotiations = renegotiations
-            copy.resumedRenegotiations = resumedRenegotiations
-            copy.messageTrace = messageTrace
-            copy.overriddenProblems = overriddenProblems
-            copy.events = events
-            return copy
-        }
+    private final class Storage: @unchecked Sendable {
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 
     // Written only through mutableStorage(), which first copies a shared box: a value type to its users.
     private var storage: Storage
 
-    init(host: String, port: Int) { storage = Storage(host: host, port: port) }
+    init(host: String, port: Int) { storage = Storage(Fields(host: host, port: port)) }
 
     private mutating func mutableStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
         return storage
     }
 
     public var host: String {
-        get { storage.host }
-        _modify { yield &mutableStorage().host }
+        get { storage.fields.host }
+        _modify { yield &mutableStorage().fields.host }
     }
     public var port: Int {
-        get { storage.port }
-        _modify { yield &mutableStorage().port }
+        get { storage.fields.port }
+        _modify { yield &mutableStorage().fields.port }
     }
     public var address: String? {
-        get { storage.address }
-        _modify { yield &mutableStorage().address }
+        get { storage.fields.address }
+        _modify { yield &mutableStorage().fields.address }
     }
     public var serverName: String? {
-        get { storage.serverName }
-        _modify { yield &mutableStorage().serverName }
+        get { storage.fields.serverName }
+        _modify { yield &mutableStorage().fields.serverName }
     }
     public var version: String? {
-        get { storage.version }
-        _modify { yield &mutableStorage().version }
+        get { storage.fields.version }
+        _modify { yield &mutableStorage().fields.version }
     }
     public var cipher: String? {
-        get { storage.cipher }
-        _modify { yield &mutableStorage().cipher }
+        get { storage.fields.cipher }
+        _modify { yield &mutableStorage().fields.cipher }
     }
     public var alpn: String? {
-        get { storage.alpn }
-        _modify { yield &mutableStorage().alpn }
+        get { storage.fields.alpn }
+        _modify { yield &mutableStorage().fields.alpn }
     }
     public var resumed: Bool {
-        get { storage.resumed }
-        _modify { yield &mutableStorage().resumed }
+        get { storage.fields.resumed }
+        _modify { yield &mutableStorage().fields.resumed }
     }
     public var secureRenegotiation: Bool {
-        get { storage.secureRenegotiation }
-        _modify { yield &mutableStorage().secureRenegotiation }
+        get { storage.fields.secureRenegotiation }
+        _modify { yield &mutableStorage().fields.secureRenegotiation }
     }
     /// The server's certificate of this session, also on a resumed session (whose handshake
     /// carries no certificate); the TLS channel binding is computed from it.
     public var serverCertificate: Certificate? {
-        get { storage.serverCertificate }
-        _modify { yield &mutableStorage().serverCertificate }
+        get { storage.fields.serverCertificate }
+        _modify { yield &mutableStorage().fields.serverCertificate }
     }
     /// The chain as the server sent it (leaf first).
     public var peerChainAsSent: [Certificate] {
-        get { storage.peerChainAsSent }
-        _modify { yield &mutableStorage().peerChainAsSent }
+        get { storage.fields.peerChainAsSent }
+        _modify { yield &mutableStorage().fields.peerChainAsSent }
     }
     /// The server trust evaluation (nil if the server sent no certificate).
     public var trust: TrustEvaluation? {
-        get { storage.trust }
-        _modify { yield &mutableStorage().trust }
+        get { storage.fields.trust }
+        _modify { yield &mutableStorage().fields.trust }
     }
     /// The pin check, when pins were given.
     public var pinMatch: PinSet.Match? {
-        get { storage.pinMatch }
-        _modify { yield &mutableStorage().pinMatch }
+        get { storage.fields.pinMatch }
+        _modify { yield &mutableStorage().fields.pinMatch }
     }
     /// The pin check of the chain against the configuration's pinning, per host.
     public var pinEvaluation: PinEvaluation? {
-        get { storage.pinEvaluation }
-        _modify { yield &mutableStorage().pinEvaluation }
+        get { storage.fields.pinEvaluation }
+        _modify { yield &mutableStorage().fields.pinEvaluation }
     }
     public var certificateRequests: [CertificateRequestRecord] {
-        get { storage.certificateRequests }
-        _modify { yield &mutableStorage().certificateRequests }
+        get { storage.fields.certificateRequests }
+        _modify { yield &mutableStorage().fields.certificateRequests }
     }
     public var alerts: [TLSAlertRecord] {
-        get { storage.alerts }
-        _modify { yield &mutableStorage().alerts }
+        get { storage.fields.alerts }
+        _modify { yield &mutableStorage().fields.alerts }
     }
     /// Renegotiations done after the first handshake.
     public var renegotiations: Int {
-        get { storage.renegotiations }
-        _modify { yield &mutableStorage().renegotiations }
+        get { storage.fields.renegotiations }
+        _modify { yield &mutableStorage().fields.renegotiations }
     }
     /// Renegotiations the server completed by resuming the session (an abbreviated handshake, in
     /// which it cannot ask for a certificate). The client never offers a session in a
     /// renegotiation, so a count above zero means a server that resumed what was not offered.
     public var resumedRenegotiations: Int {
-        get { storage.resumedRenegotiations }
-        _modify { yield &mutableStorage().resumedRenegotiations }
+        get { storage.fields.resumedRenegotiations }
+        _modify { yield &mutableStorage().fields.resumedRenegotiations }
     }
     /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello`).
     public var messageTrace: [String] {
-        get { storage.messageTrace }
-        _modify { yield &mutableStorage().messageTrace }
+        get { storage.fields.messageTrace }
+        _modify { yield &mutableStorage().fields.messageTrace }
     }
     /// Problems let through because of `continuesOnTrustFailure`.
     public var overriddenProblems: [String] {
-        get { storage.overriddenProblems }
-        _modify { yield &mutableStorage().overriddenProblems }
+        get { storage.fields.overriddenProblems }
+        _modify { yield &mutableStorage().fields.overriddenProblems }
     }
     /// Everything that happened, in order (TLSEventLog.swift).
     public var events: TLSEventLog {
-        get { storage.events }
-        _modify { yield &mutableStorage().events }
+        get { storage.fields.events }
+        _modify { yield &mutableStorage().fields.events }
     }
 }
