@@ -198,7 +198,7 @@ enum Resolver {
             let reason = status == 0 ? "no usable address" : String(cString: gai_strerror(status))
             throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use \(setting: .connectTo) HOST:PORT")
         }
-        if !numeric && !addresses.isEmpty {
+        if !numeric {
             cache.withLock { entries in
                 if entries.count >= capacity, let oldest = entries.min(by: { $0.value.expires < $1.value.expires })?.key { entries[oldest] = nil }
                 entries[key] = Entry(expires: Deadline.after(timeToLive), addresses: addresses)
