@@ -26,9 +26,18 @@ final class TrustFastPathTests: XCTestCase {
 
     /// `evaluate` (fast path allowed) and the reference path give the same verdict, chain and
     /// findings; returns the evaluation.
+    ///
+    /// The leaf is evaluated as a fresh, undecoded copy first (as a leaf read from DER reaches the
+    /// evaluator, so that the check on the DER is exercised), and when the fast path accepted it on
+    /// its DER, the copy must still be undecoded: nothing in the fast path needed its `X509`.
     @discardableResult
     private func assertSameVerdict(_ evaluator: TrustEvaluator, _ leaf: Certificate, _ label: String, file: StaticString = #filePath, line: UInt = #line) -> TrustEvaluation {
-        let evaluation = evaluator.evaluate(leaf)
+        let fresh = (try? Certificate(derBytes: leaf.derBytes)) ?? leaf
+        let onDERBefore = evaluator.fastPathStatistics.acceptedOnDER
+        let evaluation = evaluator.evaluate(fresh)
+        if evaluator.fastPathStatistics.acceptedOnDER > onDERBefore {
+            XCTAssertNil(fresh.reference.decodedPointer, "\(label): accepted on its DER, but the leaf was decoded", file: file, line: line)
+        }
         let reference = evaluator.referenceEvaluation(leaf, extraIntermediates: [])
         XCTAssertEqual(evaluation.isTrusted, reference.isTrusted, "\(label): fast path and reference disagree", file: file, line: line)
         XCTAssertEqual(evaluation.chain, reference.chain, "\(label): chains differ", file: file, line: line)
@@ -46,7 +55,8 @@ final class TrustFastPathTests: XCTestCase {
         for name in ["server-p384.pem", "server-rsa2048.pem", "server-rsa4096.pem", "server.der"] {
             XCTAssertTrue(assertSameVerdict(evaluator, try fixture(name), name).isTrusted, name)
         }
-        XCTAssertEqual(evaluator.fastPathStatistics, .init(accepted: 4, declined: 1, reachedChecks: 4))
+        // All four on their DER alone (P-384, RSA 2048 and 4096, P-256 from DER).
+        XCTAssertEqual(evaluator.fastPathStatistics, .init(accepted: 4, declined: 1, reachedChecks: 4, acceptedOnDER: 4))
         // The fast path's chain is the full path's: leaf, intermediate, root.
         let evaluation = evaluator.evaluate(try fixture("server-p384.pem"))
         XCTAssertEqual(evaluation.chain.map(\.commonName), ["localhost", "mtls Test Intermediate CA", "mtls Test Root CA"])
@@ -131,6 +141,7 @@ final class TrustFastPathTests: XCTestCase {
         XCTAssertGreaterThan(leaves.count, 25)
         var compared = 0
         var accepted = 0
+        var onDER = 0
         for purpose in TrustPolicy.Purpose.allCases {
             for host in ["localhost", "api.example.com", "127.0.0.1", nil] as [String?] {
                 for profile in TrustPolicy.Profile.allCases {
@@ -142,12 +153,14 @@ final class TrustFastPathTests: XCTestCase {
                             compared += 1
                         }
                         accepted += evaluator.fastPathStatistics.accepted
+                        onDER += evaluator.fastPathStatistics.acceptedOnDER
                     }
                 }
             }
         }
         XCTAssertGreaterThan(accepted, 0)
-        print("fast path differential over the fixtures: \(compared) evaluations, \(accepted) fast acceptances, 0 differences")
+        XCTAssertGreaterThan(onDER, 0)
+        print("fast path differential over the fixtures: \(compared) evaluations, \(accepted) fast acceptances (\(onDER) on the DER alone), 0 differences")
     }
 
     /// Differential over the trust-rule fixture pairs (`TestCerts/rules/`): one evaluator for both
@@ -175,5 +188,40 @@ final class TrustFastPathTests: XCTestCase {
             }
         }
         XCTAssertGreaterThan(pairs, 40)
+    }
+
+    /// What ``Certificate`` answers from the strict DER walk while undecoded (subject, CN, key
+    /// algorithm, key usage) is what it answers from its `X509`, for every fixture the walk accepts.
+    func testUndecodedAccessorsMatchTheDecodedOnes() throws {
+        var paths: [String] = []
+        for directory in [TestCertificates.url("").path] + (try FileManager.default.contentsOfDirectory(atPath: TestCertificates.url("rules").path)).map({ TestCertificates.url("rules/\($0)").path }) {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".pem") || name.hasSuffix(".der") {
+                paths.append("\(directory)/\(name)")
+            }
+        }
+        var deferred = 0
+        var plainLeaves = 0
+        for path in paths {
+            guard let certificates = try? CertificateLoader.certificates(atPath: path) else { continue }
+            for certificate in certificates {
+                let lazy = try Certificate(derBytes: certificate.derBytes)
+                guard lazy.reference.decodedPointer == nil else { continue }
+                deferred += 1
+                if lazy.reference.layout?.plainLeaf != nil { plainLeaves += 1 }
+                let (subject, commonName, keyAlgorithm, keyUsage) = (lazy.subject, lazy.commonName, lazy.keyAlgorithm, lazy.keyUsage)
+                if lazy.reference.layout?.plainLeaf != nil {
+                    XCTAssertNil(lazy.reference.decodedPointer, "\(path): an accessor decoded a plain leaf")
+                }
+                let decoded = try Certificate(derBytes: certificate.derBytes)
+                _ = decoded.reference.pointer
+                XCTAssertEqual(subject, decoded.subject, path)
+                XCTAssertEqual(commonName, decoded.commonName, path)
+                XCTAssertEqual(keyAlgorithm, decoded.keyAlgorithm, path)
+                XCTAssertEqual(keyUsage, decoded.keyUsage, path)
+                XCTAssertEqual(lazy.derBytes, decoded.derBytes, path)
+            }
+        }
+        XCTAssertGreaterThan(deferred, 100)
+        XCTAssertGreaterThan(plainLeaves, 20)
     }
 }

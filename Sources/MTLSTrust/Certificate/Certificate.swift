@@ -27,6 +27,11 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     ///   not a certificate, or carry trailing data.
     public init(derBytes: [UInt8]) throws(MTLSTrustError) {
         if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the input is empty") }
+        // DER in the strict subset is decoded only when its `X509` is first needed (X509Reference).
+        if let layout = CertificateLayout(derBytes) {
+            self.init(reference: X509Reference(deferring: derBytes, layout: layout), derBytes: derBytes)
+            return
+        }
         OpenSSLErrorQueue.clear()
         var parsed: OpaquePointer?
         var consumed = 0
@@ -70,6 +75,11 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         case .crl: "a certificate revocation list"
         case .certificate, .unknown: nil
         }
+    }
+
+    private init(reference: X509Reference, derBytes: [UInt8]) {
+        self.reference = reference
+        self.derBytes = derBytes
     }
 
     /// Wraps an `X509*` whose reference the caller hands over.
@@ -152,11 +162,17 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     // MARK: Names
 
     /// The subject as an RFC 4514 string (`CN=localhost,O=mtls test,C=US`).
-    public var subject: String { Certificate.rfc4514(X509_get_subject_name(reference.pointer)) }
+    public var subject: String {
+        if reference.decodedPointer == nil, let text = reference.layout?.subjectText(derBytes) { return text }
+        return Certificate.rfc4514(X509_get_subject_name(reference.pointer))
+    }
     /// The issuer as an RFC 4514 string.
     public var issuer: String { Certificate.rfc4514(X509_get_issuer_name(reference.pointer)) }
     /// The subject's common name, when there is one.
-    public var commonName: String? { Certificate.commonName(of: X509_get_subject_name(reference.pointer)) }
+    public var commonName: String? {
+        if reference.decodedPointer == nil, let name = reference.layout?.commonName(derBytes) { return name }
+        return Certificate.commonName(of: X509_get_subject_name(reference.pointer))
+    }
 
     /// A short label for messages: the CN when present, else the whole subject.
     public var displayName: String {
@@ -265,6 +281,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// The algorithm and size of the subject's key, read from the key OpenSSL decoded with the
     /// certificate (no SPKI re-encoding, unlike `publicKey.algorithm`).
     public var keyAlgorithm: KeyAlgorithm {
+        if reference.decodedPointer == nil, let algorithm = reference.layout?.keyAlgorithm(derBytes) { return algorithm }
         guard let key = X509_get0_pubkey(reference.pointer) else { return .other("unparsed", bits: 0) }
         return KeyAlgorithm.of(key)
     }
@@ -288,6 +305,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
 
     /// Key usage bits, or nil when the extension is absent.
     public var keyUsage: KeyUsage? {
+        if reference.decodedPointer == nil, let leaf = reference.layout?.plainLeaf { return leaf.keyUsage }
         let flags = X509_get_extension_flags(reference.pointer)
         guard flags & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
         return KeyUsage(rawValue: X509_get_key_usage(reference.pointer))

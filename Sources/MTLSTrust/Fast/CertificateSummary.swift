@@ -171,211 +171,6 @@ public enum CertificateSummaryReader {
         return out
     }
 
-    // MARK: The DER walk
-
-    private struct Element {
-        var tag: UInt8
-        var header: Int
-        var start: Int
-        var end: Int
-        var length: Int { end - start }
-    }
-
-    /// One DER element at `offset` before `limit`: definite, minimal lengths only.
-    @inline(__always)
-    private static func element(_ p: UnsafePointer<UInt8>, _ offset: Int, _ limit: Int) -> Element? {
-        guard limit - offset >= 2 else { return nil }
-        let tag = p[offset]
-        guard tag & 0x1F != 0x1F else { return nil }
-        let first = Int(p[offset + 1])
-        var length = 0
-        var cursor = offset + 2
-        if first < 0x80 {
-            length = first
-        } else {
-            let count = first & 0x7F
-            guard count >= 1, count <= 3, limit - cursor >= count, p[cursor] != 0 else { return nil }
-            for _ in 0..<count {
-                length = (length << 8) | Int(p[cursor])
-                cursor += 1
-            }
-            guard length >= 0x80 else { return nil }
-        }
-        guard length <= limit - cursor else { return nil }
-        return Element(tag: tag, header: offset, start: cursor, end: cursor + length)
-    }
-
-    /// `c2i_ASN1_OBJECT`'s checks: content present, no 0x80 starting a subidentifier, last octet final.
-    private static func validOID(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
-        guard e.tag == 0x06, e.length >= 1, p[e.end - 1] & 0x80 == 0 else { return false }
-        var previous: UInt8 = 0
-        for i in e.start..<e.end {
-            if p[i] == 0x80 && (i == e.start || previous & 0x80 == 0) { return false }
-            previous = p[i]
-        }
-        return true
-    }
-
-    /// A non-negative, minimally encoded INTEGER (negative serials are left to OpenSSL).
-    private static func validInteger(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
-        guard e.tag == 0x02, e.length >= 1, p[e.start] & 0x80 == 0 else { return false }
-        if e.length > 1 && p[e.start] == 0 && p[e.start + 1] & 0x80 == 0 { return false }
-        return true
-    }
-
-    /// A BIT STRING with no unused bits (keys and signatures).
-    private static func validBitString(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
-        e.tag == 0x03 && e.length >= 1 && p[e.start] == 0
-    }
-
-    /// AlgorithmIdentifier: an OID, then nothing, NULL, an OID (EC curves) or a SEQUENCE (RSA-PSS).
-    private static func validAlgorithm(_ p: UnsafePointer<UInt8>, _ e: Element) -> Bool {
-        guard e.tag == 0x30, let oid = element(p, e.start, e.end), validOID(p, oid) else { return false }
-        if oid.end == e.end { return true }
-        guard let parameters = element(p, oid.end, e.end), parameters.end == e.end else { return false }
-        switch parameters.tag {
-        case 0x05: return parameters.length == 0
-        case 0x06: return validOID(p, parameters)
-        case 0x30: return true
-        default: return false
-        }
-    }
-
-    /// UTCTime `YYMMDDHHMMSSZ` or GeneralizedTime `YYYYMMDDHHMMSSZ`, every field in range, as
-    /// seconds since 1970 (what `ASN1_TIME_to_tm` + `timegm` give). Other forms are left to OpenSSL.
-    private static func time(_ p: UnsafePointer<UInt8>, _ e: Element) -> Int? {
-        let yearDigits: Int
-        switch (e.tag, e.length) {
-        case (0x17, 13): yearDigits = 2
-        case (0x18, 15): yearDigits = 4
-        default: return nil
-        }
-        guard p[e.end - 1] == 0x5A else { return nil }  // 'Z'
-        var digits = [Int](repeating: 0, count: e.length - 1)
-        for i in 0..<(e.length - 1) {
-            let byte = p[e.start + i]
-            guard byte >= 0x30, byte <= 0x39 else { return nil }
-            digits[i] = Int(byte - 0x30)
-        }
-        func number(_ at: Int, _ count: Int) -> Int { (at..<(at + count)).reduce(0) { $0 * 10 + digits[$1] } }
-        var year = number(0, yearDigits)
-        if yearDigits == 2 { year += year < 50 ? 2000 : 1900 }
-        let f = yearDigits
-        let month = number(f, 2)
-        let day = number(f + 2, 2)
-        let hour = number(f + 4, 2)
-        let minute = number(f + 6, 2)
-        let second = number(f + 8, 2)
-        guard (1...12).contains(month), hour < 24, minute < 60, second < 60, day >= 1 else { return nil }
-        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-        let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard day <= monthDays[month - 1], year >= 1970 else { return nil }
-        // Days from 1970-01-01 to the civil date (proleptic Gregorian, years ≥ 1970 here).
-        let y = month <= 2 ? year - 1 : year
-        let era = y / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        return days * 86_400 + hour * 3_600 + minute * 60 + second
-    }
-
-    /// Parses one DER name with OpenSSL's own decoder; nil unless it consumes exactly the element.
-    private static func name(_ p: UnsafePointer<UInt8>, _ e: Element) -> OpaquePointer? {
-        var cursor: UnsafePointer<UInt8>? = p + e.header
-        guard let parsed = d2i_X509_NAME(nil, &cursor, e.end - e.header) else {
-            ERR_clear_error()
-            return nil
-        }
-        guard cursor == p + e.end else {
-            X509_NAME_free(parsed)
-            return nil
-        }
-        return parsed
-    }
-
-    // MARK: Names in the common form, without OpenSSL
-
-    /// Attribute types whose short names OpenSSL prints (`X509_NAME_print_ex` with `XN_FLAG_FN_SN`),
-    /// as (OID content bytes, short name), read from OpenSSL's own object table.
-    private static let shortNames: [([UInt8], String)] = {
-        let nids: [Int32] = [
-            NID_commonName, NID_organizationName, NID_organizationalUnitName, NID_countryName, NID_localityName,
-            NID_stateOrProvinceName, NID_domainComponent, NID_serialNumber, NID_pkcs9_emailAddress, NID_streetAddress,
-            NID_surname, NID_givenName, NID_title, NID_postalCode, NID_userId, NID_organizationIdentifier,
-        ]
-        return nids.compactMap { nid in
-            guard let object = OBJ_nid2obj(nid), let data = OBJ_get0_data(object), let sn = OBJ_nid2sn(nid) else { return nil }
-            return (Array(UnsafeBufferPointer(start: data, count: Int(OBJ_length(object)))), String(cString: sn))
-        }
-    }()
-
-    /// Value bytes printed the same by every RFC 2253 printer: no escaping, quoting or conversion
-    /// (letters, digits, and `space . - _ @ : / ( ) ' *`; a space is never first or last).
-    private static let plainValueByte: [Bool] = {
-        var table = [Bool](repeating: false, count: 256)
-        for byte in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 .-_@:/()'*".utf8 { table[Int(byte)] = true }
-        return table
-    }()
-
-    /// A name whose every attribute is a known type with a PrintableString, UTF8String or
-    /// IA5String value of plain ASCII: such a name is always accepted by `d2i_X509_NAME` (its
-    /// canonical form exists) and prints as `SN=value` pairs. Returns the entries (RDN index, short
-    /// name, value range) in DER order, or nil for any other name (then OpenSSL parses and prints it).
-    private static func plainName(_ p: UnsafePointer<UInt8>, _ e: Element) -> [(set: Int, type: String, start: Int, end: Int)]? {
-        guard e.tag == 0x30 else { return nil }
-        var entries: [(set: Int, type: String, start: Int, end: Int)] = []
-        var cursor = e.start
-        var setIndex = 0
-        while cursor < e.end {
-            guard let rdn = element(p, cursor, e.end), rdn.tag == 0x31, rdn.length > 0 else { return nil }
-            var inner = rdn.start
-            while inner < rdn.end {
-                guard let attribute = element(p, inner, rdn.end), attribute.tag == 0x30,
-                    let oid = element(p, attribute.start, attribute.end), validOID(p, oid),
-                    let value = element(p, oid.end, attribute.end), value.end == attribute.end,
-                    value.tag == 0x13 || value.tag == 0x0C || value.tag == 0x16, value.length > 0,
-                    p[value.start] != 0x20, p[value.end - 1] != 0x20
-                else { return nil }
-                for i in value.start..<value.end where !plainValueByte[Int(p[i])] { return nil }
-                guard let type = shortNames.first(where: { $0.0.count == oid.length && memcmp($0.0, p + oid.start, oid.length) == 0 })?.1 else { return nil }
-                entries.append((setIndex, type, value.start, value.end))
-                inner = attribute.end
-            }
-            setIndex += 1
-            cursor = rdn.end
-        }
-        return entries
-    }
-
-    /// `X509_NAME_print_ex(XN_FLAG_RFC2253 & ~ASN1_STRFLGS_ESC_MSB)` of a plain name: entries in
-    /// reverse order, `,` between RDNs and `+` inside one.
-    private static func rfc4514(_ p: UnsafePointer<UInt8>, _ entries: [(set: Int, type: String, start: Int, end: Int)]) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(entries.reduce(0) { $0 + $1.type.utf8.count + $1.end - $1.start + 2 })
-        var previous = -1
-        for entry in entries.reversed() {
-            if previous != -1 { bytes.append(previous == entry.set ? 0x2B : 0x2C) }
-            previous = entry.set
-            bytes.append(contentsOf: entry.type.utf8)
-            bytes.append(0x3D)
-            bytes.append(contentsOf: UnsafeBufferPointer(start: p + entry.start, count: entry.end - entry.start))
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-
-    /// basicConstraints in the forms CAs write; nil for anything else (left to OpenSSL).
-    private static func basicConstraints(_ p: UnsafePointer<UInt8>, _ value: Element) -> BasicConstraints? {
-        guard value.tag == 0x04, let sequence = element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end else { return nil }
-        if sequence.length == 0 { return BasicConstraints(isCA: false, pathLengthConstraint: nil) }
-        guard let flag = element(p, sequence.start, sequence.end), flag.tag == 0x01, flag.length == 1, p[flag.start] == 0xFF else { return nil }
-        if flag.end == sequence.end { return BasicConstraints(isCA: true, pathLengthConstraint: nil) }
-        guard let length = element(p, flag.end, sequence.end), length.end == sequence.end, validInteger(p, length), length.length <= 3 else { return nil }
-        var value = 0
-        for i in length.start..<length.end { value = value << 8 | Int(p[i]) }
-        return BasicConstraints(isCA: true, pathLengthConstraint: value)
-    }
-
     /// True when `i2d_X509` of the certificate `d2i_X509` parses from `der` gives `der` back:
     /// OpenSSL keeps the TBSCertificate's encoding and re-encodes the rest, so the outer SEQUENCE
     /// (definite, minimal length, nothing after it), the signature AlgorithmIdentifier (an OID with
@@ -386,10 +181,10 @@ public enum CertificateSummaryReader {
         der.withUnsafeBufferPointer { buffer in
             guard let p = buffer.baseAddress else { return false }
             let count = buffer.count
-            guard let outer = element(p, 0, count), outer.tag == 0x30, outer.end == count,
-                let tbs = element(p, outer.start, outer.end), tbs.tag == 0x30,
-                let signatureAlgorithm = element(p, tbs.end, outer.end), validAlgorithm(p, signatureAlgorithm),
-                let signature = element(p, signatureAlgorithm.end, outer.end), validBitString(p, signature), signature.end == outer.end
+            guard let outer = StrictDER.element(p, 0, count), outer.tag == 0x30, outer.end == count,
+                let tbs = StrictDER.element(p, outer.start, outer.end), tbs.tag == 0x30,
+                let signatureAlgorithm = StrictDER.element(p, tbs.end, outer.end), StrictDER.validAlgorithm(p, signatureAlgorithm),
+                let signature = StrictDER.element(p, signatureAlgorithm.end, outer.end), StrictDER.validBitString(p, signature), signature.end == outer.end
             else { return false }
             return true
         }
@@ -397,29 +192,29 @@ public enum CertificateSummaryReader {
 
     private static func summary(_ p: UnsafePointer<UInt8>, count: Int) -> CertificateSummary? {
         // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
-        guard let outer = element(p, 0, count), outer.tag == 0x30, outer.end == count,
-            let tbs = element(p, outer.start, outer.end), tbs.tag == 0x30,
-            let signatureAlgorithm = element(p, tbs.end, outer.end), validAlgorithm(p, signatureAlgorithm),
-            let signature = element(p, signatureAlgorithm.end, outer.end), validBitString(p, signature), signature.end == outer.end
+        guard let outer = StrictDER.element(p, 0, count), outer.tag == 0x30, outer.end == count,
+            let tbs = StrictDER.element(p, outer.start, outer.end), tbs.tag == 0x30,
+            let signatureAlgorithm = StrictDER.element(p, tbs.end, outer.end), StrictDER.validAlgorithm(p, signatureAlgorithm),
+            let signature = StrictDER.element(p, signatureAlgorithm.end, outer.end), StrictDER.validBitString(p, signature), signature.end == outer.end
         else { return nil }
         // TBSCertificate: [0] v3, serial, signature, issuer, validity, subject, SPKI, [3] extensions.
-        guard let version = element(p, tbs.start, tbs.end), version.tag == 0xA0, version.length == 3,
+        guard let version = StrictDER.element(p, tbs.start, tbs.end), version.tag == 0xA0, version.length == 3,
             p[version.start] == 0x02, p[version.start + 1] == 0x01, p[version.start + 2] == 0x02,
-            let serial = element(p, version.end, tbs.end), validInteger(p, serial),
-            let innerAlgorithm = element(p, serial.end, tbs.end), validAlgorithm(p, innerAlgorithm),
-            let issuer = element(p, innerAlgorithm.end, tbs.end), issuer.tag == 0x30,
-            let validity = element(p, issuer.end, tbs.end), validity.tag == 0x30,
-            let notBefore = element(p, validity.start, validity.end), time(p, notBefore) != nil,
-            let notAfterElement = element(p, notBefore.end, validity.end), notAfterElement.end == validity.end,
-            let notAfter = time(p, notAfterElement),
-            let subject = element(p, validity.end, tbs.end), subject.tag == 0x30,
-            let spki = element(p, subject.end, tbs.end), spki.tag == 0x30,
-            let keyAlgorithm = element(p, spki.start, spki.end), validAlgorithm(p, keyAlgorithm),
-            let key = element(p, keyAlgorithm.end, spki.end), validBitString(p, key), key.end == spki.end
+            let serial = StrictDER.element(p, version.end, tbs.end), StrictDER.validInteger(p, serial),
+            let innerAlgorithm = StrictDER.element(p, serial.end, tbs.end), StrictDER.validAlgorithm(p, innerAlgorithm),
+            let issuer = StrictDER.element(p, innerAlgorithm.end, tbs.end), issuer.tag == 0x30,
+            let validity = StrictDER.element(p, issuer.end, tbs.end), validity.tag == 0x30,
+            let notBefore = StrictDER.element(p, validity.start, validity.end), StrictDER.time(p, notBefore) != nil,
+            let notAfterElement = StrictDER.element(p, notBefore.end, validity.end), notAfterElement.end == validity.end,
+            let notAfter = StrictDER.time(p, notAfterElement),
+            let subject = StrictDER.element(p, validity.end, tbs.end), subject.tag == 0x30,
+            let spki = StrictDER.element(p, subject.end, tbs.end), spki.tag == 0x30,
+            let keyAlgorithm = StrictDER.element(p, spki.start, spki.end), StrictDER.validAlgorithm(p, keyAlgorithm),
+            let key = StrictDER.element(p, keyAlgorithm.end, spki.end), StrictDER.validBitString(p, key), key.end == spki.end
         else { return nil }
         // Extensions: required (v3 without them is left to OpenSSL), no unique identifiers.
-        guard let explicit = element(p, spki.end, tbs.end), explicit.tag == 0xA3, explicit.end == tbs.end,
-            let extensions = element(p, explicit.start, explicit.end), extensions.tag == 0x30, extensions.end == explicit.end,
+        guard let explicit = StrictDER.element(p, spki.end, tbs.end), explicit.tag == 0xA3, explicit.end == tbs.end,
+            let extensions = StrictDER.element(p, explicit.start, explicit.end), extensions.tag == 0x30, extensions.end == explicit.end,
             extensions.length > 0
         else { return nil }
         var constraints: BasicConstraints? = nil
@@ -431,27 +226,27 @@ public enum CertificateSummaryReader {
         var authorityKeyIDs = 0
         var cursor = extensions.start
         while cursor < extensions.end {
-            guard let ext = element(p, cursor, extensions.end), ext.tag == 0x30,
-                let oid = element(p, ext.start, ext.end), validOID(p, oid),
-                var value = element(p, oid.end, ext.end)
+            guard let ext = StrictDER.element(p, cursor, extensions.end), ext.tag == 0x30,
+                let oid = StrictDER.element(p, ext.start, ext.end), StrictDER.validOID(p, oid),
+                var value = StrictDER.element(p, oid.end, ext.end)
             else { return nil }
             if value.tag == 0x01 {
-                guard value.length == 1, p[value.start] == 0xFF, let next = element(p, value.end, ext.end) else { return nil }
+                guard value.length == 1, p[value.start] == 0xFF, let next = StrictDER.element(p, value.end, ext.end) else { return nil }
                 value = next
             }
             guard value.tag == 0x04, value.end == ext.end else { return nil }
             if oid.length == 3 && p[oid.start] == 0x55 && p[oid.start + 1] == 0x1D {
                 switch p[oid.start + 2] {
                 case 0x13:  // basicConstraints
-                    guard constraints == nil, let parsed = basicConstraints(p, value) else { return nil }  // repeated: OpenSSL decides
+                    guard constraints == nil, let parsed = StrictDER.basicConstraints(p, value) else { return nil }  // repeated: OpenSSL decides
                     constraints = parsed
                 case 0x0E:  // subjectKeyIdentifier ::= OCTET STRING
                     subjectKeyIDs += 1
-                    if let inner = element(p, value.start, value.end), inner.tag == 0x04, inner.end == value.end { subjectKeyID = (inner.start, inner.end) }
+                    if let inner = StrictDER.element(p, value.start, value.end), inner.tag == 0x04, inner.end == value.end { subjectKeyID = (inner.start, inner.end) }
                 case 0x23:  // authorityKeyIdentifier ::= SEQUENCE { [0] keyIdentifier, ... }
                     authorityKeyIDs += 1
-                    if let sequence = element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end,
-                        let keyID = element(p, sequence.start, sequence.end), keyID.tag == 0x80, keyID.end == sequence.end
+                    if let sequence = StrictDER.element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end,
+                        let keyID = StrictDER.element(p, sequence.start, sequence.end), keyID.tag == 0x80, keyID.end == sequence.end
                     {
                         authorityKeyID = (keyID.start, keyID.end)
                     }
@@ -469,15 +264,15 @@ public enum CertificateSummaryReader {
         }
         // Names: plain ones are checked and printed here; any other goes through OpenSSL's own
         // decoder and printer. When the key identifiers cannot tell, OpenSSL compares the names.
-        let plainSubject = plainName(p, subject)
-        let plainIssuer = plainSubject == nil ? nil : plainName(p, issuer)
+        let plainSubject = StrictDER.plainName(p, subject)
+        let plainIssuer = plainSubject == nil ? nil : StrictDER.plainName(p, issuer)
         let subjectText: String
         if let plainSubject, plainIssuer != nil, !mayBeSelfSigned {
-            subjectText = rfc4514(p, plainSubject)
+            subjectText = StrictDER.rfc4514(p, plainSubject)
         } else {
-            guard let subjectName = name(p, subject) else { return nil }
+            guard let subjectName = StrictDER.name(p, subject) else { return nil }
             defer { X509_NAME_free(subjectName) }
-            guard let issuerName = name(p, issuer) else { return nil }
+            guard let issuerName = StrictDER.name(p, issuer) else { return nil }
             defer { X509_NAME_free(issuerName) }
             if mayBeSelfSigned { mayBeSelfSigned = X509_NAME_cmp(subjectName, issuerName) == 0 }
             subjectText = Certificate.rfc4514(subjectName)

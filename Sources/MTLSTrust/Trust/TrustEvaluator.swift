@@ -91,16 +91,16 @@ public struct TrustEvaluator: Sendable {
         // MTLS_TRUST_DIFFERENTIAL=FILE: every evaluation runs both paths and appends the two
         // verdicts to FILE (scripts/trust-differential.sh over x509-limbo, the tests, the fuzzer).
         let differential = getenv("MTLS_TRUST_DIFFERENTIAL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-        self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differential) : nil
+        self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differential, policy: policy) : nil
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
     public func evaluate(_ leaf: Certificate, extraIntermediates: [Certificate] = []) -> TrustEvaluation {
         guard let fastPath, extraIntermediates.isEmpty else { return referenceEvaluation(leaf, extraIntermediates: extraIntermediates) }
         if fastPath.differentialLog != nil { return differentialEvaluation(leaf, fastPath: fastPath) }
-        if let fast = fastEvaluation(leaf, fastPath: fastPath) {
-            fastPath.count(accepted: true)
-            return fast
+        if let fast = fastEvaluationWithRoute(leaf, fastPath: fastPath) {
+            fastPath.count(accepted: true, onDER: fast.onDER)
+            return fast.evaluation
         }
         fastPath.count(accepted: false)
         let evaluation = referenceEvaluation(leaf, extraIntermediates: [])
@@ -116,15 +116,25 @@ public struct TrustEvaluator: Sendable {
     func differentialEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation {
         let reference = referenceEvaluation(leaf, extraIntermediates: [])
         let reachedBefore = fastPath.statistics.reachedChecks
-        let before = fastEvaluation(leaf, fastPath: fastPath)
+        // Both routes of the fast path, each on its own: the DER route on a copy of the leaf that
+        // is still undecoded, as in normal use (the reference path has decoded `leaf`).
+        let undecoded = (try? Certificate(derBytes: leaf.derBytes)).flatMap { $0.reference.decodedPointer == nil ? $0 : nil }
+        func routes() -> (onDER: TrustEvaluation?, byOpenSSL: TrustEvaluation?) {
+            (undecoded.flatMap { evaluationOnDER($0, fastPath: fastPath) }, evaluationByOpenSSL(leaf, fastPath: fastPath))
+        }
+        var fast = routes()
         if reference.pathsTried == 1, reference.findings.allSatisfy({ $0.depth == 0 }), let suffix = armableSuffix(reference.chain) { fastPath.arm(suffix) }
-        let after = before ?? fastEvaluation(leaf, fastPath: fastPath)
-        fastPath.count(accepted: after != nil)
+        if fast.onDER == nil && fast.byOpenSSL == nil { fast = routes() }
+        let accepted = fast.onDER != nil || fast.byOpenSSL != nil
+        fastPath.count(accepted: accepted, onDER: fast.onDER != nil)
         let reached = fastPath.statistics.reachedChecks > reachedBefore
-        let verdicts = "fast=\(after != nil ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject")"
-        let line = verdicts + " checks=\(reached ? "ran" : "skipped") leaf=\(leaf.sha256Fingerprint.hex)"
-        if after != nil && !reference.isTrusted {
-            fastPath.log("DIFF " + line + " findings=\(reference.findings.map(\.name))")
+        let verdicts = "fast=\(accepted ? "accept" : "decline") reference=\(reference.isTrusted ? "accept" : "reject")"
+        let der = undecoded == nil ? "n/a" : fast.onDER != nil ? "accept" : "decline"
+        let line = verdicts + " checks=\(reached ? "ran" : "skipped") leaf=\(leaf.sha256Fingerprint.hex) der=\(der)"
+        let differs = accepted && !reference.isTrusted
+        let chainDiffers = [fast.onDER, fast.byOpenSSL].contains { $0 != nil && $0?.chain != reference.chain } && reference.isTrusted
+        if differs || chainDiffers {
+            fastPath.log("DIFF " + line + " findings=\(reference.findings.map(\.name))" + (chainDiffers ? " (another chain)" : ""))
             let message = Array("mtls: the trust fast path DIFFERS from the reference path: \(line) \(reference.findings)\n".utf8)
             _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         } else {

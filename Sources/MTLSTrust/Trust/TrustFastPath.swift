@@ -51,7 +51,23 @@ final class TrustFastPath: Sendable {
         var suffix: [Certificate]
         /// A store holding only `I`: the partial-chain check's anchor.
         var store: X509StoreReference
+        /// What the check on the DER needs of `I`: its subject's DER, its subjectKeyIdentifier, its
+        /// key and the key's type.
+        var issuerSubjectDER: [UInt8]
+        var issuerKeyID: [UInt8]?
+        var issuerKey: EVPKeyReference?
+        var issuerKeyType: Int32
     }
+
+    /// The peer name of the policy, as the check on the DER compares it: a DNS name in lower case
+    /// (no trailing dot), an IP address's bytes, none, or one that only OpenSSL may judge.
+    enum PeerName: Sendable {
+        case none
+        case dns([UInt8])
+        case ip([UInt8])
+        case other
+    }
+    let peerName: PeerName
 
     /// Counters, for tests and `mtls-bench`: how often the fast path accepted, and declined.
     private let counts = Mutex<TrustEvaluator.FastPathStatistics>(TrustEvaluator.FastPathStatistics())
@@ -60,12 +76,32 @@ final class TrustFastPath: Sendable {
     /// Where the differential mode writes (``TrustEvaluator/differentialLog``), or nil.
     let differentialLog: String?
 
-    init(differentialLog: String?) { self.differentialLog = differentialLog }
+    init(differentialLog: String?, policy: TrustPolicy) {
+        self.differentialLog = differentialLog
+        if policy.email != nil {
+            peerName = .other
+        } else if let host = policy.hostname, !host.isEmpty {
+            if let ip = IPAddress.parse(host) {
+                peerName = .ip(ip)
+            } else {
+                let name = Array((host.hasSuffix(".") ? String(host.dropLast()) : host).utf8)
+                // What `X509_check_host` compares byte for byte, ignoring ASCII case: no wildcard,
+                // no control, nothing outside ASCII.
+                let plain = !name.isEmpty && name.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2A }
+                peerName = plain ? .dns(name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }) : .other
+            }
+        } else {
+            peerName = .none
+        }
+    }
 
     var statistics: TrustEvaluator.FastPathStatistics { counts.withLock { $0 } }
 
-    func count(accepted: Bool) {
-        counts.withLock { if accepted { $0.accepted += 1 } else { $0.declined += 1 } }
+    func count(accepted: Bool, onDER: Bool = false) {
+        counts.withLock {
+            if accepted { $0.accepted += 1 } else { $0.declined += 1 }
+            if onDER { $0.acceptedOnDER += 1 }
+        }
     }
 
     /// A leaf whose issuer is an armed intermediate: the checks of OpenSSL and the policies ran.
@@ -73,13 +109,34 @@ final class TrustFastPath: Sendable {
 
     func armedChain(issuer: OpaquePointer) -> Armed? { armed.withLock { $0[Int(bitPattern: issuer)] } }
 
+    /// The armed chain whose `I` has exactly `subject` (a Name's DER) as its subject.
+    func armedChain(subject der: [UInt8], _ range: Range<Int>) -> Armed? {
+        armed.withLock { chains in
+            der.withUnsafeBufferPointer { buffer in
+                chains.values.first { chain in
+                    chain.issuerSubjectDER.count == range.count && memcmp(chain.issuerSubjectDER, buffer.baseAddress! + range.lowerBound, range.count) == 0
+                }
+            }
+        }
+    }
+
     /// Records `suffix` (the accepted chain without its leaf) for later leaves of `suffix[0]`.
     func arm(_ suffix: [Certificate]) {
         guard let issuer = suffix.first else { return }
         let key = Int(bitPattern: issuer.reference.pointer)
         if armed.withLock({ $0[key] != nil }) { return }
         guard let store = X509StoreReference(anchors: [issuer], crls: []) else { return }
-        armed.withLock { $0[key] = Armed(suffix: suffix, store: store) }
+        let facts = CertificateFacts(issuer)
+        let skid = facts.extension(CertificateFacts.OID.subjectKeyIdentifier).flatMap { ext -> [UInt8]? in
+            guard let inner = DER.element(in: ext.value, at: 0), inner.tag == 0x04, inner.end == ext.value.count else { return nil }
+            return Array(ext.value[inner.contentStart..<inner.contentEnd])
+        }
+        let key509 = X509_get0_pubkey(issuer.reference.pointer)
+        OpenSSLErrorQueue.clear()
+        let armedChain = Armed(
+            suffix: suffix, store: store, issuerSubjectDER: facts.subjectDER, issuerKeyID: skid,
+            issuerKey: key509.map { EVPKeyReference(borrowing: $0) }, issuerKeyType: key509.map { EVP_PKEY_get_base_id($0) } ?? 0)
+        armed.withLock { $0[key] = armedChain }
     }
 
     /// Appends one line to the differential log.
@@ -101,10 +158,13 @@ extension TrustEvaluator {
         /// Leaves that got as far as the fast path's OpenSSL and policy checks (their issuer is an
         /// armed intermediate), accepted or not.
         public var reachedChecks = 0
-        public init(accepted: Int = 0, declined: Int = 0, reachedChecks: Int = 0) {
+        /// Of the accepted leaves, those checked on their DER alone, never decoded by `d2i_X509`.
+        public var acceptedOnDER = 0
+        public init(accepted: Int = 0, declined: Int = 0, reachedChecks: Int = 0, acceptedOnDER: Int = 0) {
             self.accepted = accepted
             self.declined = declined
             self.reachedChecks = reachedChecks
+            self.acceptedOnDER = acceptedOnDER
         }
     }
 
@@ -132,11 +192,130 @@ extension TrustEvaluator {
     }
 
     private func isKnown(_ certificate: Certificate) -> Bool {
-        known[Int(bitPattern: certificate.reference.pointer)] != nil || anchorSet.contains(certificate) || policy.intermediates.contains(certificate)
+        // A certificate still undecoded cannot be one of the evaluator's own (those are decoded).
+        certificate.reference.decodedPointer.map { known[Int(bitPattern: $0)] != nil } == true || anchorSet.contains(certificate)
+            || policy.intermediates.contains(certificate)
     }
 
-    /// The fast path's verdict: a trusted evaluation, or nil to let the full path decide.
+    /// The fast path's verdict: a trusted evaluation, or nil to let the full path decide. A leaf
+    /// still undecoded in the plain profile is checked on its DER first (`evaluationOnDER`); when
+    /// that declines, on its `X509` by OpenSSL (`evaluationByOpenSSL`).
     func fastEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation? {
+        fastEvaluationWithRoute(leaf, fastPath: fastPath)?.evaluation
+    }
+
+    /// ``fastEvaluation(_:fastPath:)`` and whether the leaf was accepted on its DER.
+    func fastEvaluationWithRoute(_ leaf: Certificate, fastPath: TrustFastPath) -> (evaluation: TrustEvaluation, onDER: Bool)? {
+        if leaf.reference.decodedPointer == nil, let evaluation = evaluationOnDER(leaf, fastPath: fastPath) { return (evaluation, true) }
+        return evaluationByOpenSSL(leaf, fastPath: fastPath).map { ($0, false) }
+    }
+
+    /// The leaf checked on its DER, as `X509_verify_cert` on `leaf → I` and the Swift policies would
+    /// check it, without decoding it. Accepts only a leaf in ``CertificateLayout/PlainLeaf``'s
+    /// profile that passes every check below; anything else is declined (nil), never rejected.
+    /// What each line stands for in OpenSSL 3.0 (`x509_vfy.c`, `v3_purp.c`, `v3_utl.c`):
+    ///
+    /// - chain building: the leaf's issuer is byte for byte the subject of an armed `I`, whose
+    ///   subject no other known certificate has; the leaf's subject is no known certificate's subject
+    ///   (`X509_NAME_cmp`: not self-issued, not mistaken for an issuer); it is no known certificate;
+    /// - `X509_check_issued`: the authorityKeyIdentifier's keyIdentifier is `I`'s
+    ///   subjectKeyIdentifier; the signature algorithm is one of `I`'s key type;
+    /// - the extensions decode (no `EXFLAG_INVALID`), none is an unhandled critical one, and the
+    ///   X509_STRICT leaf checks hold: v3, non-empty subject and subjectAltName, equal signature
+    ///   AlgorithmIdentifiers, an authorityKeyIdentifier with a keyIdentifier, the key identifiers
+    ///   not critical, no keyCertSign, no path length;
+    /// - the purpose (`check_purpose_ssl_server`/`_client`): serverAuth/clientAuth in an
+    ///   extKeyUsage, digitalSignature, keyEncipherment or keyAgreement (client: digitalSignature or
+    ///   keyAgreement) in a keyUsage;
+    /// - the host (`X509_check_host` without wildcards, subject CN never) or IP address against
+    ///   the subjectAltName; no e-mail check;
+    /// - the time: notBefore ≤ t < notAfter for the leaf and every certificate above it;
+    /// - key and signature strength: RSA ≥ 2048 bits or P-256/384/521 on the curve, SHA-256 or
+    ///   better (above security level 2);
+    /// - the signature, by `EVP_DigestVerify` with `I`'s key over the TBSCertificate;
+    /// - then the same Swift policies on the same full chain.
+    func evaluationOnDER(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation? {
+        guard let layout = leaf.reference.layout, let plain = layout.plainLeaf, let entries = layout.subjectEntries, !entries.isEmpty,
+            let armed = fastPath.armedChain(subject: leaf.derBytes, layout.issuer), let issuer = armed.suffix.first,
+            let issuerKey = armed.issuerKey, armed.issuerKeyType == plain.signatureKeyType,
+            let issuerKeyID = armed.issuerKeyID, let keyID = plain.authorityKeyID
+        else { return nil }
+        let der = leaf.derBytes
+        guard der[keyID].elementsEqual(issuerKeyID), !isKnown(leaf) else { return nil }
+        // Validity of the leaf and of every certificate above it.
+        let seconds = (policy.evaluationTime ?? Date()).timeIntervalSince1970.rounded(.down)
+        guard let now = Int(exactly: seconds), layout.notBefore <= now, now < layout.notAfter else { return nil }
+        var when = time_t(now)
+        for certificate in armed.suffix {
+            guard let notBefore = X509_get0_notBefore(certificate.reference.pointer), let notAfter = X509_get0_notAfter(certificate.reference.pointer),
+                X509_cmp_time(notBefore, &when) < 0, X509_cmp_time(notAfter, &when) > 0
+            else { return nil }
+        }
+        // Purpose, and the X509_STRICT rules for a leaf.
+        if let usage = plain.keyUsage {
+            guard !usage.contains(.keyCertSign) else { return nil }
+            switch policy.purpose {
+            case .server: guard !usage.isDisjoint(with: [.digitalSignature, .keyEncipherment, .keyAgreement]) else { return nil }
+            case .client: guard !usage.isDisjoint(with: [.digitalSignature, .keyAgreement]) else { return nil }
+            case .any: break
+            }
+        }
+        if let purposes = plain.extendedKeyUsage, policy.purpose != .any {
+            let wanted: [UInt8] = [0x2B, 0x06, 0x01, 0x05, 0x05, 0x07, 0x03, policy.purpose == .server ? 0x01 : 0x02]
+            guard purposes.contains(where: { der[$0].elementsEqual(wanted) }) else { return nil }
+        }
+        // The peer name.
+        switch fastPath.peerName {
+        case .none: break
+        case .other: return nil
+        case .dns(let host):
+            let matches = plain.dnsNames.contains { range in
+                range.count == host.count && !der[range].contains(0x2A)
+                    && zip(der[range], host).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
+            }
+            guard matches else { return nil }
+        case .ip(let address):
+            guard plain.ipAddresses.contains(where: { der[$0].elementsEqual(address) }) else { return nil }
+        }
+        // The key OpenSSL would decode and find strong enough.
+        if case .ec(let nid, let point) = plain.key, !CertificateLayout.validPoint(der, point, curveNID: nid) { return nil }
+        // Chain building: the leaf's subject is no known certificate's subject (OpenSSL compares
+        // canonical forms), so it is not self-issued and cannot stand for a certificate above it.
+        guard let subjectName = der.withUnsafeBufferPointer({ buffer -> OpaquePointer? in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress! + layout.subject.lowerBound
+            return d2i_X509_NAME(nil, &cursor, layout.subject.count)
+        })
+        else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        defer { X509_NAME_free(subjectName) }
+        for certificate in allKnown where X509_NAME_cmp(subjectName, X509_get_subject_name(certificate.reference.pointer)) == 0 { return nil }
+        // I's subject is no other known certificate's (OpenSSL would then have a choice of issuers).
+        let issuerSubject = X509_get_subject_name(issuer.reference.pointer)
+        for certificate in allKnown where certificate != issuer && X509_NAME_cmp(issuerSubject, X509_get_subject_name(certificate.reference.pointer)) == 0 {
+            return nil
+        }
+        fastPath.countReached()
+        // The signature, with I's key.
+        guard let context = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(context) }
+        let verified = der.withUnsafeBufferPointer { buffer -> Bool in
+            let base = buffer.baseAddress!
+            guard EVP_DigestVerifyInit_ex(context, nil, plain.signatureDigest, nil, nil, issuerKey.pointer, nil) == 1 else { return false }
+            return EVP_DigestVerify(context, base + layout.signature.lowerBound, layout.signature.count, base + layout.tbs.lowerBound, layout.tbs.count) == 1
+        }
+        OpenSSLErrorQueue.clear()
+        guard verified else { return nil }
+        // The Swift policies on the full chain, exactly as the full path applies them.
+        let chain = [leaf] + armed.suffix
+        let chainContext = ChainContext(chain: chain, policy: policy, anchors: anchorSet, knownFacts: knownFacts)
+        for check in policy.chainPolicies where !check.check(chainContext).isEmpty { return nil }
+        return TrustEvaluation(chain: chain, findings: [], pathsTried: 1)
+    }
+
+    /// The leaf checked by `X509_verify_cert` against its armed issuer alone, then the Swift policies.
+    func evaluationByOpenSSL(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation? {
         let pointer = leaf.reference.pointer
         // Not self-issued, not a proxy certificate (a proxy changes how OpenSSL checks its issuer),
         // and not one of the evaluator's own certificates.

@@ -126,8 +126,8 @@ func verify(_ args: [String]) {
     let fast = evaluator.fastPathStatistics
     result(
         String(
-            cFormat: "rate=%.1f n=%d ok=%d seconds=%.4f fast_accepted=%d fast_declined=%d", Double(ders.count) / elapsed, ders.count, trusted, elapsed,
-            fast.accepted, fast.declined))
+            cFormat: "rate=%.1f n=%d ok=%d seconds=%.4f fast_accepted=%d fast_declined=%d fast_on_der=%d", Double(ders.count) / elapsed, ders.count, trusted, elapsed,
+            fast.accepted, fast.declined, fast.acceptedOnDER))
 }
 
 // MARK: pin

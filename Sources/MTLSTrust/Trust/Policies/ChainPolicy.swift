@@ -23,7 +23,8 @@ struct ChainContext {
     ///   evaluator's own anchors and intermediates, which every chain shares).
     init(chain: [Certificate], policy: TrustPolicy, anchors: Set<Certificate>, knownFacts: [Int: CertificateFacts] = [:]) {
         self.chain = chain
-        self.facts = chain.map { knownFacts[Int(bitPattern: $0.reference.pointer)] ?? CertificateFacts($0) }
+        // A certificate still undecoded is none of the known ones (and must stay undecoded).
+        self.facts = chain.map { certificate in certificate.reference.decodedPointer.flatMap { knownFacts[Int(bitPattern: $0)] } ?? CertificateFacts(certificate) }
         self.policy = policy
         self.time = policy.evaluationTime ?? Date()
         self.isAnchored = chain.last.map { anchors.contains($0) } ?? false

@@ -280,7 +280,7 @@ struct WebPKIAuthorityKeyIdentifierContentPolicy: ChainPolicy {
             if fields[0xA1] != nil { problems.append("authorityCertIssuer") }
             if fields[0x82] != nil { problems.append("authorityCertSerialNumber") }
             var mismatch = false
-            if let keyID = fields[0x80], ChainDepthPolicy.isSelfIssued(context.chain[depth]), depth == context.chain.count - 1,
+            if let keyID = fields[0x80], depth == context.chain.count - 1, ChainDepthPolicy.isSelfIssued(context.chain[depth]),
                 let own = facts.subjectKeyIdentifier, own != keyID
             {
                 mismatch = true
