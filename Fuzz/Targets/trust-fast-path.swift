@@ -3,7 +3,10 @@
 // policies) accepts the same chain. Each input is tried as a leaf as it is and, so that mutations
 // get past the signature check into the extension, name and policy checks, with its TBSCertificate
 // re-signed by the test intermediate CA's key — under four policies whose fast path was armed by a
-// good leaf first. Also checked: when `Certificate(derBytes:)` keeps the input bytes as `derBytes`
+// good leaf first; both of the fast path's routes (the check on the undecoded DER, OpenSSL's check of
+// leaf → intermediate). Also checked: when `Certificate(derBytes:)` defers `d2i_X509`
+// (`CertificateLayout`), `d2i_X509` accepts the input, `i2d_X509` gives it back, and the answers
+// read from the DER equal OpenSSL's; when it keeps the input bytes as `derBytes`
 // (`CertificateSummaryReader.reencodesVerbatim`), `i2d_X509` gives exactly those bytes.
 import COpenSSL
 import Foundation
@@ -111,29 +114,56 @@ private func fixedUp(_ bytes: [UInt8]) -> [UInt8]? {
     return encoded
 }
 
-/// Inputs tried, certificates parsed, fast-path acceptances (each checked against the reference):
-/// printed every 20,000 inputs, so that a run shows the fast path was reached.
-nonisolated(unsafe) private var tally = (inputs: 0, parsed: 0, fastAccepted: 0)
+/// Inputs tried, certificates parsed, fast-path acceptances (each checked against the reference),
+/// of those on the DER alone: printed every 20,000 inputs, so that a run shows the fast path was reached.
+nonisolated(unsafe) private var tally = (inputs: 0, parsed: 0, fastAccepted: 0, onDER: 0)
+
+/// `i2d_X509` of a decoded certificate.
+private func encoded(_ pointer: OpaquePointer) -> [UInt8] {
+    let length = i2d_X509(pointer, nil)
+    var encoded = [UInt8](repeating: 0, count: Int(max(length, 0)))
+    encoded.withUnsafeMutableBufferPointer { buffer in
+        var cursor = buffer.baseAddress
+        _ = i2d_X509(pointer, &cursor)
+    }
+    return encoded
+}
 
 private func differential(_ bytes: [UInt8]) {
     guard let leaf = try? Certificate(derBytes: bytes) else { return }
     tally.parsed += 1
-    if CertificateSummaryReader.reencodesVerbatim(bytes) {
-        let pointer = leaf.reference.pointer
-        let length = i2d_X509(pointer, nil)
-        var encoded = [UInt8](repeating: 0, count: Int(max(length, 0)))
-        encoded.withUnsafeMutableBufferPointer { buffer in
-            var cursor = buffer.baseAddress
-            _ = i2d_X509(pointer, &cursor)
-        }
-        check(encoded == bytes, "reencodesVerbatim, but i2d_X509 gives \(encoded.count) other bytes")
-    }
     for evaluator in setup.evaluators {
-        guard let fastPath = evaluator.fastPath, let fast = evaluator.fastEvaluation(leaf, fastPath: fastPath) else { continue }
-        let reference = evaluator.referenceEvaluation(leaf, extraIntermediates: [])
-        check(reference.isTrusted, "the fast path accepted a chain the reference path rejects: \(reference.findings) (policy \(evaluator.policy))")
-        check(reference.chain == fast.chain, "the fast path's chain differs from the reference path's")
+        // A fresh copy for each policy: the reference path below decodes the leaf it is given,
+        // and the fast path checks an undecoded leaf on its DER.
+        guard let fastPath = evaluator.fastPath, let candidate = try? Certificate(derBytes: bytes),
+            let fast = evaluator.fastEvaluationWithRoute(candidate, fastPath: fastPath)
+        else { continue }
+        if fast.onDER { check(candidate.reference.decodedPointer == nil, "accepted on the DER, but the leaf was decoded") }
+        let reference = evaluator.referenceEvaluation(candidate, extraIntermediates: [])
+        check(reference.isTrusted, "the fast path (on the DER: \(fast.onDER)) accepted a chain the reference path rejects: \(reference.findings) (policy \(evaluator.policy))")
+        check(reference.chain == fast.evaluation.chain, "the fast path's chain differs from the reference path's")
         tally.fastAccepted += 1
+        if fast.onDER { tally.onDER += 1 }
+    }
+    if leaf.reference.layout != nil {
+        // The strict walk's claims: what the undecoded certificate answers is what the decoded one
+        // answers, d2i_X509 accepts the DER (else decoding would stop the process), and i2d_X509
+        // gives the input back.
+        let answers = (leaf.subject, leaf.commonName, leaf.keyAlgorithm, leaf.keyUsage)
+        check(leaf.reference.layout?.plainLeaf == nil || leaf.reference.decodedPointer == nil, "an accessor decoded a plain leaf")
+        var cursor: UnsafePointer<UInt8>? = nil
+        let decoded = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            cursor = buffer.baseAddress
+            return d2i_X509(nil, &cursor, buffer.count)
+        }
+        guard let decoded else { return check(false, "the strict walk accepted DER that d2i_X509 refuses") }
+        defer { X509_free(decoded) }
+        check(encoded(decoded) == bytes, "the strict walk accepted DER that i2d_X509 does not give back")
+        let full = Certificate(borrowing: decoded)
+        check(answers.0 == full.subject && answers.1 == full.commonName, "subject or CN differ between the walk and OpenSSL")
+        check(answers.2 == full.keyAlgorithm && answers.3 == full.keyUsage, "key algorithm or key usage differ between the walk and OpenSSL")
+    } else if CertificateSummaryReader.reencodesVerbatim(bytes) {
+        check(encoded(leaf.reference.pointer) == bytes, "reencodesVerbatim, but i2d_X509 gives other bytes")
     }
     ERR_clear_error()
 }
@@ -144,7 +174,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let bytes = input.all
         tally.inputs += 1
         if tally.inputs % 20_000 == 0 {
-            let counts = "\(tally.inputs) inputs, \(tally.parsed) certificates parsed, \(tally.fastAccepted) fast-path acceptances"
+            let counts = "\(tally.inputs) inputs, \(tally.parsed) certificates parsed, \(tally.fastAccepted) fast-path acceptances (\(tally.onDER) on the DER)"
             FileHandle.standardError.write(Data("trust-fast-path: \(counts), each also accepted by the reference path\n".utf8))
         }
         differential(bytes)

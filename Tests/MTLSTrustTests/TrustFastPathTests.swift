@@ -194,7 +194,9 @@ final class TrustFastPathTests: XCTestCase {
     /// algorithm, key usage) is what it answers from its `X509`, for every fixture the walk accepts.
     func testUndecodedAccessorsMatchTheDecodedOnes() throws {
         var paths: [String] = []
-        for directory in [TestCertificates.url("").path] + (try FileManager.default.contentsOfDirectory(atPath: TestCertificates.url("rules").path)).map({ TestCertificates.url("rules/\($0)").path }) {
+        for directory in [TestCertificates.url("").path]
+            + (try FileManager.default.contentsOfDirectory(atPath: TestCertificates.url("rules").path)).map({ TestCertificates.url("rules/\($0)").path })
+        {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where name.hasSuffix(".pem") || name.hasSuffix(".der") {
                 paths.append("\(directory)/\(name)")
             }

@@ -64,10 +64,11 @@ struct CertificateLayout: Sendable {
     }
 
     init?(_ der: [UInt8]) {
-        guard let parsed = der.withUnsafeBufferPointer({ buffer -> CertificateLayout? in
-            guard let base = buffer.baseAddress else { return nil }
-            return CertificateLayout(base, count: buffer.count)
-        })
+        guard
+            let parsed = der.withUnsafeBufferPointer({ buffer -> CertificateLayout? in
+                guard let base = buffer.baseAddress else { return nil }
+                return CertificateLayout(base, count: buffer.count)
+            })
         else { return nil }
         self = parsed
     }

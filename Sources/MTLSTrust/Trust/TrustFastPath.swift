@@ -281,10 +281,11 @@ extension TrustEvaluator {
         if case .ec(let nid, let point) = plain.key, !CertificateLayout.validPoint(der, point, curveNID: nid) { return nil }
         // Chain building: the leaf's subject is no known certificate's subject (OpenSSL compares
         // canonical forms), so it is not self-issued and cannot stand for a certificate above it.
-        guard let subjectName = der.withUnsafeBufferPointer({ buffer -> OpaquePointer? in
-            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress! + layout.subject.lowerBound
-            return d2i_X509_NAME(nil, &cursor, layout.subject.count)
-        })
+        guard
+            let subjectName = der.withUnsafeBufferPointer({ buffer -> OpaquePointer? in
+                var cursor: UnsafePointer<UInt8>? = buffer.baseAddress! + layout.subject.lowerBound
+                return d2i_X509_NAME(nil, &cursor, layout.subject.count)
+            })
         else {
             OpenSSLErrorQueue.clear()
             return nil
