@@ -114,11 +114,24 @@ public final class HTTPSClient: @unchecked Sendable {
 
     private func key(_ url: HTTPSURL) -> String { "\(url.host):\(url.port)" }
 
+    /// How long after its last response an idle connection is reused for an idempotent request
+    /// without first asking the socket whether the server has closed it.
+    static let unprobedReuseSeconds = 1.0
+
     /// A kept-alive connection to the URL's host when one is idle (unless `fresh`), else a new one.
-    private func checkout(_ url: HTTPSURL, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
+    ///
+    /// Before reuse, one `poll` asks whether the server closed the connection (or sent something
+    /// unasked) while it was idle: a request sent into a closed connection is lost. For an
+    /// idempotent request on a connection idle for less than ``unprobedReuseSeconds`` that system
+    /// call is skipped: servers close idle connections after seconds, not within one, and should
+    /// it have happened, the exchange fails before any byte of a response and is retried once on a
+    /// fresh connection (`HTTP1ExchangeStateMachine`'s retry rule), as curl and browsers do.
+    private func checkout(_ url: HTTPSURL, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
         let existing = fresh ? nil : lock.withLock { _ in idle.removeValue(forKey: key(url)) }
         if let existing {
-            if !existing.isReadableNow {
+            let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false
+            let retriable = HTTP1ExchangeStateMachine.idempotentMethods.contains(method)
+            if (recent && retriable && !existing.hasPendingTLSData) || !existing.isReadableNow {
                 existing.token = token
                 return (existing, true)
             }
@@ -129,6 +142,7 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     private func checkin(_ connection: TLSConnection, url: HTTPSURL) {
+        connection.idleSince = .now
         var previous: TLSConnection?
         lock.withLock { _ in previous = idle.updateValue(connection, forKey: key(url)) }
         previous?.close()
@@ -153,7 +167,7 @@ public final class HTTPSClient: @unchecked Sendable {
         var machine = HTTP1ExchangeStateMachine(method: request.method, hasBody: request.body?.isEmpty == false, expectsContinue: request.expectsContinue)
         var fresh = false
         while true {
-            let (connection, reused) = try checkout(request.url, fresh: fresh, deadline: deadline, token: token)
+            let (connection, reused) = try checkout(request.url, method: request.method.uppercased(), fresh: fresh, deadline: deadline, token: token)
             do throws(HTTPSError) {
                 guard
                     var response = try exchange(

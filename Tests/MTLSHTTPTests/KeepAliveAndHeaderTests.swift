@@ -98,6 +98,29 @@ final class KeepAliveAndHeaderTests: XCTestCase {
         XCTAssertEqual(connections.count, 3)
     }
 
+    func testAGetOnAConnectionTheServerJustClosedIsRetriedOnAFreshOne() throws {
+        // Reused within a second, an idle connection is not probed with poll before an idempotent
+        // request (HTTPSClient.unprobedReuseSeconds): the server that closed it without saying so
+        // costs a retry on a fresh connection, never an error.
+        let connections = Counter()
+        let server = try HostileServer { connection in
+            guard connection.handshake() else { return }
+            connections.increment()
+            guard connection.readRequest() != nil else { return }
+            connection.send("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            connection.closeNotify()
+        }
+        defer { server.stop() }
+        let client = try HostileServerTests.makeClient()
+        for index in 0..<3 {
+            let answer = try client.send(HTTPRequest(method: "GET", url: try server.url("/")))
+            XCTAssertEqual(answer.status, 200, "request \(index)")
+            XCTAssertEqual(answer.body, Array("ok".utf8), "request \(index)")
+            XCTAssertFalse(answer.reusedConnection, "request \(index)")
+        }
+        XCTAssertEqual(connections.count, 3)
+    }
+
     func testHeaderNamesMatchWithoutRegardToASCIICase() {
         let headers: HTTPHeaders = ["Content-Length": "5", "set-cookie": "a=1", "SET-COOKIE": "b=2"]
         XCTAssertEqual(headers["content-length"], "5")

@@ -407,6 +407,12 @@ public final class TLSConnection {
         socket.close()
     }
 
+    /// When the connection went back to the idle pool (keep-alive), for ``HTTPSClient``.
+    var idleSince: Deadline?
+
+    /// True when OpenSSL holds decrypted or buffered bytes not read yet (no system call).
+    var hasPendingTLSData: Bool { SSL_has_pending(ssl) == 1 }
+
     /// True when the socket has data waiting, or the peer closed (for keep-alive reuse checks).
     var isReadableNow: Bool {
         if SSL_has_pending(ssl) == 1 { return true }
