@@ -226,4 +226,37 @@ final class TrustFastPathTests: XCTestCase {
         XCTAssertGreaterThan(deferred, 100)
         XCTAssertGreaterThan(plainLeaves, 20)
     }
+
+    /// A server's chain (leaf and the intermediate it sends) accepted once is answered from memory
+    /// the next time, with the reference path's verdict and chain; a rejected one never is.
+    func testAcceptedServerChainsAreRemembered() throws {
+        let evaluator = try TrustEvaluator(
+            policy: TrustPolicy(anchors: [try fixture("root-ca.pem")], evaluationTime: Self.fixedTime, purpose: .server, hostname: "localhost"))
+        let intermediate = try fixture("intermediate-ca.pem")
+        let leaf = try fixture("server.pem")
+        let reference = evaluator.referenceEvaluation(leaf, extraIntermediates: [intermediate])
+        XCTAssertTrue(reference.isTrusted)
+        for round in 0..<3 {
+            let evaluation = evaluator.evaluate(try Certificate(derBytes: leaf.derBytes), extraIntermediates: [intermediate])
+            XCTAssertEqual(evaluation.chain, reference.chain, "round \(round)")
+            XCTAssertEqual(evaluation.findings, reference.findings, "round \(round)")
+        }
+        XCTAssertEqual(evaluator.fastPathStatistics.rememberedVerdicts, 2)
+        // Other intermediates sent, or a rejected leaf: evaluated in full every time.
+        XCTAssertTrue(evaluator.evaluate(leaf, extraIntermediates: [intermediate, try fixture("other-root-ca.pem")]).isTrusted)
+        for _ in 0..<2 { XCTAssertFalse(evaluator.evaluate(try fixture("server-wronghost.pem"), extraIntermediates: [intermediate]).isTrusted) }
+        XCTAssertEqual(evaluator.fastPathStatistics.rememberedVerdicts, 2)
+        // The window a verdict is kept for: every certificate of the chain within its validity.
+        let window = try XCTUnwrap(TrustEvaluator.validityWindow(reference.chain))
+        let starts = reference.chain.map { Int($0.notBefore.timeIntervalSince1970) }
+        let ends = reference.chain.map { Int($0.notAfter.timeIntervalSince1970) }
+        XCTAssertEqual(window, starts.max()!..<ends.min()!)
+        XCTAssertEqual(TrustEvaluator.validityWindow([try Certificate(derBytes: leaf.derBytes)] + reference.chain.dropFirst()), window, "from the DER as from the X509")
+        // A time outside it: an evaluator at that time does not find the verdict valid.
+        let later = try TrustEvaluator(
+            policy: TrustPolicy(
+                anchors: [try fixture("root-ca.pem")], evaluationTime: Date(timeIntervalSince1970: Double(window.upperBound + 1)), purpose: .server, hostname: "localhost"))
+        for _ in 0..<2 { XCTAssertFalse(later.evaluate(leaf, extraIntermediates: [intermediate]).isTrusted) }
+        XCTAssertEqual(later.fastPathStatistics.rememberedVerdicts, 0)
+    }
 }

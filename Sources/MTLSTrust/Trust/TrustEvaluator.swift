@@ -96,7 +96,8 @@ public struct TrustEvaluator: Sendable {
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
     public func evaluate(_ leaf: Certificate, extraIntermediates: [Certificate] = []) -> TrustEvaluation {
-        guard let fastPath, extraIntermediates.isEmpty else { return referenceEvaluation(leaf, extraIntermediates: extraIntermediates) }
+        guard let fastPath, fastPath.differentialLog == nil || extraIntermediates.isEmpty else { return referenceEvaluation(leaf, extraIntermediates: extraIntermediates) }
+        if !extraIntermediates.isEmpty { return rememberedEvaluation(leaf, extraIntermediates: extraIntermediates, fastPath: fastPath) }
         if fastPath.differentialLog != nil { return differentialEvaluation(leaf, fastPath: fastPath) }
         if let fast = fastEvaluationWithRoute(leaf, fastPath: fastPath) {
             fastPath.count(accepted: true, onDER: fast.onDER)
@@ -106,6 +107,49 @@ public struct TrustEvaluator: Sendable {
         let evaluation = referenceEvaluation(leaf, extraIntermediates: [])
         if evaluation.isTrusted, evaluation.pathsTried == 1, let suffix = armableSuffix(evaluation.chain) { fastPath.arm(suffix) }
         return evaluation
+    }
+
+    /// A chain with intermediates of its own (a TLS server's, a probe's): the reference path, whose
+    /// acceptance is remembered for the same leaf and intermediates while every certificate of the
+    /// chain stays within its validity. Nothing else a verdict depends on can change: the policy
+    /// (anchors, intermediates, purpose, names, profile, depth, strength) is fixed, there are no
+    /// CRLs (no fast path with them), and neither OpenSSL nor the Swift policies read the time
+    /// except to compare it with the validity periods. A handshake with the same server then costs
+    /// a lookup instead of a chain validation, as in the platform verifiers' caches.
+    func rememberedEvaluation(_ leaf: Certificate, extraIntermediates: [Certificate], fastPath: TrustFastPath) -> TrustEvaluation {
+        let seconds = (policy.evaluationTime ?? Date()).timeIntervalSince1970.rounded(.down)
+        let now = Int(exactly: seconds) ?? Int.min
+        if var remembered = fastPath.rememberedVerdict(leaf: leaf, intermediates: extraIntermediates, at: now) {
+            remembered.chain[0] = leaf
+            return remembered
+        }
+        let evaluation = referenceEvaluation(leaf, extraIntermediates: extraIntermediates)
+        if evaluation.isTrusted, let window = TrustEvaluator.validityWindow(evaluation.chain), window.contains(now) {
+            fastPath.remember(evaluation, leaf: leaf, intermediates: extraIntermediates, window: window)
+        }
+        return evaluation
+    }
+
+    /// The seconds in which every certificate of `chain` is within its validity (notBefore ≤ t <
+    /// notAfter), or nil when there are none.
+    static func validityWindow(_ chain: [Certificate]) -> Range<Int>? {
+        var start = Int.min
+        var end = Int.max
+        for certificate in chain {
+            if certificate.reference.decodedPointer == nil, let layout = certificate.reference.layout {
+                start = max(start, layout.notBefore)
+                end = min(end, layout.notAfter)
+                continue
+            }
+            let pointer = certificate.reference.pointer
+            guard let notBefore = X509_get0_notBefore(pointer), let notAfter = X509_get0_notAfter(pointer) else { return nil }
+            var from = tm()
+            var to = tm()
+            guard ASN1_TIME_to_tm(notBefore, &from) == 1, ASN1_TIME_to_tm(notAfter, &to) == 1 else { return nil }
+            start = max(start, Int(timegm(&from)))
+            end = min(end, Int(timegm(&to)))
+        }
+        return start < end ? start..<end : nil
     }
 
     /// Both paths on one leaf: the reference path's verdict is returned, and the fast path's is

@@ -73,6 +73,30 @@ final class TrustFastPath: Sendable {
     private let counts = Mutex<TrustEvaluator.FastPathStatistics>(TrustEvaluator.FastPathStatistics())
     /// Armed chains by `Int(bitPattern: X509*)` of `I`.
     private let armed = Mutex<[Int: Armed]>([:])
+    /// Accepted chains with intermediates of their own, by leaf (``TrustEvaluator/rememberedEvaluation``).
+    struct Remembered: Sendable {
+        var intermediates: [Certificate]
+        var window: Range<Int>
+        var evaluation: TrustEvaluation
+    }
+    private let remembered = Mutex<[Certificate: Remembered]>([:])
+    /// How many accepted chains are remembered at most (then the memory starts again).
+    static let rememberedCapacity = 64
+
+    func rememberedVerdict(leaf: Certificate, intermediates: [Certificate], at time: Int) -> TrustEvaluation? {
+        let found = remembered.withLock { $0[leaf] }
+        guard let found, found.window.contains(time), found.intermediates == intermediates else { return nil }
+        counts.withLock { $0.rememberedVerdicts += 1 }
+        return found.evaluation
+    }
+
+    func remember(_ evaluation: TrustEvaluation, leaf: Certificate, intermediates: [Certificate], window: Range<Int>) {
+        remembered.withLock { entries in
+            if entries.count >= TrustFastPath.rememberedCapacity { entries.removeAll(keepingCapacity: true) }
+            entries[leaf] = Remembered(intermediates: intermediates, window: window, evaluation: evaluation)
+        }
+    }
+
     /// Where the differential mode writes (``TrustEvaluator/differentialLog``), or nil.
     let differentialLog: String?
 
@@ -160,11 +184,15 @@ extension TrustEvaluator {
         public var reachedChecks = 0
         /// Of the accepted leaves, those checked on their DER alone, never decoded by `d2i_X509`.
         public var acceptedOnDER = 0
-        public init(accepted: Int = 0, declined: Int = 0, reachedChecks: Int = 0, acceptedOnDER: Int = 0) {
+        /// Chains with intermediates of their own (a server's) answered by an earlier acceptance of
+        /// the same certificates, still within their validity.
+        public var rememberedVerdicts = 0
+        public init(accepted: Int = 0, declined: Int = 0, reachedChecks: Int = 0, acceptedOnDER: Int = 0, rememberedVerdicts: Int = 0) {
             self.accepted = accepted
             self.declined = declined
             self.reachedChecks = reachedChecks
             self.acceptedOnDER = acceptedOnDER
+            self.rememberedVerdicts = rememberedVerdicts
         }
     }
 
