@@ -45,6 +45,16 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     /// one for one, so the lowercased texts differ at the same place. So is one name ending where
     /// the other goes on: the rest lowercases to something, never to nothing.
     static func sameName(_ a: String, _ b: String) -> Bool {
+        // Every header lookup of every request comes here: compare the UTF-8 bytes in place while
+        // they are ASCII; a non-ASCII byte leaves the decision to the Unicode comparison below.
+        let decided = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in asciiComparison(x, y) } ?? .unicode
+        }
+        switch decided ?? .unicode {
+        case .same: return true
+        case .different: return false
+        case .unicode: break
+        }
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()
         while true {
@@ -61,6 +71,21 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
                 return a.lowercased() == b.lowercased()
             }
         }
+    }
+
+    private enum NameComparison { case same, different, unicode }
+
+    private static func asciiComparison(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> NameComparison {
+        let shorter = Swift.min(x.count, y.count)
+        var index = 0
+        while index < shorter {
+            let (p, q) = (x[index], y[index])
+            if p >= 0x80 || q >= 0x80 { return .unicode }
+            if p != q && asciiLower(p) != asciiLower(q) { return .different }
+            index += 1
+        }
+        if x.count == y.count { return .same }
+        return (x.count > shorter ? x[shorter] : y[shorter]) < 0x80 ? .different : .unicode
     }
 
     private static func asciiLower(_ byte: UInt8) -> UInt8 { byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte }
