@@ -6,7 +6,8 @@
 #   dist/mtls_<version>_<debian-arch>.deb (+ .sha256)      the same binary installed as /usr/bin/mtls,
 #       man page and completions in Debian's places, Depends computed by dpkg-shlibdeps
 #
-#   scripts/release.sh                      release build (swift build -c release --static-swift-stdlib)
+#   scripts/release.sh                      release build (swift build with scripts/release-flags.sh:
+#                                           -c release --static-swift-stdlib, functions ordered by lld)
 #   SCRATCH=/path scripts/release.sh        another build directory (default .build, shared with
 #                                           scripts/memory-flat.sh's release build)
 # scripts/test-release.sh checks both artefacts (run by scripts/test.sh in the full run).
@@ -16,10 +17,13 @@ SCRATCH="${SCRATCH:-.build}"
 
 step() { printf '==> %s\n' "$*" >&2; }
 
-step "release build (static Swift runtime)"
+ROOT=$PWD
+source scripts/release-flags.sh
+
+step "release build (static Swift runtime, functions ordered by lld)"
 start=$SECONDS
-swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product mtls >&2
-binary="$(swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --show-bin-path)/mtls"
+swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --product mtls >&2
+binary="$(swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --show-bin-path)/mtls"
 echo "release: build took $((SECONDS - start)) s" >&2
 
 version=$("$binary" --version | awk '{print $2}')

@@ -91,8 +91,12 @@ fi
 
 # --- Build -----------------------------------------------------------------------------------------
 say "swift build -c release (static Swift runtime: $STATIC)"
+# BENCH_STATIC=1: the shipped binary's flags (scripts/release-flags.sh: static runtime, ordered functions).
 flags=(-c release --scratch-path "$SCRATCH")
-[[ $STATIC == 1 ]] && flags+=(--static-swift-stdlib)
+if [[ $STATIC == 1 ]]; then
+  source "$ROOT/scripts/release-flags.sh"
+  flags=("${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH")
+fi
 (cd "$ROOT" && swift build "${flags[@]}" --product mtls >&2 && swift build "${flags[@]}" --product mtls-bench >&2)
 products=$(cd "$ROOT" && swift build "${flags[@]}" --show-bin-path)
 cp "$products/mtls" "$products/mtls-bench" "$BENCH_BIN/"
