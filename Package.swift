@@ -29,7 +29,9 @@ let package = Package(
         // Build-tool plugin: the git commit of the build, for `mtls --version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .target(name: "CBuildInfo"),
-        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust", "CBuildInfo"], plugins: ["BuildInfoPlugin"]),
+        // Start-up memory of the executable: gives back its relocation table's pages once applied.
+        .target(name: "CStartup"),
+        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust", "CBuildInfo", "CStartup"], plugins: ["BuildInfoPlugin"]),
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
         // Its example (and a consumer of the library) is the separate package in Examples/.
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),
