@@ -6,6 +6,7 @@
 #include <link.h>
 #include <linux/userfaultfd.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -75,6 +76,13 @@ struct registration {
 static int register_read_only(struct dl_phdr_info *info, size_t size, void *data) {
     (void)size;
     struct registration *r = data;
+    // Not the vDSO: the kernel's own pages, not a file's.
+    ElfW(Addr) vdso = (ElfW(Addr))getauxval(AT_SYSINFO_EHDR);
+    for (int i = 0; vdso && i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+        if (p->p_type == PT_LOAD && info->dlpi_addr + p->p_vaddr <= vdso && vdso < info->dlpi_addr + p->p_vaddr + p->p_memsz)
+            return r->all_objects ? 0 : 1;
+    }
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *p = &info->dlpi_phdr[i];
         if (p->p_type != PT_LOAD || (p->p_flags & PF_W) || p->p_memsz == 0) continue;
