@@ -66,22 +66,24 @@ profile inspect $T/server.pem
 profile convert $T/server.pem --to der --out "$work/server.der"
 
 # Names of functions in our image (callgrind's ob= says which object the fn= after it belongs to;
-# every function that ran has a fn= entry), in the order of the profiles, each once; recursion
-# levels ('2) and unnamed addresses dropped.
+# every function that ran has a fn= entry), profile by profile, each once, sorted by name within a
+# profile (callgrind's own order is a hash order: sorting keeps the list stable, and a type's
+# functions together); recursion levels ('2) and unnamed addresses dropped.
 python3 - "$work/mtls" "$work"/*.cg >"$OUT.new" <<'PY'
 import re, sys
 image, files = sys.argv[1], sys.argv[2:]
 seen, names = set(), []
 for path in files:
-    ob = None
+    ob, new = None, set()
     for line in open(path, errors="replace"):
         if line.startswith("ob="):
             ob = line[3:].strip()
         elif line.startswith("fn="):
             name = re.sub(r"'\d+$", "", line[3:].strip())
             if ob == image and not name.startswith("0x") and name not in seen:
-                seen.add(name)
-                names.append(name)
+                new.add(name)
+    seen |= new
+    names += sorted(new)
 print("\n".join(names))
 PY
 mv "$OUT.new" "$OUT"
