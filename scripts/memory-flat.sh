@@ -25,10 +25,12 @@ for argument in "$@"; do
   if [[ "$argument" == --self-test ]]; then self_test=1; else args+=("$argument"); fi
 done
 
-# --static-swift-stdlib: the flags of scripts/release.sh, so that the full test run compiles the
+# The flags of scripts/release.sh (scripts/release-flags.sh), so that the full test run compiles the
 # release libraries once for both (other flags rebuild every module).
-swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product mtls-bench >&2
-bench="$(swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --show-bin-path)/mtls-bench"
+ROOT=$PWD
+source scripts/release-flags.sh
+swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --product mtls-bench >&2
+bench="$(swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --show-bin-path)/mtls-bench"
 # With GNU time when present: the wall time and peak RSS of the whole run.
 run() {
   if [[ -x /usr/bin/time ]]; then

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Builds the release artefacts of mtls for this machine's architecture into dist/:
 #   dist/mtls-<version>-linux-<arch>.tar.gz (+ .sha256)   the static binary (Swift runtime and
-#       FoundationEssentials linked in, no ICU; needs only glibc, OpenSSL 3, zlib, libstdc++/libgcc_s), the man page,
+#       FoundationEssentials and libstdc++ linked in, no ICU; needs only glibc, OpenSSL 3, zlib, libgcc_s), the man page,
 #       the bash/zsh/fish completions, README.md, CHANGELOG.md and LICENSE
 #   dist/mtls_<version>_<debian-arch>.deb (+ .sha256)      the same binary installed as /usr/bin/mtls,
 #       man page and completions in Debian's places, Depends computed by dpkg-shlibdeps
 #
-#   scripts/release.sh                      release build (swift build -c release --static-swift-stdlib)
+#   scripts/release.sh                      release build (swift build with scripts/release-flags.sh:
+#                                           -c release --static-swift-stdlib, functions ordered by lld)
 #   SCRATCH=/path scripts/release.sh        another build directory (default .build, shared with
 #                                           scripts/memory-flat.sh's release build)
 # scripts/test-release.sh checks both artefacts (run by scripts/test.sh in the full run).
@@ -16,10 +17,13 @@ SCRATCH="${SCRATCH:-.build}"
 
 step() { printf '==> %s\n' "$*" >&2; }
 
-step "release build (static Swift runtime)"
+ROOT=$PWD
+source scripts/release-flags.sh
+
+step "release build (static Swift runtime, functions ordered by lld)"
 start=$SECONDS
-swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --product mtls >&2
-binary="$(swift build -c release --static-swift-stdlib --scratch-path "$SCRATCH" --show-bin-path)/mtls"
+swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --product mtls >&2
+binary="$(swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --show-bin-path)/mtls"
 echo "release: build took $((SECONDS - start)) s" >&2
 
 version=$("$binary" --version | awk '{print $2}')
@@ -75,7 +79,7 @@ gzip -9n <CHANGELOG.md >"$deb_root/usr/share/doc/mtls/CHANGELOG.md.gz"
 chmod 644 "$deb_root/usr/share/man/man1/mtls.1.gz" "$deb_root/usr/share/doc/mtls/"*.gz
 
 # Depends: dpkg-shlibdeps reads the binary's NEEDED libraries and the packages' symbols files
-# (libssl3, zlib1g, libc6, libstdc++6, libgcc-s1 with their minimal versions).
+# (libssl3, zlib1g, libc6, libgcc-s1 with their minimal versions).
 mkdir -p "$work/shlibs/debian"
 printf 'Source: mtls\n\nPackage: mtls\nArchitecture: any\n' >"$work/shlibs/debian/control"
 depends=$(cd "$work/shlibs" && dpkg-shlibdeps -O -e "$deb_root/usr/bin/mtls" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')

@@ -13,7 +13,7 @@
 #
 # Environment: BENCH_RUNS (5 runs after the warm-up), BENCH_WORK (/tmp/mtls-bench: corpora, binaries
 # and results; the corpora are kept between runs), BENCH_SCRATCH (the Swift build directory,
-# .build/bench), BENCH_STATIC (1: link the Swift runtime statically, as a release would; 0: dynamic),
+# .build/bench), BENCH_STATIC (1: the release build's flags, scripts/release-flags.sh; 0: dynamic),
 # BENCH_FUZZ (20000 differential fuzz iterations of the DER walk), BENCH_KEEPALIVE (2000),
 # BENCH_CONNECTIONS (200), BENCH_FLEET (1000; 0 leaves those rows out), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100);
 # the fleet at scale: BENCH_FLEET_SCALE (10000 endpoints), BENCH_FLEET_CONCURRENCY (1000, from one
@@ -91,8 +91,12 @@ fi
 
 # --- Build -----------------------------------------------------------------------------------------
 say "swift build -c release (static Swift runtime: $STATIC)"
+# BENCH_STATIC=1: the shipped binary's flags (scripts/release-flags.sh: static runtime, ordered functions).
 flags=(-c release --scratch-path "$SCRATCH")
-[[ $STATIC == 1 ]] && flags+=(--static-swift-stdlib)
+if [[ $STATIC == 1 ]]; then
+  source "$ROOT/scripts/release-flags.sh"
+  flags=("${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH")
+fi
 (cd "$ROOT" && swift build "${flags[@]}" --product mtls >&2 && swift build "${flags[@]}" --product mtls-bench >&2)
 products=$(cd "$ROOT" && swift build "${flags[@]}" --show-bin-path)
 cp "$products/mtls" "$products/mtls-bench" "$BENCH_BIN/"
