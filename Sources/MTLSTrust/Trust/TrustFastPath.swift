@@ -61,11 +61,12 @@ final class TrustFastPath: Sendable {
 
     /// The peer name of the policy, as the check on the DER compares it: a DNS name in lower case
     /// (no trailing dot), an IP address's bytes, none, or one that only OpenSSL may judge.
-    enum PeerName: Sendable {
-        case none
-        case dns([UInt8])
-        case ip([UInt8])
-        case other
+    /// (A struct, not an enum with payloads: spare-bit tagging would hide the array's pointer from
+    /// LeakSanitizer in a long-lived evaluator.)
+    struct PeerName: Sendable {
+        enum Kind: Sendable { case none, dns, ip, other }
+        var kind: Kind
+        var bytes: [UInt8] = []
     }
     let peerName: PeerName
 
@@ -103,19 +104,19 @@ final class TrustFastPath: Sendable {
     init(differentialLog: String?, policy: TrustPolicy) {
         self.differentialLog = differentialLog
         if policy.email != nil {
-            peerName = .other
+            peerName = PeerName(kind: .other)
         } else if let host = policy.hostname, !host.isEmpty {
             if let ip = IPAddress.parse(host) {
-                peerName = .ip(ip)
+                peerName = PeerName(kind: .ip, bytes: ip)
             } else {
                 let name = Array((host.hasSuffix(".") ? String(host.dropLast()) : host).utf8)
                 // What `X509_check_host` compares byte for byte, ignoring ASCII case: no wildcard,
                 // no control, nothing outside ASCII.
                 let plain = !name.isEmpty && name.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != 0x2A }
-                peerName = plain ? .dns(name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }) : .other
+                peerName = plain ? PeerName(kind: .dns, bytes: name.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }) : PeerName(kind: .other)
             }
         } else {
-            peerName = .none
+            peerName = PeerName(kind: .none)
         }
     }
 
@@ -293,17 +294,18 @@ extension TrustEvaluator {
             guard purposes.contains(where: { der[$0].elementsEqual(wanted) }) else { return nil }
         }
         // The peer name.
-        switch fastPath.peerName {
+        let host = fastPath.peerName.bytes
+        switch fastPath.peerName.kind {
         case .none: break
         case .other: return nil
-        case .dns(let host):
+        case .dns:
             let matches = plain.dnsNames.contains { range in
                 range.count == host.count && !der[range].contains(0x2A)
                     && zip(der[range], host).allSatisfy { ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }
             }
             guard matches else { return nil }
-        case .ip(let address):
-            guard plain.ipAddresses.contains(where: { der[$0].elementsEqual(address) }) else { return nil }
+        case .ip:
+            guard plain.ipAddresses.contains(where: { der[$0].elementsEqual(host) }) else { return nil }
         }
         // The key OpenSSL would decode and find strong enough.
         if case .ec(let nid, let point) = plain.key, !CertificateLayout.validPoint(der, point, curveNID: nid) { return nil }
