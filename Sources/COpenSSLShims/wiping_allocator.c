@@ -21,6 +21,14 @@
 #include <malloc.h>
 #define mtls_usable_size(p) malloc_usable_size(p)
 #endif
+// glibc's explicit_bzero is its optimised memset that the compiler may not drop; OPENSSL_cleanse
+// (elsewhere) clears byte by byte, which made wiping a sixth of a resumed TLS handshake's
+// instructions (callgrind).
+#if defined(__GLIBC__)
+#define mtls_wipe(p, n) explicit_bzero((p), (n))
+#else
+#define mtls_wipe(p, n) OPENSSL_cleanse((p), (n))
+#endif
 
 static int installed = 0;
 
@@ -34,7 +42,7 @@ static void mtls_wiping_free(void *ptr, const char *file, int line) {
     (void)file;
     (void)line;
     if (ptr == NULL) return;
-    OPENSSL_cleanse(ptr, mtls_usable_size(ptr));
+    mtls_wipe(ptr, mtls_usable_size(ptr));
     free(ptr);
 }
 
@@ -50,7 +58,7 @@ static void *mtls_wiping_realloc(void *ptr, size_t num, const char *file, int li
     void *moved = malloc(num);
     if (moved == NULL) return NULL;
     memcpy(moved, ptr, old);
-    OPENSSL_cleanse(ptr, old);
+    mtls_wipe(ptr, old);
     free(ptr);
     return moved;
 }
