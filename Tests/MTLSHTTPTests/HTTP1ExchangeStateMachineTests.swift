@@ -276,4 +276,16 @@ final class HTTP1ExchangeDriverTests: XCTestCase {
         while received.value == nil && Date() < deadline { usleep(20_000) }
         XCTAssertEqual(received.value, [], "the server saw the body it had refused")
     }
+
+    /// The byte scan of `Connection` values agrees with the comparison by `Character` it stands in for.
+    func testConnectionCloseIsFoundAsByTheCharacterComparison() {
+        let values = [
+            "close", "Close", "CLOSE", " close ", "\tclose", "keep-alive", "keep-alive, close", "close, keep-alive", "keep-alive,close",
+            "closed", "x-close", "clo se", "", ",", ",,close,,", "upgrade, CLOSE\t", "close;x", "élan, close", "élan", "cl\u{0301}ose", "close\u{00A0}",
+        ]
+        for value in values {
+            let expected = value.split(separator: ",").contains { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "close") }
+            XCTAssertEqual(HTTP1ExchangeStateMachine.listNamesClose(value), expected, value.debugDescription)
+        }
+    }
 }
