@@ -11,7 +11,8 @@ internal import COpenSSLShims
     import Darwin
 #endif
 
-/// An X.509 certificate: an immutable value backed by one OpenSSL `X509` object.
+/// An X.509 certificate: an immutable value backed by one OpenSSL `X509` object — decoded from DER
+/// only when first needed, for DER in the common strict form (see `CertificateLayout`).
 ///
 /// Create one from DER (``init(derBytes:)``), from PEM (``fromPEM(_:)``), or from any file's bytes with
 /// the format detected from content (``CertificateLoader``).
