@@ -23,8 +23,10 @@ struct CertificateLayout: Sendable {
     /// The signature: the BIT STRING's bytes after its unused-bits octet.
     let signature: Range<Int>
     /// The issuer and subject Name elements.
-    let issuer: Range<Int>
-    let subject: Range<Int>
+    let issuerName: StrictDER.Element
+    let subjectName: StrictDER.Element
+    var issuer: Range<Int> { issuerName.header..<issuerName.end }
+    var subject: Range<Int> { subjectName.header..<subjectName.end }
     /// The subject's attributes when every one is plain (``StrictDER/plainName(_:_:)``), else nil.
     let subjectEntries: [StrictDER.NameEntry]?
     /// The validity, in seconds since 1970.
@@ -32,8 +34,16 @@ struct CertificateLayout: Sendable {
     let notAfter: Int
     /// The SubjectPublicKeyInfo element.
     let subjectPublicKeyInfo: Range<Int>
+    /// Every extension: its OID, criticality and value (the OCTET STRING element), in DER order.
+    let extensions: [Extension]
     /// The leaf profile the trust fast path can check without OpenSSL, or nil.
     let plainLeaf: PlainLeaf?
+
+    struct Extension: Sendable {
+        var oid: StrictDER.Element
+        var critical: Bool
+        var value: StrictDER.Element
+    }
 
     /// A leaf in the one form the trust fast path checks on the DER: every extension one of
     /// basicConstraints (`cA` absent), keyUsage, extKeyUsage, subjectAltName (DNS, IP, e-mail, URI),
@@ -73,7 +83,9 @@ struct CertificateLayout: Sendable {
         self = parsed
     }
 
-    private init?(_ p: UnsafePointer<UInt8>, count: Int) {
+    /// - Parameter readsLeafProfile: false leaves ``plainLeaf`` nil (for readers that never check
+    ///   trust, such as the pin path's summaries).
+    init?(_ p: UnsafePointer<UInt8>, count: Int, readsLeafProfile: Bool = true) {
         typealias D = StrictDER
         guard let outer = D.element(p, 0, count), outer.tag == 0x30, outer.end == count,
             let tbs = D.element(p, outer.start, outer.end), tbs.tag == 0x30,
@@ -97,7 +109,7 @@ struct CertificateLayout: Sendable {
             extensions.length > 0
         else { return nil }
         // Every extension: SEQUENCE { OID, [BOOLEAN TRUE], OCTET STRING }.
-        var list: [(oid: D.Element, critical: Bool, value: D.Element)] = []
+        var list: [Extension] = []
         var cursor = extensions.start
         while cursor < extensions.end {
             guard let ext = D.element(p, cursor, extensions.end), ext.tag == 0x30,
@@ -111,7 +123,7 @@ struct CertificateLayout: Sendable {
                 critical = true
             }
             guard value.tag == 0x04, value.end == ext.end else { return nil }
-            list.append((oid, critical, value))
+            list.append(Extension(oid: oid, critical: critical, value: value))
             cursor = ext.end
         }
         // Names: plain ones need no OpenSSL; any other must be accepted by `d2i_X509_NAME`, as
@@ -127,14 +139,15 @@ struct CertificateLayout: Sendable {
             innerAlgorithm.end - innerAlgorithm.header == signatureAlgorithm.end - signatureAlgorithm.header
             && memcmp(p + innerAlgorithm.header, p + signatureAlgorithm.header, innerAlgorithm.end - innerAlgorithm.header) == 0
         self.signature = (signature.start + 1)..<signature.end
-        self.issuer = issuer.header..<issuer.end
-        self.subject = subject.header..<subject.end
+        self.issuerName = issuer
+        self.subjectName = subject
+        self.extensions = list
         self.subjectEntries = subjectEntries
         self.notBefore = notBefore
         self.notAfter = notAfter
         self.subjectPublicKeyInfo = spki.header..<spki.end
         self.plainLeaf =
-            subjectEntries == nil || !signatureAlgorithmsAgree
+            !readsLeafProfile || subjectEntries == nil || !signatureAlgorithmsAgree
             ? nil : CertificateLayout.plainLeaf(p, signatureAlgorithm: signatureAlgorithm, keyAlgorithm: keyAlgorithm, key: key, extensions: list)
     }
 
@@ -169,7 +182,7 @@ struct CertificateLayout: Sendable {
 
     private static func plainLeaf(
         _ p: UnsafePointer<UInt8>, signatureAlgorithm: StrictDER.Element, keyAlgorithm: StrictDER.Element, key: StrictDER.Element,
-        extensions: [(oid: StrictDER.Element, critical: Bool, value: StrictDER.Element)]
+        extensions: [Extension]
     ) -> PlainLeaf? {
         typealias D = StrictDER
         // The signature algorithm.

@@ -191,32 +191,9 @@ public enum CertificateSummaryReader {
     }
 
     private static func summary(_ p: UnsafePointer<UInt8>, count: Int) -> CertificateSummary? {
-        // Certificate ::= SEQUENCE { tbsCertificate, signatureAlgorithm, signatureValue }
-        guard let outer = StrictDER.element(p, 0, count), outer.tag == 0x30, outer.end == count,
-            let tbs = StrictDER.element(p, outer.start, outer.end), tbs.tag == 0x30,
-            let signatureAlgorithm = StrictDER.element(p, tbs.end, outer.end), StrictDER.validAlgorithm(p, signatureAlgorithm),
-            let signature = StrictDER.element(p, signatureAlgorithm.end, outer.end), StrictDER.validBitString(p, signature), signature.end == outer.end
-        else { return nil }
-        // TBSCertificate: [0] v3, serial, signature, issuer, validity, subject, SPKI, [3] extensions.
-        guard let version = StrictDER.element(p, tbs.start, tbs.end), version.tag == 0xA0, version.length == 3,
-            p[version.start] == 0x02, p[version.start + 1] == 0x01, p[version.start + 2] == 0x02,
-            let serial = StrictDER.element(p, version.end, tbs.end), StrictDER.validInteger(p, serial),
-            let innerAlgorithm = StrictDER.element(p, serial.end, tbs.end), StrictDER.validAlgorithm(p, innerAlgorithm),
-            let issuer = StrictDER.element(p, innerAlgorithm.end, tbs.end), issuer.tag == 0x30,
-            let validity = StrictDER.element(p, issuer.end, tbs.end), validity.tag == 0x30,
-            let notBefore = StrictDER.element(p, validity.start, validity.end), StrictDER.time(p, notBefore) != nil,
-            let notAfterElement = StrictDER.element(p, notBefore.end, validity.end), notAfterElement.end == validity.end,
-            let notAfter = StrictDER.time(p, notAfterElement),
-            let subject = StrictDER.element(p, validity.end, tbs.end), subject.tag == 0x30,
-            let spki = StrictDER.element(p, subject.end, tbs.end), spki.tag == 0x30,
-            let keyAlgorithm = StrictDER.element(p, spki.start, spki.end), StrictDER.validAlgorithm(p, keyAlgorithm),
-            let key = StrictDER.element(p, keyAlgorithm.end, spki.end), StrictDER.validBitString(p, key), key.end == spki.end
-        else { return nil }
-        // Extensions: required (v3 without them is left to OpenSSL), no unique identifiers.
-        guard let explicit = StrictDER.element(p, spki.end, tbs.end), explicit.tag == 0xA3, explicit.end == tbs.end,
-            let extensions = StrictDER.element(p, explicit.start, explicit.end), extensions.tag == 0x30, extensions.end == explicit.end,
-            extensions.length > 0
-        else { return nil }
+        // The strict walk of the whole certificate: the same one that lets `Certificate` defer
+        // `d2i_X509`.
+        guard let layout = CertificateLayout(p, count: count, readsLeafProfile: false) else { return nil }
         var constraints: BasicConstraints? = nil
         // Key identifiers: (start, end) of the one subjectKeyIdentifier and of the keyIdentifier of
         // the one authorityKeyIdentifier, in the plain forms only (nil when absent, repeated or other).
@@ -224,36 +201,25 @@ public enum CertificateSummaryReader {
         var authorityKeyID: (Int, Int)? = nil
         var subjectKeyIDs = 0
         var authorityKeyIDs = 0
-        var cursor = extensions.start
-        while cursor < extensions.end {
-            guard let ext = StrictDER.element(p, cursor, extensions.end), ext.tag == 0x30,
-                let oid = StrictDER.element(p, ext.start, ext.end), StrictDER.validOID(p, oid),
-                var value = StrictDER.element(p, oid.end, ext.end)
-            else { return nil }
-            if value.tag == 0x01 {
-                guard value.length == 1, p[value.start] == 0xFF, let next = StrictDER.element(p, value.end, ext.end) else { return nil }
-                value = next
-            }
-            guard value.tag == 0x04, value.end == ext.end else { return nil }
-            if oid.length == 3 && p[oid.start] == 0x55 && p[oid.start + 1] == 0x1D {
-                switch p[oid.start + 2] {
-                case 0x13:  // basicConstraints
-                    guard constraints == nil, let parsed = StrictDER.basicConstraints(p, value) else { return nil }  // repeated: OpenSSL decides
-                    constraints = parsed
-                case 0x0E:  // subjectKeyIdentifier ::= OCTET STRING
-                    subjectKeyIDs += 1
-                    if let inner = StrictDER.element(p, value.start, value.end), inner.tag == 0x04, inner.end == value.end { subjectKeyID = (inner.start, inner.end) }
-                case 0x23:  // authorityKeyIdentifier ::= SEQUENCE { [0] keyIdentifier, ... }
-                    authorityKeyIDs += 1
-                    if let sequence = StrictDER.element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end,
-                        let keyID = StrictDER.element(p, sequence.start, sequence.end), keyID.tag == 0x80, keyID.end == sequence.end
-                    {
-                        authorityKeyID = (keyID.start, keyID.end)
-                    }
-                default: break
+        for ext in layout.extensions {
+            let (oid, value) = (ext.oid, ext.value)
+            guard oid.length == 3 && p[oid.start] == 0x55 && p[oid.start + 1] == 0x1D else { continue }
+            switch p[oid.start + 2] {
+            case 0x13:  // basicConstraints
+                guard constraints == nil, let parsed = StrictDER.basicConstraints(p, value) else { return nil }  // repeated: OpenSSL decides
+                constraints = parsed
+            case 0x0E:  // subjectKeyIdentifier ::= OCTET STRING
+                subjectKeyIDs += 1
+                if let inner = StrictDER.element(p, value.start, value.end), inner.tag == 0x04, inner.end == value.end { subjectKeyID = (inner.start, inner.end) }
+            case 0x23:  // authorityKeyIdentifier ::= SEQUENCE { [0] keyIdentifier, ... }
+                authorityKeyIDs += 1
+                if let sequence = StrictDER.element(p, value.start, value.end), sequence.tag == 0x30, sequence.end == value.end,
+                    let keyID = StrictDER.element(p, sequence.start, sequence.end), keyID.tag == 0x80, keyID.end == sequence.end
+                {
+                    authorityKeyID = (keyID.start, keyID.end)
                 }
+            default: break
             }
-            cursor = ext.end
         }
         // Self-signed needs the AKID to match the SKID (X509_check_akid) and the names to match.
         var mayBeSelfSigned = true
@@ -264,22 +230,23 @@ public enum CertificateSummaryReader {
         }
         // Names: plain ones are checked and printed here; any other goes through OpenSSL's own
         // decoder and printer. When the key identifiers cannot tell, OpenSSL compares the names.
-        let plainSubject = StrictDER.plainName(p, subject)
-        let plainIssuer = plainSubject == nil ? nil : StrictDER.plainName(p, issuer)
+        let plainSubject = layout.subjectEntries
+        let plainIssuer = plainSubject == nil ? nil : StrictDER.plainName(p, layout.issuerName)
         let subjectText: String
         if let plainSubject, plainIssuer != nil, !mayBeSelfSigned {
             subjectText = StrictDER.rfc4514(p, plainSubject)
         } else {
-            guard let subjectName = StrictDER.name(p, subject) else { return nil }
+            guard let subjectName = StrictDER.name(p, layout.subjectName) else { return nil }
             defer { X509_NAME_free(subjectName) }
-            guard let issuerName = StrictDER.name(p, issuer) else { return nil }
+            guard let issuerName = StrictDER.name(p, layout.issuerName) else { return nil }
             defer { X509_NAME_free(issuerName) }
             if mayBeSelfSigned { mayBeSelfSigned = X509_NAME_cmp(subjectName, issuerName) == 0 }
             subjectText = Certificate.rfc4514(subjectName)
         }
+        let spki = layout.subjectPublicKeyInfo
         return CertificateSummary(
-            spkiSHA256: sha256(p + spki.header, spki.end - spki.header), subject: subjectText,
-            notAfter: Date(timeIntervalSince1970: TimeInterval(notAfter)), isCA: constraints?.isCA ?? false, mayBeSelfSigned: mayBeSelfSigned)
+            spkiSHA256: sha256(p + spki.lowerBound, spki.count), subject: subjectText,
+            notAfter: Date(timeIntervalSince1970: TimeInterval(layout.notAfter)), isCA: constraints?.isCA ?? false, mayBeSelfSigned: mayBeSelfSigned)
     }
 
     private struct FetchedDigest: @unchecked Sendable {

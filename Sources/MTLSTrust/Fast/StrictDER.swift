@@ -12,7 +12,7 @@ enum StrictDER {
     /// One attribute of a plain name: its RDN's index, OpenSSL's short name, and the value's bytes.
     typealias NameEntry = (set: Int, type: String, start: Int, end: Int)
 
-    struct Element {
+    struct Element: Sendable {
         var tag: UInt8
         var header: Int
         var start: Int
