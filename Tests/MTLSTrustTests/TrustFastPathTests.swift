@@ -220,6 +220,10 @@ final class TrustFastPathTests: XCTestCase {
                 XCTAssertEqual(commonName, decoded.commonName, path)
                 XCTAssertEqual(keyAlgorithm, decoded.keyAlgorithm, path)
                 XCTAssertEqual(keyUsage, decoded.keyUsage, path)
+                let fresh = try Certificate(derBytes: certificate.derBytes)
+                XCTAssertEqual(fresh.notBefore, decoded.notBefore, path)
+                XCTAssertEqual(fresh.notAfter, decoded.notAfter, path)
+                XCTAssertNil(fresh.reference.decodedPointer, "\(path): the validity decoded")
                 XCTAssertEqual(lazy.derBytes, decoded.derBytes, path)
             }
         }

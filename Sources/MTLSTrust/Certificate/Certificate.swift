@@ -224,9 +224,15 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The start of the validity period.
-    public var notBefore: Date { Certificate.date(X509_get0_notBefore(reference.pointer)) }
+    public var notBefore: Date {
+        if reference.decodedPointer == nil, let layout = reference.layout { return Date(timeIntervalSince1970: TimeInterval(layout.notBefore)) }
+        return Certificate.date(X509_get0_notBefore(reference.pointer))
+    }
     /// The end of the validity period.
-    public var notAfter: Date { Certificate.date(X509_get0_notAfter(reference.pointer)) }
+    public var notAfter: Date {
+        if reference.decodedPointer == nil, let layout = reference.layout { return Date(timeIntervalSince1970: TimeInterval(layout.notAfter)) }
+        return Certificate.date(X509_get0_notAfter(reference.pointer))
+    }
 
     static func date(_ time: UnsafePointer<ASN1_TIME>?) -> Date {
         guard let time else { return Date(timeIntervalSince1970: 0) }

@@ -54,7 +54,8 @@ final class X509Reference: @unchecked Sendable {
             })
         else {
             // CertificateLayout accepts only DER that d2i_X509 accepts (fuzzed on every input).
-            fatalError("mtls: d2i_X509 refused a certificate the strict DER walk accepted; please report this certificate")
+            let digest = deferredDER.map { Digest.sha256($0).hex } ?? "?"
+            fatalError("mtls: OpenSSL refused a certificate (SHA-256 \(digest)) that mtls's DER reader had accepted: please report it with that certificate")
         }
         let (won, current) = decoded.compareExchange(expected: 0, desired: Int(bitPattern: parsed), ordering: .acquiringAndReleasing)
         if won { return parsed }

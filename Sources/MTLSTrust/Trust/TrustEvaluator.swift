@@ -105,7 +105,7 @@ public struct TrustEvaluator: Sendable {
         }
         fastPath.count(accepted: false)
         let evaluation = referenceEvaluation(leaf, extraIntermediates: [])
-        if evaluation.isTrusted, evaluation.pathsTried == 1, let suffix = armableSuffix(evaluation.chain) { fastPath.arm(suffix) }
+        if evaluation.isTrusted, evaluation.pathsTried == 1, let suffix = armableSuffix(evaluation.chain) { fastPath.arm(suffix, known: allKnown) }
         return evaluation
     }
 
@@ -133,22 +133,8 @@ public struct TrustEvaluator: Sendable {
     /// The seconds in which every certificate of `chain` is within its validity (notBefore ≤ t <
     /// notAfter), or nil when there are none.
     static func validityWindow(_ chain: [Certificate]) -> Range<Int>? {
-        var start = Int.min
-        var end = Int.max
-        for certificate in chain {
-            if certificate.reference.decodedPointer == nil, let layout = certificate.reference.layout {
-                start = max(start, layout.notBefore)
-                end = min(end, layout.notAfter)
-                continue
-            }
-            let pointer = certificate.reference.pointer
-            guard let notBefore = X509_get0_notBefore(pointer), let notAfter = X509_get0_notAfter(pointer) else { return nil }
-            var from = tm()
-            var to = tm()
-            guard ASN1_TIME_to_tm(notBefore, &from) == 1, ASN1_TIME_to_tm(notAfter, &to) == 1 else { return nil }
-            start = max(start, Int(timegm(&from)))
-            end = min(end, Int(timegm(&to)))
-        }
+        guard let start = chain.map({ Int($0.notBefore.timeIntervalSince1970) }).max(), let end = chain.map({ Int($0.notAfter.timeIntervalSince1970) }).min()
+        else { return nil }
         return start < end ? start..<end : nil
     }
 
@@ -167,7 +153,7 @@ public struct TrustEvaluator: Sendable {
             (undecoded.flatMap { evaluationOnDER($0, fastPath: fastPath) }, evaluationByOpenSSL(leaf, fastPath: fastPath))
         }
         var fast = routes()
-        if reference.pathsTried == 1, reference.findings.allSatisfy({ $0.depth == 0 }), let suffix = armableSuffix(reference.chain) { fastPath.arm(suffix) }
+        if reference.pathsTried == 1, reference.findings.allSatisfy({ $0.depth == 0 }), let suffix = armableSuffix(reference.chain) { fastPath.arm(suffix, known: allKnown) }
         if fast.onDER == nil && fast.byOpenSSL == nil { fast = routes() }
         let accepted = fast.onDER != nil || fast.byOpenSSL != nil
         fastPath.count(accepted: accepted, onDER: fast.onDER != nil)

@@ -57,6 +57,8 @@ final class TrustFastPath: Sendable {
         var issuerKeyID: [UInt8]?
         var issuerKey: EVPKeyReference?
         var issuerKeyType: Int32
+        /// No other known certificate has `I`'s subject (else OpenSSL would have a choice of issuers).
+        var issuerSubjectIsUnique: Bool
     }
 
     /// The peer name of the policy, as the check on the DER compares it: a DNS name in lower case
@@ -145,22 +147,22 @@ final class TrustFastPath: Sendable {
         }
     }
 
-    /// Records `suffix` (the accepted chain without its leaf) for later leaves of `suffix[0]`.
-    func arm(_ suffix: [Certificate]) {
+    /// Records `suffix` (the accepted chain without its leaf) for later leaves of `suffix[0]`;
+    /// `known` are the evaluator's anchors and intermediates.
+    func arm(_ suffix: [Certificate], known: [Certificate]) {
         guard let issuer = suffix.first else { return }
         let key = Int(bitPattern: issuer.reference.pointer)
         if armed.withLock({ $0[key] != nil }) { return }
         guard let store = X509StoreReference(anchors: [issuer], crls: []) else { return }
         let facts = CertificateFacts(issuer)
-        let skid = facts.extension(CertificateFacts.OID.subjectKeyIdentifier).flatMap { ext -> [UInt8]? in
-            guard let inner = DER.element(in: ext.value, at: 0), inner.tag == 0x04, inner.end == ext.value.count else { return nil }
-            return Array(ext.value[inner.contentStart..<inner.contentEnd])
-        }
-        let key509 = X509_get0_pubkey(issuer.reference.pointer)
+        let issuerKey = X509_get0_pubkey(issuer.reference.pointer)
         OpenSSLErrorQueue.clear()
+        let issuerSubject = X509_get_subject_name(issuer.reference.pointer)
+        let unique = !known.contains { $0 != issuer && X509_NAME_cmp(issuerSubject, X509_get_subject_name($0.reference.pointer)) == 0 }
         let armedChain = Armed(
-            suffix: suffix, store: store, issuerSubjectDER: facts.subjectDER, issuerKeyID: skid,
-            issuerKey: key509.map { EVPKeyReference(borrowing: $0) }, issuerKeyType: key509.map { EVP_PKEY_get_base_id($0) } ?? 0)
+            suffix: suffix, store: store, issuerSubjectDER: facts.subjectDER, issuerKeyID: facts.subjectKeyIdentifier,
+            issuerKey: issuerKey.map { EVPKeyReference(borrowing: $0) }, issuerKeyType: issuerKey.map { EVP_PKEY_get_base_id($0) } ?? 0,
+            issuerSubjectIsUnique: unique)
         armed.withLock { $0[key] = armedChain }
     }
 
@@ -265,7 +267,7 @@ extension TrustEvaluator {
     /// - then the same Swift policies on the same full chain.
     func evaluationOnDER(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation? {
         guard let layout = leaf.reference.layout, let plain = layout.plainLeaf, let entries = layout.subjectEntries, !entries.isEmpty,
-            let armed = fastPath.armedChain(subject: leaf.derBytes, layout.issuer), let issuer = armed.suffix.first,
+            let armed = fastPath.armedChain(subject: leaf.derBytes, layout.issuer), armed.issuerSubjectIsUnique,
             let issuerKey = armed.issuerKey, armed.issuerKeyType == plain.signatureKeyType,
             let issuerKeyID = armed.issuerKeyID, let keyID = plain.authorityKeyID
         else { return nil }
@@ -322,11 +324,6 @@ extension TrustEvaluator {
         }
         defer { X509_NAME_free(subjectName) }
         for certificate in allKnown where X509_NAME_cmp(subjectName, X509_get_subject_name(certificate.reference.pointer)) == 0 { return nil }
-        // I's subject is no other known certificate's (OpenSSL would then have a choice of issuers).
-        let issuerSubject = X509_get_subject_name(issuer.reference.pointer)
-        for certificate in allKnown where certificate != issuer && X509_NAME_cmp(issuerSubject, X509_get_subject_name(certificate.reference.pointer)) == 0 {
-            return nil
-        }
         fastPath.countReached()
         // The signature, with I's key.
         guard let context = EVP_MD_CTX_new() else { return nil }
