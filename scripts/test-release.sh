@@ -46,7 +46,9 @@ fi
 for candidate in /opt/swift /usr/lib/swift /usr/share/swift; do
   [[ -d $candidate ]] && toolchains+=("$candidate")
 done
-libxml2=$(ldconfig -p | awk '/libxml2\.so\.2 /{print $NF; exit}')
+# awk reads all of ldconfig's output: one that stopped at the first match could leave ldconfig
+# writing into a closed pipe, and SIGPIPE (status 141 under pipefail) would end this script.
+libxml2=$(ldconfig -p | awk '/libxml2\.so\.2 / && !found {print $NF; found = 1}')
 mkdir "$work/empty"
 
 # Runs a bash program in a mount namespace with the toolchains and libxml2 hidden.
@@ -55,7 +57,7 @@ hidden() {
   for directory in "${toolchains[@]}"; do mounts+="mount --bind '$work/empty' '$directory'; "; done
   [[ -n $libxml2 ]] && mounts+="mount --bind /dev/null '$libxml2'; "
   unshare -m bash -c "set -euo pipefail; $mounts
-    if ldconfig -p | grep -q libswiftCore; then echo 'the Swift runtime is still visible' >&2; exit 1; fi
+    if ldconfig -p | grep libswiftCore >/dev/null; then echo 'the Swift runtime is still visible' >&2; exit 1; fi
     for d in ${toolchains[*]:-}; do [[ -z \$(ls -A \"\$d\") ]] || { echo \"\$d is not hidden\" >&2; exit 1; }; done
     $1"
 }
