@@ -112,8 +112,6 @@ public final class HTTPSClient: @unchecked Sendable {
         connections.forEach { $0.close() }
     }
 
-    private func key(_ url: HTTPSURL) -> String { "\(url.host):\(url.port)" }
-
     /// How long after its last response an idle connection is reused for an idempotent request
     /// without first asking the socket whether the server has closed it.
     static let unprobedReuseSeconds = 1.0
@@ -126,11 +124,13 @@ public final class HTTPSClient: @unchecked Sendable {
     /// call is skipped: servers close idle connections after seconds, not within one, and should
     /// it have happened, the exchange fails before any byte of a response and is retried once on a
     /// fresh connection (`HTTP1ExchangeStateMachine`'s retry rule), as curl and browsers do.
-    private func checkout(_ url: HTTPSURL, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
-        let existing = fresh ? nil : lock.withLock { _ in idle.removeValue(forKey: key(url)) }
+    ///
+    /// Idle connections are kept by `hostHeader`, which names one host and port for `https://`.
+    private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
+        let existing = fresh ? nil : lock.withLock { _ in idle.removeValue(forKey: hostHeader) }
         if let existing {
             let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false
-            let retriable = HTTP1ExchangeStateMachine.idempotentMethods.contains(method)
+            let retriable = HTTP1ExchangeStateMachine.isIdempotent(method)
             if (recent && retriable && !existing.hasPendingTLSData) || !existing.isReadableNow {
                 existing.token = token
                 return (existing, true)
@@ -141,10 +141,10 @@ public final class HTTPSClient: @unchecked Sendable {
         return (connection, false)
     }
 
-    private func checkin(_ connection: TLSConnection, url: HTTPSURL) {
+    private func checkin(_ connection: TLSConnection, hostHeader: String) {
         connection.idleSince = .now
         var previous: TLSConnection?
-        lock.withLock { _ in previous = idle.updateValue(connection, forKey: key(url)) }
+        lock.withLock { _ in previous = idle.updateValue(connection, forKey: hostHeader) }
         previous?.close()
     }
 
@@ -160,24 +160,25 @@ public final class HTTPSClient: @unchecked Sendable {
         _ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? = nil,
         token: CancellationToken? = nil
     ) throws(HTTPSError) -> HTTPResponse {
+        let host = request.url.hostHeader
         guard request.url.scheme == "https" else {
-            throw HTTPSError(.url, host: request.url.hostHeader, "only https:// URLs are supported", hint: "use https://")
+            throw HTTPSError(.url, host: host, "only https:// URLs are supported", hint: "use https://")
         }
         let deadline = Deadline.after(tls.configuration.timeouts.total)
         var machine = HTTP1ExchangeStateMachine(method: request.method, hasBody: request.body?.isEmpty == false, expectsContinue: request.expectsContinue)
         var fresh = false
         while true {
-            let (connection, reused) = try checkout(request.url, method: request.method.uppercased(), fresh: fresh, deadline: deadline, token: token)
+            let (connection, reused) = try checkout(request.url, hostHeader: host, method: machine.method, fresh: fresh, deadline: deadline, token: token)
             do throws(HTTPSError) {
                 guard
-                    var response = try exchange(
-                        request, on: connection, reused: reused, machine: &machine, deadline: deadline, token: token, bodySink: bodySink, bodySinkForHead: bodySinkForHead)
+                    let response = try exchange(
+                        request, hostHeader: host, on: connection, reused: reused, machine: &machine, deadline: deadline, token: token, bodySink: bodySink,
+                        bodySinkForHead: bodySinkForHead)
                 else {
                     connection.close()
                     fresh = true
                     continue
                 }
-                response.tls = connection.report
                 return response
             } catch {
                 var error = error
@@ -222,58 +223,102 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     /// Serialises the request head, refusing CR/LF/NUL in any header (no injection).
-    static func serializeHead(_ request: HTTPRequest, userAgent: String, bodyLength: Int?) throws(HTTPSError) -> [UInt8] {
-        let method = request.method.uppercased()
+    ///
+    /// `Host` goes first unless the request has one; `User-Agent`, `Accept`, `Accept-Encoding`,
+    /// `Content-Length` (for `bodyLength`) and `Expect` follow the request's own fields unless it
+    /// sets them. Every request of a keep-alive connection comes here, so it is written as bytes in
+    /// one pass over the request's fields, without copying them.
+    static func serializeHead(_ request: HTTPRequest, method: String, hostHeader: String, userAgent: String, bodyLength: Int?) throws(HTTPSError) -> [UInt8] {
         guard !method.isEmpty, method.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
-            throw HTTPSError(.request, host: request.url.hostHeader, "the method '\(request.method)' is not a valid HTTP token")
+            throw HTTPSError(.request, host: hostHeader, "the method '\(request.method)' is not a valid HTTP token")
         }
-        // Written as bytes: the head of every request of a keep-alive connection goes through here.
         var head: [UInt8] = []
         head.reserveCapacity(256)
         head += method.utf8
         head.append(0x20)
         head += request.url.target.utf8
         head += " HTTP/1.1\r\n".utf8
-        var headers = request.headers
-        if !headers.contains("Host") { headers.fields.insert(("Host", request.url.hostHeader), at: 0) }
-        if !headers.contains("User-Agent") { headers.add("User-Agent", userAgent) }
-        if !headers.contains("Accept") { headers.add("Accept", "*/*") }
-        if !headers.contains("Accept-Encoding") { headers.add("Accept-Encoding", "gzip, deflate") }
-        if let bodyLength, !headers.contains("Content-Length"), !headers.contains("Transfer-Encoding") {
-            headers.add("Content-Length", String(bodyLength))
-        }
-        if request.expectsContinue && bodyLength != nil && !headers.contains("Expect") { headers.add("Expect", "100-continue") }
-        for field in headers {
-            guard !field.name.isEmpty, field.name.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
-                throw HTTPSError(.request, host: request.url.hostHeader, "the header name '\(field.name)' is not a valid HTTP token")
+        func append(_ name: String, _ value: String) throws(HTTPSError) {
+            // `withUTF8` lends the bytes of a native string in place: checked and copied as one
+            // buffer each, rather than iterated through the UTF-8 view.
+            var name = name
+            var value = value
+            let validName = name.withUTF8 { bytes in
+                guard !bytes.isEmpty, bytes.allSatisfy(HTTPResponseParser.isTokenByte) else { return false }
+                head.append(contentsOf: bytes)
+                return true
             }
+            guard validName else { throw HTTPSError(.request, host: hostHeader, "the header name '\(name)' is not a valid HTTP token") }
+            head.append(0x3A)
+            head.append(0x20)
             // In UTF-8 these bytes stand only for CR, LF and NUL themselves.
-            guard !field.value.utf8.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else {
-                throw HTTPSError(.request, host: request.url.hostHeader, "the value of header '\(field.name)' contains CR, LF or NUL (header injection refused)")
+            let validValue = value.withUTF8 { bytes in
+                guard !bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return false }
+                head.append(contentsOf: bytes)
+                return true
             }
-            head += field.name.utf8
-            head += ": ".utf8
-            head += field.value.utf8
-            head += "\r\n".utf8
+            guard validValue else {
+                throw HTTPSError(.request, host: hostHeader, "the value of header '\(name)' contains CR, LF or NUL (header injection refused)")
+            }
+            head.append(0x0D)
+            head.append(0x0A)
         }
+        var supplied = SuppliedFields()
+        for field in request.headers { supplied.note(field.name) }
+        if !supplied.contains(.host) { try append("Host", hostHeader) }
+        for field in request.headers { try append(field.name, field.value) }
+        if !supplied.contains(.userAgent) { try append("User-Agent", userAgent) }
+        if !supplied.contains(.accept) { try append("Accept", "*/*") }
+        if !supplied.contains(.acceptEncoding) { try append("Accept-Encoding", "gzip, deflate") }
+        if let bodyLength, !supplied.contains(.contentLength), !supplied.contains(.transferEncoding) {
+            try append("Content-Length", String(bodyLength))
+        }
+        if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { try append("Expect", "100-continue") }
         head += "\r\n".utf8
         return head
+    }
+
+    /// Which of the fields the client adds a request sets itself. A name that is not an ASCII
+    /// token matches none of them, and ``serializeHead(_:method:hostHeader:userAgent:bodyLength:)``
+    /// refuses it anyway.
+    struct SuppliedFields: OptionSet {
+        let rawValue: UInt8
+        static let host = SuppliedFields(rawValue: 1 << 0)
+        static let userAgent = SuppliedFields(rawValue: 1 << 1)
+        static let accept = SuppliedFields(rawValue: 1 << 2)
+        static let acceptEncoding = SuppliedFields(rawValue: 1 << 3)
+        static let contentLength = SuppliedFields(rawValue: 1 << 4)
+        static let transferEncoding = SuppliedFields(rawValue: 1 << 5)
+        static let expect = SuppliedFields(rawValue: 1 << 6)
+
+        private static let names: [(String, SuppliedFields)] = [
+            ("host", .host), ("user-agent", .userAgent), ("accept", .accept), ("accept-encoding", .acceptEncoding),
+            ("content-length", .contentLength), ("transfer-encoding", .transferEncoding), ("expect", .expect),
+        ]
+
+        mutating func note(_ name: String) {
+            let count = name.utf8.count
+            for (known, field) in Self.names where known.utf8.count == count && HTTPHeaders.sameName(name, known) {
+                insert(field)
+                return
+            }
+        }
     }
 
     /// Drives one attempt of `machine` on `connection`: the response, or nil when the machine
     /// asks for a retry on a fresh connection.
     private func exchange(
-        _ request: HTTPRequest, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline, token: CancellationToken?,
+        _ request: HTTPRequest, hostHeader host: String, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline, token: CancellationToken?,
         bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
     ) throws(HTTPSError) -> HTTPResponse? {
         var bodySink = fixedSink
-        let host = request.url.hostHeader
+        let method = machine.method
         let body = request.body ?? []
-        let head = try HTTPSClient.serializeHead(
-            request, userAgent: userAgent, bodyLength: request.body?.count ?? (["POST", "PUT", "PATCH"].contains(request.method.uppercased()) ? 0 : nil))
+        let bodyLength = request.body?.count ?? (method == "POST" || method == "PUT" || method == "PATCH" ? 0 : nil)
+        let head = try HTTPSClient.serializeHead(request, method: method, hostHeader: host, userAgent: userAgent, bodyLength: bodyLength)
         trace?(HTTPSClient.redactedHead(head, outgoing: true, redact: redactsSecrets))
-        connection.state.log(.httpRequest(method: request.method.uppercased(), target: request.url.target))
-        var parser = HTTPResponseParser(requestMethod: request.method)
+        connection.state.log(.httpRequest(method: method, target: request.url.target))
+        var parser = HTTPResponseParser(requestMethod: method)
         // The connection's read buffer, reused across the requests of a kept-alive connection.
         var buffer = connection.takeReadBuffer()
         defer { connection.keepReadBuffer(buffer) }
@@ -302,7 +347,7 @@ public final class HTTPSClient: @unchecked Sendable {
             switch action {
             case .writeHead(let includingBody):
                 do throws(HTTPSError) {
-                    try connection.write(head + (includingBody ? body : []), deadline: deadline)
+                    try connection.write(includingBody && !body.isEmpty ? head + body : head, deadline: deadline)
                     continueDeadline = Deadline.after(1.0)
                     action = machine.handle(.headWritten)
                 } catch {
@@ -329,8 +374,8 @@ public final class HTTPSClient: @unchecked Sendable {
                     connection.state.log(.httpResponse(status: responseHead.status, reason: responseHead.reason))
                     if bodySink == nil, let bodySinkForHead { bodySink = bodySinkForHead(responseHead) }
                     trace?(HTTPSClient.describeResponseHead(responseHead, redact: redactsSecrets))
-                    let coding = responseHead.headers["Content-Encoding"]?.trimmingWhitespace() ?? ""
-                    if !coding.isEmpty && coding.lowercased() != "identity" && request.method.uppercased() != "HEAD" {
+                    let coding = parser.contentCoding?.trimmingWhitespace() ?? ""
+                    if !coding.isEmpty && coding.lowercased() != "identity" && method != "HEAD" {
                         decompressor = Decompressor(coding: coding, limit: maximumBodySize)
                         if decompressor == nil {
                             throw HTTPSError(.httpParse, host: host, "the body uses the content coding '\(coding)', which is not supported")
@@ -400,7 +445,7 @@ public final class HTTPSClient: @unchecked Sendable {
                             .httpParse, host: host, "the body is larger than \(maximumBodySize >> 20) MiB",
                             hint: "stream it to a file instead: \(setting: .bodyDestination)")
                     }
-                    collected += decoded
+                    if collected.isEmpty { collected = decoded } else { collected += decoded }
                 }
                 action = .read(.response)
             case .finish(let reuseConnection):
@@ -411,7 +456,7 @@ public final class HTTPSClient: @unchecked Sendable {
                     connection.sessionRefreshed = true
                     tls.refreshSession(connection)
                 }
-                if reuseConnection { checkin(connection, url: request.url) } else { connection.close() }
+                if reuseConnection { checkin(connection, hostHeader: host) } else { connection.close() }
                 return HTTPResponse(
                     url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused,
                     informational: machine.informational)

@@ -129,14 +129,102 @@ final class ResponseParserTests: XCTestCase {
     func testRequestSerialisationRefusesHeaderInjection() throws {
         let url = try HTTPSURL("https://example.com/a?b=c")
         var request = HTTPRequest(url: url, headers: ["X-Evil": "a\r\nInjected: yes"])
-        XCTAssertThrowsError(try HTTPSClient.serializeHead(request, userAgent: "t", bodyLength: nil)) { error in
+        XCTAssertThrowsError(try HTTPSClient.serializeHead(request, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil)) { error in
             XCTAssertEqual((error as? HTTPSError)?.phase, .request)
         }
         request.headers = ["X-Good": "value"]
-        let head = String(decoding: try HTTPSClient.serializeHead(request, userAgent: "t", bodyLength: 3), as: UTF8.self)
+        let head = String(decoding: try HTTPSClient.serializeHead(request, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: 3), as: UTF8.self)
         XCTAssertTrue(head.hasPrefix("GET /a?b=c HTTP/1.1\r\nHost: example.com\r\n"))
         XCTAssertTrue(head.contains("Content-Length: 3\r\n"))
         XCTAssertTrue(head.hasSuffix("\r\n\r\n"))
+    }
+
+    /// The framing fields are told apart by their bytes as each line is read; the outcome must be
+    /// the one a search of the finished head by name gives, in any ASCII case and with values
+    /// that are lists, padded, repeated, empty or not UTF-8.
+    func testFramingFieldsNotedPerLineAgreeWithASearchOfTheHeadByName() throws {
+        let cases: [(fields: String, body: String)] = [
+            ("Content-Length: 5", "hello"),
+            ("CONTENT-LENGTH: 5", "hello"),
+            ("content-length:5\r\nContent-Length: 5", "hello"),
+            ("Content-Length: 5, 5", "hello"),
+            ("Content-Length:  \t5 \t", "hello"),
+            ("Content-Length: 5\r\nContent-Encoding: identity", "hello"),
+            ("content-encoding: identity\r\nContent-Encoding: gzip\r\nContent-Length: 0", ""),
+            ("Transfer-Encoding: chunked", "5\r\nhello\r\n0\r\n\r\n"),
+            ("TRANSFER-ENCODING: gzip, CHUNKED", "5\r\nhello\r\n0\r\n\r\n"),
+            ("Transfer-Encoding: identity", "hello"),
+            ("Content-Lengthy: 3\r\nX-Content-Length: 4", "hello"),
+            ("Content-Length:", "hello"),
+        ]
+        for (fields, body) in cases {
+            var parser = HTTPResponseParser(requestMethod: "GET")
+            var received: [UInt8] = []
+            for event in try parser.feed(ArraySlice(Array("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n\(body)".utf8))) {
+                if case .body(let chunk) = event { received += chunk }
+            }
+            if !parser.isComplete { _ = try parser.finish() }
+            let head = try XCTUnwrap(parser.head, fields)
+            XCTAssertEqual(parser.contentCoding, head.headers["Content-Encoding"], fields)
+            // The reference: lengths and codings from the finished head, searched by name.
+            let lengths = head.headers.values("Content-Length").flatMap { $0.split(separator: ",") }.map { HTTPResponseParser.trimmingWhitespace($0) }
+            let codings = head.headers.values("Transfer-Encoding").flatMap { $0.split(separator: ",") }.map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
+            let expected: String
+            if let last = codings.last {
+                expected = last == "chunked" ? "hello" : body
+            } else if let length = lengths.first.flatMap({ Int($0) }) {
+                expected = String(body.prefix(length))
+            } else {
+                expected = body
+            }
+            XCTAssertEqual(String(decoding: received, as: UTF8.self), expected, fields)
+        }
+        let (latin1, _, _) = try parse("HTTP/1.1 200 OK\r\nX-Name: caf\u{E9}\r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(latin1?.headers["X-Name"], "café")
+        var notUTF8 = HTTPResponseParser(requestMethod: "GET")
+        _ = try notUTF8.feed(ArraySlice(Array("HTTP/1.1 200 OK\r\nX-Name:  caf".utf8) + [0xE9] + Array(" \r\nContent-Length: 0\r\n\r\n".utf8)))
+        XCTAssertEqual(notUTF8.head?.headers["x-name"], "café", "ISO 8859-1, trimmed")
+        let (empty, _, _) = try parse("HTTP/1.1 200 OK\r\nX-Empty: \t \r\nContent-Length: 0\r\n\r\n")
+        XCTAssertEqual(empty?.headers["X-Empty"], "")
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nX-A: b\u{0}c\r\n\r\n"))
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\nX-A b\r\n\r\n"), "no colon")
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\n: b\r\n\r\n"), "empty name")
+        XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\n\tX-A: b\r\n\r\n"), "leading white space")
+    }
+
+    /// The fields the client adds give way to the request's own in any ASCII case, keep their
+    /// order (Host first), and the values the client adds are checked as the request's are.
+    func testTheClientsFieldsGiveWayToTheRequestsOwnInAnyCase() throws {
+        let url = try HTTPSURL("https://example.com:8443/a")
+        let plain = String(decoding: try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: nil), as: UTF8.self)
+        XCTAssertEqual(plain, "GET /a HTTP/1.1\r\nHost: example.com:8443\r\nUser-Agent: t/1\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
+        let own = HTTPRequest(
+            method: "POST", url: url,
+            headers: ["HOST": "other", "user-agent": "mine", "ACCEPT": "text/html", "accept-ENCODING": "identity", "TRANSFER-encoding": "chunked", "expect": "100-continue"],
+            expectsContinue: true)
+        let head = String(decoding: try HTTPSClient.serializeHead(own, method: "POST", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: 10), as: UTF8.self)
+        XCTAssertEqual(
+            head.split(separator: "\r\n").count, 7, "the request line and the request's own six fields, nothing added: \(head)")
+        XCTAssertFalse(head.contains("Content-Length"), "Transfer-Encoding set by the request: no Content-Length")
+        XCTAssertTrue(head.hasPrefix("POST /a HTTP/1.1\r\nHOST: other\r\n"))
+        XCTAssertThrowsError(try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t\r\nX-Injected: 1", bodyLength: nil))
+        XCTAssertThrowsError(try HTTPSClient.serializeHead(HTTPRequest(url: url, headers: ["Bad Name": "v"]), method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
+        XCTAssertEqual(HTTPRequest.canonicalMethod("get"), "GET")
+        XCTAssertEqual(HTTPRequest.canonicalMethod("M-SEARCH"), "M-SEARCH")
+        XCTAssertEqual(HTTPRequest.canonicalMethod("pätch"), "pätch".uppercased())
+    }
+
+    func testTheHostHeaderFollowsChangesToTheURLsParts() throws {
+        var url = try HTTPSURL("https://Example.com/")
+        XCTAssertEqual(url.hostHeader, "example.com")
+        url.port = 8443
+        XCTAssertEqual(url.hostHeader, "example.com:8443")
+        url.host = "::1"
+        XCTAssertEqual(url.hostHeader, "[::1]:8443")
+        url.scheme = "http"
+        url.port = 80
+        XCTAssertEqual(url.hostHeader, "[::1]")
+        XCTAssertEqual(url, try HTTPSURL("http://[::1]/"))
     }
 
     func testURLsAreParsedStrictly() throws {

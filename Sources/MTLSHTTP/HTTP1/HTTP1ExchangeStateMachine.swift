@@ -100,13 +100,18 @@ struct HTTP1ExchangeStateMachine: Sendable {
     ///   - expectsContinue: The head asks for `100-continue` (held back bodies only: an empty body
     ///     has nothing to wait for).
     init(method: String, hasBody: Bool, expectsContinue: Bool) {
-        self.method = method.uppercased()
+        self.method = HTTPRequest.canonicalMethod(method)
         self.hasBody = hasBody
         self.expectsContinue = expectsContinue && hasBody
     }
 
-    /// RFC 9110 §9.2.2.
-    static let idempotentMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"]
+    /// RFC 9110 §9.2.2, for an uppercased method.
+    static func isIdempotent(_ method: String) -> Bool {
+        switch method {
+        case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE": true
+        default: false
+        }
+    }
 
     mutating func handle(_ event: Event) -> Action {
         switch (state, event) {
@@ -198,7 +203,7 @@ struct HTTP1ExchangeStateMachine: Sendable {
     private mutating func readFailed(_ failure: IOFailure) -> Action {
         if failure == .timeout || failure == .cancelled { return fail(.asReported) }
         if reusedConnection && !receivedAnyByte {
-            if !retried && (Self.idempotentMethods.contains(method) || !bodySent) {
+            if !retried && (Self.isIdempotent(method) || !bodySent) {
                 retried = true
                 state = .idle
                 return .retryOnFreshConnection

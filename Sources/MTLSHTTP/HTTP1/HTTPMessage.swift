@@ -117,6 +117,16 @@ public struct HTTPRequest: Sendable {
     }
 }
 
+extension HTTPRequest {
+    /// A method as sent: uppercased. Methods are nearly always written in capitals already, and
+    /// then the text is kept as it is instead of being built again.
+    static func canonicalMethod(_ method: String) -> String {
+        var text = method
+        let uppercase = text.withUTF8 { bytes in !bytes.contains { ($0 >= 0x61 && $0 <= 0x7A) || $0 >= 0x80 } }
+        return uppercase ? method : method.uppercased()
+    }
+}
+
 /// The status line and headers of a response.
 public struct HTTPResponseHead: Sendable {
     public var version: String
@@ -127,11 +137,14 @@ public struct HTTPResponseHead: Sendable {
 
 /// An `https://host[:port]/path?query` URL, parsed strictly.
 public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
-    public var scheme: String
-    public var host: String
-    public var port: Int
+    public var scheme: String { didSet { hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port) } }
+    public var host: String { didSet { hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port) } }
+    public var port: Int { didSet { hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port) } }
     /// Path and query, starting with `/`.
     public var target: String
+    /// The `Host` header value: `host`, bracketed when it is an IPv6 address, and `:port` unless
+    /// it is the scheme's default. Kept with the parts it is made of, as every request sends it.
+    public private(set) var hostHeader: String
 
     /// Parses a URL; `https://` is assumed when no scheme is given.
     public init(_ text: String) throws(HTTPSError) {
@@ -181,6 +194,7 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
         self.host = host.lowercased()
         self.port = port
         self.target = target
+        self.hostHeader = Self.hostHeader(scheme: scheme, host: self.host, port: port)
     }
 
     /// Takes a Foundation `URL` (`https://` or `http://`), with the same checks as the text form.
@@ -192,11 +206,10 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
 
     /// `scheme://host:port`, the origin for same-origin checks.
     public var origin: String { "\(scheme)://\(hostForURL):\(port)" }
-    var hostForURL: String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
-    /// The `Host` header value.
-    public var hostHeader: String {
-        let defaultPort = scheme == "https" ? 443 : 80
-        return port == defaultPort ? hostForURL : "\(hostForURL):\(port)"
+    var hostForURL: String { Self.bracketed(host) }
+    private static func bracketed(_ host: String) -> String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
+    private static func hostHeader(scheme: String, host: String, port: Int) -> String {
+        port == (scheme == "https" ? 443 : 80) ? bracketed(host) : "\(bracketed(host)):\(port)"
     }
     /// The path without the query.
     public var path: String { String(target.prefix { $0 != "?" }) }

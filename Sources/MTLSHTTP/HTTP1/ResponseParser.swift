@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The HTTP/1.1 response parser: a state machine fed with bytes, producing events. No I/O.
 ///
 /// States and legal transitions:
@@ -76,11 +82,105 @@ public struct HTTPResponseParser: Sendable {
     private var pendingVersion = ""
     private var pendingReason = ""
     private var pendingHeaders = HTTPHeaders()
+    private var framing = FramingFields()
     private var informationalCount = 0
+
+    /// The fields that frame the body and say how it is coded, noted as each header line is read.
+    /// Names are tokens (ASCII), so they are told apart by their bytes once per line, rather than
+    /// by searching every field by name after the head is complete.
+    struct FramingFields {
+        /// Content-Length values, split at commas, trimmed, distinct, in order.
+        var lengths: [String] = []
+        /// Transfer-Encoding codings, split at commas, trimmed, lowercased, in order.
+        var transferEncodings: [String] = []
+        /// The first Content-Encoding value.
+        var contentCoding: String?
+
+        enum Field { case contentLength, transferEncoding, contentEncoding }
+
+        /// The framing field a header name is, if any.
+        static func field(named name: UnsafeBufferPointer<UInt8>) -> Field? {
+            switch name.count {
+            case 14 where HTTPResponseParser.isName(name, "content-length"): .contentLength
+            case 17 where HTTPResponseParser.isName(name, "transfer-encoding"): .transferEncoding
+            case 16 where HTTPResponseParser.isName(name, "content-encoding"): .contentEncoding
+            default: nil
+            }
+        }
+
+        mutating func note(_ field: Field, value: String) {
+            switch field {
+            case .contentLength:
+                if !value.isEmpty && value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+                    if !lengths.contains(value) { lengths.append(value) }  // one plain number: nothing to split
+                    return
+                }
+                for part in value.split(separator: ",") {
+                    let text = HTTPResponseParser.trimmingWhitespace(part)
+                    if !lengths.contains(text) { lengths.append(text) }
+                }
+            case .transferEncoding:
+                transferEncodings += value.split(separator: ",").map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
+            case .contentEncoding:
+                if contentCoding == nil { contentCoding = value }
+            }
+        }
+    }
+
+    /// True when the token `name` is `lowercased` in any ASCII case.
+    private static func isName(_ name: UnsafeBufferPointer<UInt8>, _ lowercased: StaticString) -> Bool {
+        guard name.count == lowercased.utf8CodeUnitCount else { return false }
+        return lowercased.withUTF8Buffer { expected in
+            for index in 0..<expected.count {
+                let actual = name[index]
+                if (actual >= 0x41 && actual <= 0x5A ? actual | 0x20 : actual) != expected[index] { return false }
+            }
+            return true
+        }
+    }
+
+    /// A header line (without its CRLF) read in one pass over its bytes: the name, a token before
+    /// the first colon; the value after it, with no CR or NUL, trimmed of spaces and tabs (RFC 9110
+    /// 5.5). `asciiValue` is the value when it is ASCII (nearly always), else nil and the caller
+    /// decodes the bytes from `valueStart` with ``decodeValue(_:)``. Nil when the line is malformed.
+    static func splitHeaderLine(_ line: UnsafeBufferPointer<UInt8>) -> (name: String, asciiValue: String?, valueStart: Int, framing: FramingFields.Field?)? {
+        var colon = 0
+        while colon < line.count && line[colon] != 0x3A {
+            guard isTokenByte(line[colon]) else { return nil }
+            colon += 1
+        }
+        guard colon > 0, colon < line.count else { return nil }
+        var first = -1
+        var last = -1
+        var ascii = true
+        for index in (colon + 1)..<line.count {
+            let byte = line[index]
+            if byte == 0 || byte == 0x0D { return nil }
+            if byte == 0x20 || byte == 0x09 { continue }
+            if first < 0 { first = index }
+            last = index
+            if byte >= 0x80 { ascii = false }
+        }
+        let name = UnsafeBufferPointer(rebasing: line[..<colon])
+        let value = !ascii ? nil : first < 0 ? "" : String(decoding: UnsafeBufferPointer(rebasing: line[first...last]), as: UTF8.self)
+        return (String(decoding: name, as: UTF8.self), value, colon + 1, FramingFields.field(named: name))
+    }
+
+    private static let versionPrefix: [UInt8] = Array("HTTP/1.".utf8)
+
+    /// The index of the first LF in `bytes` from `start`, found by `memchr`.
+    private static func firstNewline(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
+        bytes.withUnsafeBufferPointer { buffer -> Int? in
+            guard let base = buffer.baseAddress else { return nil }
+            let offset = start - bytes.startIndex
+            guard let found = memchr(base + offset, 0x0A, buffer.count - offset) else { return nil }
+            return start + (UnsafeRawPointer(found) - UnsafeRawPointer(base + offset))
+        }
+    }
 
     /// - Parameter requestMethod: The method of the request this answers (HEAD has no body).
     public init(requestMethod: String, limits: Limits = Limits()) {
-        self.method = requestMethod.uppercased()
+        self.method = HTTPRequest.canonicalMethod(requestMethod)
         self.limits = limits
     }
 
@@ -90,14 +190,18 @@ public struct HTTPResponseParser: Sendable {
     /// True when the body runs until the connection closes (so the connection cannot be reused).
     public var readsUntilClose: Bool { if case .untilClose = state { true } else { false } }
 
+    /// The final head's first `Content-Encoding` value, as `head?.headers["Content-Encoding"]`.
+    var contentCoding: String? { head == nil ? nil : framing.contentCoding }
+
     /// Feeds bytes; returns the events they complete.
     public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> [Event] {
         var events: [Event] = []
+        events.reserveCapacity(4)  // a small response is a head, a body and its end: one allocation
         var index = bytes.startIndex
         while index < bytes.endIndex {
             switch state {
             case .statusLine, .headers, .chunkSize, .chunkEnd, .trailers:
-                guard let newline = bytes[index...].firstIndex(of: 0x0A) else {
+                guard let newline = HTTPResponseParser.firstNewline(in: bytes, from: index) else {
                     lineBuffer += bytes[index...]
                     try checkLineLength()
                     return events
@@ -179,7 +283,7 @@ public struct HTTPResponseParser: Sendable {
             // `HTTP/1.x SP 3DIGIT [SP reason]`, read as bytes.
             let start = line.startIndex
             let digits = line.dropFirst(9).prefix(3)
-            guard line.count >= 12, line[start..<start + 7].elementsEqual("HTTP/1.".utf8), line[start + 7] < 0x80, line[start + 8] == 0x20,
+            guard line.count >= 12, line[start..<start + 7].elementsEqual(HTTPResponseParser.versionPrefix), line[start + 7] < 0x80, line[start + 8] == 0x20,
                 digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30, line.count == 12 || line[start + 12] == 0x20
             else {
                 state = .failed
@@ -189,6 +293,8 @@ public struct HTTPResponseParser: Sendable {
             pendingStatus = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             pendingReason = line.count > 13 ? String(decoding: line[(start + 13)...], as: UTF8.self) : ""
             pendingHeaders = HTTPHeaders()
+            pendingHeaders.fields.reserveCapacity(16)
+            framing = FramingFields()
             headerBytes = line.count
             state = .headers
         case .headers:
@@ -201,17 +307,8 @@ public struct HTTPResponseParser: Sendable {
                 try completeHead(events: &events)
                 return
             }
-            if line.first == 0x20 || line.first == 0x09 {
-                state = .failed
-                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))  // obsolete line folding
-            }
-            guard let colon = line.firstIndex(of: 0x3A), colon > line.startIndex,
-                line[..<colon].allSatisfy({ HTTPResponseParser.isTokenByte($0) })
-            else {
-                state = .failed
-                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
-            }
-            if line[(colon + 1)...].contains(where: { $0 == 0 || $0 == 0x0D }) {
+            // Obsolete line folding (a leading space or tab) is refused with the rest: it is not a token.
+            guard let field = line.withUnsafeBufferPointer({ HTTPResponseParser.splitHeaderLine($0) }) else {
                 state = .failed
                 throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
             }
@@ -219,9 +316,9 @@ public struct HTTPResponseParser: Sendable {
                 state = .failed
                 throw ParseError.tooManyHeaders(limits.maximumHeaderCount)
             }
-            let name = String(decoding: line[..<colon], as: UTF8.self)
-            let value = HTTPResponseParser.decodeValue(line[(colon + 1)...])
-            pendingHeaders.add(name, value)
+            let value = field.asciiValue ?? HTTPResponseParser.decodeValue(line[(line.startIndex + field.valueStart)...])
+            if let framingField = field.framing { framing.note(framingField, value: value) }
+            pendingHeaders.add(field.name, value)
         case .chunkSize:
             let text = String(decoding: line, as: UTF8.self)
             let sizeText = text.prefix { $0 != ";" }.trimmingWhitespace()
@@ -276,19 +373,8 @@ public struct HTTPResponseParser: Sendable {
             events.append(.end)
             return
         }
-        // One pass over the fields for the two framing headers.
-        var transferEncodings: [String] = []
-        var lengths: [String] = []  // distinct values, in order
-        for field in pendingHeaders.fields {
-            if HTTPHeaders.sameName(field.name, "Content-Length") {
-                for part in field.value.split(separator: ",") {
-                    let text = HTTPResponseParser.trimmingWhitespace(part)
-                    if !lengths.contains(text) { lengths.append(text) }
-                }
-            } else if HTTPHeaders.sameName(field.name, "Transfer-Encoding") {
-                transferEncodings += field.value.split(separator: ",").map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
-            }
-        }
+        let transferEncodings = framing.transferEncodings
+        let lengths = framing.lengths
         if !transferEncodings.isEmpty {
             guard transferEncodings.last == "chunked" else {
                 if transferEncodings.allSatisfy({ $0 == "identity" }) {
@@ -352,6 +438,9 @@ public struct HTTPResponseParser: Sendable {
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
         let slice = bytes[first...last]
+        // ASCII, nearly every value: the generic validating initialiser costs hundreds of
+        // instructions in metadata look-ups alone, and ASCII decodes the same either way.
+        if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
         if let text = String(validating: slice, as: UTF8.self) { return text }
         // Not UTF-8: ISO 8859-1, where every byte is the code point of the same number.
         var text = ""
