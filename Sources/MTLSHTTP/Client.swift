@@ -126,7 +126,9 @@ public final class HTTPSClient: @unchecked Sendable {
     /// fresh connection (`HTTP1ExchangeStateMachine`'s retry rule), as curl and browsers do.
     ///
     /// Idle connections are kept by `hostHeader`, which names one host and port for `https://`.
-    private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (TLSConnection, Bool) {
+    private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (
+        TLSConnection, Bool
+    ) {
         let existing = fresh ? nil : lock.withLock { _ in idle.removeValue(forKey: hostHeader) }
         if let existing {
             let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false
@@ -308,7 +310,8 @@ public final class HTTPSClient: @unchecked Sendable {
     /// Drives one attempt of `machine` on `connection`: the response, or nil when the machine
     /// asks for a retry on a fresh connection.
     private func exchange(
-        _ request: HTTPRequest, hostHeader host: String, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline, token: CancellationToken?,
+        _ request: HTTPRequest, hostHeader host: String, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline,
+        token: CancellationToken?,
         bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
     ) throws(HTTPSError) -> HTTPResponse? {
         var bodySink = fixedSink

@@ -196,7 +196,8 @@ final class ResponseParserTests: XCTestCase {
     /// order (Host first), and the values the client adds are checked as the request's are.
     func testTheClientsFieldsGiveWayToTheRequestsOwnInAnyCase() throws {
         let url = try HTTPSURL("https://example.com:8443/a")
-        let plain = String(decoding: try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: nil), as: UTF8.self)
+        let plain = String(
+            decoding: try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: nil), as: UTF8.self)
         XCTAssertEqual(plain, "GET /a HTTP/1.1\r\nHost: example.com:8443\r\nUser-Agent: t/1\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
         let own = HTTPRequest(
             method: "POST", url: url,
@@ -208,7 +209,8 @@ final class ResponseParserTests: XCTestCase {
         XCTAssertFalse(head.contains("Content-Length"), "Transfer-Encoding set by the request: no Content-Length")
         XCTAssertTrue(head.hasPrefix("POST /a HTTP/1.1\r\nHOST: other\r\n"))
         XCTAssertThrowsError(try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t\r\nX-Injected: 1", bodyLength: nil))
-        XCTAssertThrowsError(try HTTPSClient.serializeHead(HTTPRequest(url: url, headers: ["Bad Name": "v"]), method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
+        XCTAssertThrowsError(
+            try HTTPSClient.serializeHead(HTTPRequest(url: url, headers: ["Bad Name": "v"]), method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
         XCTAssertEqual(HTTPRequest.canonicalMethod("get"), "GET")
         XCTAssertEqual(HTTPRequest.canonicalMethod("M-SEARCH"), "M-SEARCH")
         XCTAssertEqual(HTTPRequest.canonicalMethod("pätch"), "pätch".uppercased())
