@@ -27,6 +27,43 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders { head.headers }
 }
 
+/// Kept-alive connections, one per host. The one put back last is held apart from the table: a
+/// client that talks to one host (the common case) takes and returns it on every request, and a
+/// comparison of the key is cheaper than hashing it twice.
+struct IdleConnections<Connection> {
+    private var last: (key: String, connection: Connection)?
+    private var others: [String: Connection] = [:]
+
+    /// Removes and returns the connection kept for `key`.
+    mutating func take(_ key: String) -> Connection? {
+        if let last, last.key == key {
+            self.last = nil
+            return last.connection
+        }
+        return others.removeValue(forKey: key)
+    }
+
+    /// Keeps `connection` for `key`; returns the one it replaces, which the caller closes.
+    mutating func put(_ connection: Connection, for key: String) -> Connection? {
+        if let last, last.key == key {
+            self.last = (key, connection)
+            return last.connection
+        }
+        if let last { others[last.key] = last.connection }
+        self.last = (key, connection)
+        return others.removeValue(forKey: key)
+    }
+
+    /// Removes and returns every connection.
+    mutating func removeAll() -> [Connection] {
+        var all = Array(others.values)
+        if let last { all.append(last.connection) }
+        last = nil
+        others.removeAll()
+        return all
+    }
+}
+
 /// What an ``HTTPSClient`` does beyond TLS. Given at init and fixed from then on, because one client
 /// serves requests from several threads.
 public struct HTTPClientOptions: Sendable {
@@ -83,7 +120,7 @@ public final class HTTPSClient: @unchecked Sendable {
     public var userAgent: String { options.userAgent }
 
     private let lock = Mutex(())
-    private var idle: [String: TLSConnection] = [:]
+    private var idle = IdleConnections<TLSConnection>()
 
     public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
         tls = try TLSClient(configuration: configuration)
@@ -99,15 +136,13 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     deinit {
-        for connection in idle.values { connection.close() }
+        for connection in idle.removeAll() { connection.close() }
     }
 
     /// Closes kept-alive connections.
     public func closeIdleConnections() {
         let connections = lock.withLock { _ in
-            let connections = Array(idle.values)
             idle.removeAll()
-            return connections
         }
         connections.forEach { $0.close() }
     }
@@ -129,7 +164,7 @@ public final class HTTPSClient: @unchecked Sendable {
     private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (
         TLSConnection, Bool
     ) {
-        let existing = fresh ? nil : lock.withLock { _ in idle.removeValue(forKey: hostHeader) }
+        let existing = fresh ? nil : lock.withLock { _ in idle.take(hostHeader) }
         if let existing {
             let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false
             let retriable = HTTP1ExchangeStateMachine.isIdempotent(method)
@@ -146,7 +181,7 @@ public final class HTTPSClient: @unchecked Sendable {
     private func checkin(_ connection: TLSConnection, hostHeader: String) {
         connection.idleSince = .now
         var previous: TLSConnection?
-        lock.withLock { _ in previous = idle.updateValue(connection, forKey: hostHeader) }
+        lock.withLock { _ in previous = idle.put(connection, for: hostHeader) }
         previous?.close()
     }
 
@@ -234,50 +269,68 @@ public final class HTTPSClient: @unchecked Sendable {
         guard !method.isEmpty, method.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
             throw HTTPSError(.request, host: hostHeader, "the method '\(request.method)' is not a valid HTTP token")
         }
-        var head: [UInt8] = []
-        head.reserveCapacity(256)
-        head += method.utf8
-        head.append(0x20)
-        head += request.url.target.utf8
-        head += " HTTP/1.1\r\n".utf8
-        func append(_ name: String, _ value: String) throws(HTTPSError) {
+        var head = RequestHeadWriter(hostHeader: hostHeader)
+        head.bytes += method.utf8
+        head.bytes.append(0x20)
+        head.bytes += request.url.target.utf8
+        head.bytes += " HTTP/1.1\r\n".utf8
+        var supplied = SuppliedFields()
+        for field in request.headers { supplied.note(field.name) }
+        if !supplied.contains(.host) { try head.append("Host", hostHeader) }
+        for field in request.headers { try head.append(field.name, field.value) }
+        if !supplied.contains(.userAgent) { try head.append("User-Agent", userAgent) }
+        if !supplied.contains(.accept) { head.append(line: "Accept: */*\r\n") }
+        if !supplied.contains(.acceptEncoding) { head.append(line: "Accept-Encoding: gzip, deflate\r\n") }
+        if let bodyLength, !supplied.contains(.contentLength), !supplied.contains(.transferEncoding) {
+            try head.append("Content-Length", String(bodyLength))
+        }
+        if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { try head.append("Expect", "100-continue") }
+        head.bytes += "\r\n".utf8
+        return head.bytes
+    }
+
+    /// A request head being written: each field checked (a token for a name; no CR, LF or NUL in a
+    /// value, so no header injection) and appended as bytes.
+    private struct RequestHeadWriter {
+        var bytes: [UInt8] = []
+        /// Names the request in errors.
+        let hostHeader: String
+
+        init(hostHeader: String) {
+            self.hostHeader = hostHeader
+            bytes.reserveCapacity(256)
+        }
+
+        /// A whole field line of the client's own, known to be well-formed.
+        mutating func append(line: StaticString) {
+            line.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        }
+
+        mutating func append(_ name: String, _ value: String) throws(HTTPSError) {
             // `withUTF8` lends the bytes of a native string in place: checked and copied as one
             // buffer each, rather than iterated through the UTF-8 view.
             var name = name
             var value = value
-            let validName = name.withUTF8 { bytes in
-                guard !bytes.isEmpty, bytes.allSatisfy(HTTPResponseParser.isTokenByte) else { return false }
-                head.append(contentsOf: bytes)
+            let validName = name.withUTF8 { name in
+                guard !name.isEmpty, name.allSatisfy(HTTPResponseParser.isTokenByte) else { return false }
+                bytes.append(contentsOf: name)
                 return true
             }
             guard validName else { throw HTTPSError(.request, host: hostHeader, "the header name '\(name)' is not a valid HTTP token") }
-            head.append(0x3A)
-            head.append(0x20)
+            bytes.append(0x3A)
+            bytes.append(0x20)
             // In UTF-8 these bytes stand only for CR, LF and NUL themselves.
-            let validValue = value.withUTF8 { bytes in
-                guard !bytes.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return false }
-                head.append(contentsOf: bytes)
+            let validValue = value.withUTF8 { value in
+                guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return false }
+                bytes.append(contentsOf: value)
                 return true
             }
             guard validValue else {
                 throw HTTPSError(.request, host: hostHeader, "the value of header '\(name)' contains CR, LF or NUL (header injection refused)")
             }
-            head.append(0x0D)
-            head.append(0x0A)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
         }
-        var supplied = SuppliedFields()
-        for field in request.headers { supplied.note(field.name) }
-        if !supplied.contains(.host) { try append("Host", hostHeader) }
-        for field in request.headers { try append(field.name, field.value) }
-        if !supplied.contains(.userAgent) { try append("User-Agent", userAgent) }
-        if !supplied.contains(.accept) { try append("Accept", "*/*") }
-        if !supplied.contains(.acceptEncoding) { try append("Accept-Encoding", "gzip, deflate") }
-        if let bodyLength, !supplied.contains(.contentLength), !supplied.contains(.transferEncoding) {
-            try append("Content-Length", String(bodyLength))
-        }
-        if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { try append("Expect", "100-continue") }
-        head += "\r\n".utf8
-        return head
     }
 
     /// Which of the fields the client adds a request sets itself. A name that is not an ASCII
@@ -329,7 +382,8 @@ public final class HTTPSClient: @unchecked Sendable {
         var wireLength = 0
         var decompressor: Decompressor? = nil
         let idle = tls.configuration.timeouts.idleRead
-        var continueDeadline = Deadline.after(1.0)
+        // How long a held-back body waits for 100 Continue, from when the head was sent.
+        var continueDeadline = Deadline.distantFuture
         // Parsed but not yet fed to the machine (one read may hold a 100, a final head and a body).
         var pending: [HTTPResponseParser.Event] = []
         var part: [UInt8] = []
@@ -351,7 +405,7 @@ public final class HTTPSClient: @unchecked Sendable {
             case .writeHead(let includingBody):
                 do throws(HTTPSError) {
                     try connection.write(includingBody && !body.isEmpty ? head + body : head, deadline: deadline)
-                    continueDeadline = Deadline.after(1.0)
+                    if machine.expectsContinue { continueDeadline = Deadline.after(1.0) }
                     action = machine.handle(.headWritten)
                 } catch {
                     lastError = error

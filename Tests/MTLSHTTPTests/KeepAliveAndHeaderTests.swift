@@ -121,6 +121,32 @@ final class KeepAliveAndHeaderTests: XCTestCase {
         XCTAssertEqual(connections.count, 3)
     }
 
+    /// One connection per host, whichever of the two places it is kept in.
+    func testTheIdlePoolKeepsOneConnectionPerHostWhateverTheOrder() {
+        var pool = IdleConnections<String>()
+        XCTAssertNil(pool.take("a"))
+        XCTAssertNil(pool.put("a1", for: "a"))
+        XCTAssertEqual(pool.put("a2", for: "a"), "a1", "the one replaced is handed back to be closed")
+        XCTAssertNil(pool.put("b1", for: "b"))
+        XCTAssertNil(pool.put("c1", for: "c"))
+        XCTAssertEqual(pool.put("b2", for: "b"), "b1")
+        XCTAssertEqual(pool.take("a"), "a2")
+        XCTAssertNil(pool.take("a"))
+        XCTAssertEqual(pool.take("c"), "c1")
+        XCTAssertNil(pool.put("a3", for: "a"))
+        XCTAssertEqual(Set(pool.removeAll()), ["a3", "b2"])
+        XCTAssertNil(pool.take("b"))
+        XCTAssertEqual(pool.removeAll(), [])
+    }
+
+    /// The 128-bit set against RFC 9110's list, for every byte.
+    func testTokenBytesAreExactlyRFC9110sTchar() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for byte in UInt8.min...UInt8.max {
+            XCTAssertEqual(HTTPResponseParser.isTokenByte(byte), tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
     func testHeaderNamesMatchWithoutRegardToASCIICase() {
         let headers: HTTPHeaders = ["Content-Length": "5", "set-cookie": "a=1", "SET-COOKIE": "b=2"]
         XCTAssertEqual(headers["content-length"], "5")

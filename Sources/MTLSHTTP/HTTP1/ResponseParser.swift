@@ -150,19 +150,19 @@ public struct HTTPResponseParser: Sendable {
             colon += 1
         }
         guard colon > 0, colon < line.count else { return nil }
-        var first = -1
-        var last = -1
-        var ascii = true
-        for index in (colon + 1)..<line.count {
+        var first = colon + 1
+        var end = line.count
+        while first < end && (line[first] == 0x20 || line[first] == 0x09) { first += 1 }
+        while end > first && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
+        // The trimmed ends are spaces and tabs, so the checks need only the bytes between.
+        var any: UInt8 = 0
+        for index in first..<end {
             let byte = line[index]
             if byte == 0 || byte == 0x0D { return nil }
-            if byte == 0x20 || byte == 0x09 { continue }
-            if first < 0 { first = index }
-            last = index
-            if byte >= 0x80 { ascii = false }
+            any |= byte
         }
         let name = UnsafeBufferPointer(rebasing: line[..<colon])
-        let value = !ascii ? nil : first < 0 ? "" : String(decoding: UnsafeBufferPointer(rebasing: line[first...last]), as: UTF8.self)
+        let value = any >= 0x80 ? nil : String(decoding: UnsafeBufferPointer(rebasing: line[first..<end]), as: UTF8.self)
         return (String(decoding: name, as: UTF8.self), value, colon + 1, FramingFields.field(named: name))
     }
 
@@ -407,16 +407,13 @@ public struct HTTPResponseParser: Sendable {
         state = .untilClose
     }
 
-    /// RFC 9110 5.6.2 `tchar`.
+    /// RFC 9110 5.6.2 `tchar`: `!#$%&'*+-.^_`|~`, digits and letters, as a 128-bit set (every
+    /// byte of every header name is checked).
     static func isTokenByte(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"),
-            UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"),
-            UInt8(ascii: "~"):
-            true
-        default: false
-        }
+        // Bits 0–63: ! # $ % & ' * + - . 0–9; bits 64–127: A–Z ^ _ ` a–z | ~.
+        let low: UInt64 = 0x03FF_6CFA_0000_0000
+        let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
+        return byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 && (high >> UInt64(byte - 64)) & 1 == 1
     }
 
     /// `0-9`, `a-f`, `A-F` (Character.isHexDigit also takes full-width forms).
