@@ -1,5 +1,8 @@
 import Foundation
 import XCTest
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @testable import MTLSHTTP
 
@@ -137,6 +140,48 @@ final class KeepAliveAndHeaderTests: XCTestCase {
         XCTAssertEqual(Set(pool.removeAll()), ["a3", "b2"])
         XCTAssertNil(pool.take("b"))
         XCTAssertEqual(pool.removeAll(), [])
+    }
+
+    /// Peer addresses as the report names them: inet_ntop must say what getnameinfo says, and a
+    /// scoped IPv6 address keeps its zone.
+    func testPeerAddressesAreNamedAsGetnameinfoNamesThem() {
+        func v4(_ text: String, _ port: UInt16) -> sockaddr_storage {
+            var storage = sockaddr_storage()
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address in
+                    address.pointee.sin_family = sa_family_t(AF_INET)
+                    address.pointee.sin_port = port.bigEndian
+                    _ = inet_pton(AF_INET, text, &address.pointee.sin_addr)
+                }
+            }
+            return storage
+        }
+        func v6(_ text: String, _ port: UInt16, scope: UInt32 = 0) -> sockaddr_storage {
+            var storage = sockaddr_storage()
+            withUnsafeMutablePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address in
+                    address.pointee.sin6_family = sa_family_t(AF_INET6)
+                    address.pointee.sin6_port = port.bigEndian
+                    address.pointee.sin6_scope_id = scope
+                    _ = inet_pton(AF_INET6, text, &address.pointee.sin6_addr)
+                }
+            }
+            return storage
+        }
+        let cases: [(sockaddr_storage, String)] = [
+            (v4("127.0.0.1", 443), "127.0.0.1:443"), (v4("10.200.3.4", 65535), "10.200.3.4:65535"), (v4("0.0.0.0", 1), "0.0.0.0:1"),
+            (v6("::1", 8443), "[::1]:8443"), (v6("2001:db8::17:0:1", 443), "[2001:db8::17:0:1]:443"), (v6("::ffff:192.0.2.1", 80), "[::ffff:192.0.2.1]:80"),
+        ]
+        for (storage, expected) in cases {
+            var address = storage
+            var reference = storage
+            XCTAssertEqual(SocketAddress.describe(&address), expected)
+            XCTAssertEqual(SocketAddress.describe(&address), SocketAddress.describeByName(&reference))
+        }
+        var scoped = v6("fe80::1", 443, scope: 1)
+        var scopedReference = scoped
+        XCTAssertEqual(SocketAddress.describe(&scoped), SocketAddress.describeByName(&scopedReference))
+        XCTAssertTrue(SocketAddress.describe(&scoped).contains("%"), "the zone is kept: \(SocketAddress.describe(&scoped))")
     }
 
     /// The 128-bit set against RFC 9110's list, for every byte.

@@ -137,7 +137,35 @@ public final class CancellationToken: Sendable {
 
 /// Address helpers.
 enum SocketAddress {
+    /// `host:port`, or `[host]:port` for IPv6, numeric.
     static func describe(_ storage: inout sockaddr_storage) -> String {
+        // inet_ntop and the port by hand: getnameinfo, even numeric, costs thousands of
+        // instructions a connection. A scoped IPv6 address (fe80::1%eth0) is left to
+        // getnameinfo, which names the zone.
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = Int32(storage.ss_family)
+        let fast: String? = withUnsafePointer(to: &storage) { pointer -> String? in
+            if family == AF_INET {
+                return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address -> String? in
+                    var ip = address.pointee.sin_addr
+                    guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { return nil }
+                    return String(cString: text) + ":" + String(UInt16(bigEndian: address.pointee.sin_port))
+                }
+            }
+            if family == AF_INET6 {
+                return pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { address -> String? in
+                    guard address.pointee.sin6_scope_id == 0 else { return nil }
+                    var ip = address.pointee.sin6_addr
+                    guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return nil }
+                    return "[" + String(cString: text) + "]:" + String(UInt16(bigEndian: address.pointee.sin6_port))
+                }
+            }
+            return nil
+        }
+        return fast ?? describeByName(&storage)
+    }
+
+    static func describeByName(_ storage: inout sockaddr_storage) -> String {
         var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
         var port = [CChar](repeating: 0, count: Int(NI_MAXSERV))
         let length = socklen_t(storage.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)

@@ -109,7 +109,7 @@ extension TLSConnectionState {
             }
         case 22:  // handshake
             guard let type = bytes.first else { return }
-            var name = handshakeNames[type] ?? "handshake type \(type)"
+            var name = handshakeName(type)
             if type == 11, sentByUs, Self.isEmptyCertificate(bytes, tls13: SSL_version(ssl) == TLSVersion.tls1_3.openSSLValue) { name = "Certificate (empty)" }
             let phase = phase(ssl)
             log(.message(sentByUs: sentByUs, name: name, phase: phase))
@@ -177,8 +177,24 @@ extension TLSConnectionState {
     }
 }
 
-let handshakeNames: [UInt8: String] = [
-    0: "HelloRequest", 1: "ClientHello", 2: "ServerHello", 4: "NewSessionTicket", 5: "EndOfEarlyData",
-    8: "EncryptedExtensions", 11: "Certificate", 12: "ServerKeyExchange", 13: "CertificateRequest",
-    14: "ServerHelloDone", 15: "CertificateVerify", 16: "ClientKeyExchange", 20: "Finished", 24: "KeyUpdate",
-]
+/// The name of a handshake message type (RFC 8446 §4, RFC 5246 §7.4), as `openssl s_client -msg`
+/// prints it. Every handshake message of every connection is named: a switch, not a hashed table.
+func handshakeName(_ type: UInt8) -> String {
+    switch type {
+    case 0: "HelloRequest"
+    case 1: "ClientHello"
+    case 2: "ServerHello"
+    case 4: "NewSessionTicket"
+    case 5: "EndOfEarlyData"
+    case 8: "EncryptedExtensions"
+    case 11: "Certificate"
+    case 12: "ServerKeyExchange"
+    case 13: "CertificateRequest"
+    case 14: "ServerHelloDone"
+    case 15: "CertificateVerify"
+    case 16: "ClientKeyExchange"
+    case 20: "Finished"
+    case 24: "KeyUpdate"
+    default: "handshake type \(type)"
+    }
+}
