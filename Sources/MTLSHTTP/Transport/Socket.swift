@@ -149,7 +149,7 @@ enum SocketAddress {
                 return pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { address -> String? in
                     var ip = address.pointee.sin_addr
                     guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { return nil }
-                    return String(cString: text) + ":" + String(UInt16(bigEndian: address.pointee.sin_port))
+                    return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + ":" + String(UInt16(bigEndian: address.pointee.sin_port))
                 }
             }
             if family == AF_INET6 {
@@ -157,7 +157,7 @@ enum SocketAddress {
                     guard address.pointee.sin6_scope_id == 0 else { return nil }
                     var ip = address.pointee.sin6_addr
                     guard inet_ntop(AF_INET6, &ip, &text, socklen_t(text.count)) != nil else { return nil }
-                    return "[" + String(cString: text) + "]:" + String(UInt16(bigEndian: address.pointee.sin6_port))
+                    return "[" + text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + "]:" + String(UInt16(bigEndian: address.pointee.sin6_port))
                 }
             }
             return nil
