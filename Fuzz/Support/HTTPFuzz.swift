@@ -34,6 +34,14 @@ enum HTTPFuzz {
         if let head = parser.head {
             _ = head.headers.description
             _ = head.headers["Content-Type"]
+            // The per-line notes against a search of the finished head by name.
+            let searched = head.headers["Content-Encoding"]
+            check(parser.contentCoding == searched, "Content-Encoding noted \(String(describing: parser.contentCoding)), found \(String(describing: searched))")
+            for field in head.headers {
+                check(!field.name.isEmpty && field.name.utf8.allSatisfy(HTTPResponseParser.isTokenByte), "a header name that is not a token")
+                check(!field.value.utf8.contains(where: { $0 == 0 || $0 == 0x0D || $0 == 0x0A }), "CR, LF or NUL in a header value")
+                check(field.value.first != " " && field.value.last != " " && field.value.first != "\t" && field.value.last != "\t", "an untrimmed value")
+            }
         }
     }
 }
