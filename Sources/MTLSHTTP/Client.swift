@@ -513,9 +513,12 @@ public final class HTTPSClient: @unchecked Sendable {
                     connection.sessionRefreshed = true
                     tls.refreshSession(connection)
                 }
+                // The report is read before the connection goes back to the pool: from then on another
+                // thread may take it and log the events of its own request.
+                let report = connection.report
                 if reuseConnection { checkin(connection, hostHeader: host) } else { connection.close() }
                 return HTTPResponse(
-                    url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: connection.report, reusedConnection: reused,
+                    url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: report, reusedConnection: reused,
                     informational: machine.informational)
             case .retryOnFreshConnection:
                 return nil

@@ -33,6 +33,37 @@ final class ConcurrencyTests: XCTestCase {
         XCTAssertTrue(logged.contains { $0.contains("GET /") && $0.contains("200") }, "\(logged)")
     }
 
+    /// One client shared by threads: each response's TLS record ends with its own exchange, never
+    /// with a request another thread sent after the connection went back to the pool.
+    func testEachResponsesReportEndsWithItsOwnExchangeWhenThreadsShareAClient() throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let client = try HTTPFixtures.client()
+        let url = try HTTPFixtures.url(server, "/")
+        let problems = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0..<40 {
+                do {
+                    let response = try client.send(HTTPRequest(url: url))
+                    let exchanges = response.tls.events.events.filter {
+                        switch $0 {
+                        case .httpRequest, .httpResponse: true
+                        default: false
+                        }
+                    }
+                    guard case .httpResponse = exchanges.last, exchanges.count >= 2, case .httpRequest = exchanges[exchanges.count - 2] else {
+                        problems.withLock { $0.append("thread \(thread), request \(index): \(exchanges.suffix(3))") }
+                        continue
+                    }
+                } catch {
+                    problems.withLock { $0.append("thread \(thread), request \(index): \(error)") }
+                }
+            }
+        }
+        let found = problems.withLock { $0 }
+        XCTAssertTrue(found.isEmpty, "\(found.count) responses: \(found.prefix(5))")
+    }
+
     /// A canceller sent to another task ends a read blocked on this thread, and later operations
     /// on the connection throw `.cancelled`.
     func testACancellerInAnotherTaskEndsABlockedReadAndLaterCalls() throws {
