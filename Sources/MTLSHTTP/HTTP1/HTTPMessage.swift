@@ -137,9 +137,9 @@ public struct HTTPResponseHead: Sendable {
 
 /// An `https://host[:port]/path?query` URL, parsed strictly.
 public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
-    public var scheme: String { didSet { hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port) } }
-    public var host: String { didSet { hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port) } }
-    public var port: Int { didSet { hostHeader = Self.hostHeader(scheme: scheme, host: host, port: port) } }
+    public var scheme: String { didSet { hostHeader = Self.hostHeader(scheme, host, port) } }
+    public var host: String { didSet { hostHeader = Self.hostHeader(scheme, host, port) } }
+    public var port: Int { didSet { hostHeader = Self.hostHeader(scheme, host, port) } }
     /// Path and query, starting with `/`.
     public var target: String
     /// The `Host` header value: `host`, bracketed when it is an IPv6 address, and `:port` unless
@@ -194,7 +194,7 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
         self.host = host.lowercased()
         self.port = port
         self.target = target
-        self.hostHeader = Self.hostHeader(scheme: scheme, host: self.host, port: port)
+        self.hostHeader = Self.hostHeader(scheme, self.host, port)
     }
 
     /// Takes a Foundation `URL` (`https://` or `http://`), with the same checks as the text form.
@@ -208,7 +208,7 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
     public var origin: String { "\(scheme)://\(hostForURL):\(port)" }
     var hostForURL: String { Self.bracketed(host) }
     private static func bracketed(_ host: String) -> String { host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]" : host }
-    private static func hostHeader(scheme: String, host: String, port: Int) -> String {
+    private static func hostHeader(_ scheme: String, _ host: String, _ port: Int) -> String {
         port == (scheme == "https" ? 443 : 80) ? bracketed(host) : "\(bracketed(host)):\(port)"
     }
     /// The path without the query.

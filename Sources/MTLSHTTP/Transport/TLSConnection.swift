@@ -171,9 +171,7 @@ public final class TLSConnection {
         if readableFirst { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
         while true {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-            // SSL_get_error reads the queue, so it must be empty; clearing it when it already is
-            // costs hundreds of instructions (every slot is reset), on every read and write.
-            if ERR_peek_error() != 0 { ERR_clear_error() }
+            OpenSSLErrorQueue.clear()  // SSL_get_error reads the queue: it must hold nothing older
             var savedErrno: Int32 = 0
             // No SIGPIPE can come of this: the socket BIO writes with MSG_NOSIGNAL (SocketBIO).
             errno = 0
@@ -486,16 +484,7 @@ func tlsMessageCallback(_ writeP: Int32, _ version: Int32, _ contentType: Int32,
     let direction = writeP == 1 ? ">>>" : "<<<"
     if contentType == 22, let buf, len > 0 {  // handshake
         let type = buf.load(as: UInt8.self)
-        if state.report.messageTrace.count < 200 {
-            // Built by appending: interpolation costs several times as much, for every handshake message.
-            var line = direction
-            line += " "
-            line += handshakeName(type)
-            line += " ("
-            line += String(len)
-            line += " bytes)"
-            state.report.messageTrace.append(line)
-        }
+        if state.report.messageTrace.count < 200 { state.report.messageTrace.append("\(direction) \(handshakeName(type)) (\(len) bytes)") }
         if type == 20, writeP == 0, state.awaitingClientFinished { state.clientFinishedSeen = true }
     } else if contentType == 21, let buf, len >= 2 {  // alert
         let description = buf.load(fromByteOffset: 1, as: UInt8.self)
