@@ -93,6 +93,15 @@ package enum FiberLoop {
         #endif
     }
 
+    /// True when the caller runs on a fiber (a blocking system call would stall its whole loop).
+    static var isOnFiber: Bool {
+        #if os(Linux)
+            mtls_fiber_current() != nil
+        #else
+            false
+        #endif
+    }
+
     /// On a fiber, parks it until `fd` is ready or `deadline` passes and returns whether it is
     /// ready; nil on a thread's own stack (the caller polls).
     static func park(fd: Int32, forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool? {

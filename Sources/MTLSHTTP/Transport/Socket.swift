@@ -74,6 +74,13 @@ public final class SocketHandle: Sendable {
 
     deinit { close() }
 
+    /// Clears `O_NONBLOCK` (one system call); false when that failed and the socket is still
+    /// non-blocking. Reads and writes that must not sleep pass `MSG_DONTWAIT`.
+    func makeBlocking() -> Bool {
+        var off: Int32 = 0
+        return ioctl(fd, UInt(FIONBIO), &off) == 0
+    }
+
     /// Waits until the socket is readable or writable, or the deadline passes.
     ///
     /// - Returns: false on timeout.

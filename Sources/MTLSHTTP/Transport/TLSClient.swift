@@ -122,11 +122,13 @@ public final class TLSClient: Sendable {
         report.address = socket.peerAddress
         let state = TLSConnectionState(report: report, isServer: false, clientConfiguration: configuration, evaluator: try evaluator(for: bare))
         state.observer = eventObserver
-        let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
+        // Off a fiber loop, reads sleep in `recv` (see ReadWait); on one, they never block its thread.
+        let readWait = !FiberLoop.isOnFiber && socket.makeBlocking() ? ReadWait() : nil
+        let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label, readWait: readWait)
         connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
         if configuration.offersPostHandshakeAuth { SSL_set_post_handshake_auth(ssl, 1) }
-        guard SocketBIO.attach(ssl, fd: socket.fd) else {
+        guard SocketBIO.attach(ssl, fd: socket.fd, readWait: readWait) else {
             connection.close()
             throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
         }

@@ -60,7 +60,7 @@ final class TLSConnectionState {
     }
 }
 
-/// A TLS connection over a non-blocking socket: handshake, read and write with deadlines, and a
+/// A TLS connection over a socket: handshake, read and write with deadlines, and a
 /// record of everything that happened (``report``).
 ///
 /// Not thread-safe, so not `Sendable`: one thread at a time drives it. Another thread stops it
@@ -90,6 +90,9 @@ public final class TLSConnection {
     let socket: SocketHandle
     let context: SSLContextReference
     let state: TLSConnectionState
+    /// Bounds the reads that sleep in `recv` when the descriptor is blocking; nil when it is not.
+    /// Owned here, lent to the socket BIO (which `SSL_free` in `deinit` frees first).
+    let readWait: ReadWait?
     private let cancelFlag = CancelFlag()
     private var cancelled: Bool { cancelFlag.isSet || token?.isCancelled == true }
     /// A token whose cancellation aborts this connection's operations.
@@ -105,9 +108,10 @@ public final class TLSConnection {
     private var spareReadBuffer: [UInt8] = []
     package let label: String
 
-    init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String) {
+    init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String, readWait: ReadWait? = nil) {
         self.ssl = ssl
         self.socket = socket
+        self.readWait = readWait
         self.context = context
         self.state = state
         self.label = label
@@ -150,7 +154,7 @@ public final class TLSConnection {
     /// ``canceller``.
     public func cancel() { canceller.cancel() }
 
-    // MARK: The non-blocking loop
+    // MARK: The loop of SSL calls and waits
 
     enum IOOutcome {
         case done(Int32)
@@ -168,15 +172,20 @@ public final class TLSConnection {
     func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
         -> IOOutcome
     {
-        if readableFirst { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
+        // A blocking read waits inside the call; only a non-blocking one gains by waiting first.
+        if readableFirst && readWait == nil { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
         while true {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             OpenSSLErrorQueue.clear()  // SSL_get_error reads the queue: it must hold nothing older
             var savedErrno: Int32 = 0
+            readWait?.begin(until: deadline, idle: idle)
             // No SIGPIPE can come of this: the socket BIO writes with MSG_NOSIGNAL (SocketBIO).
             errno = 0
             let result = operation()
             savedErrno = errno  // before anything else can change it
+            // A cancellation that woke a read sleeping in `recv` (the socket shut down) looks like
+            // the peer's end of stream: it is the cancellation.
+            if result <= 0 && cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             if let failure = state.trustFailure {
                 state.trustFailure = nil
                 throw failure
@@ -219,7 +228,8 @@ public final class TLSConnection {
 
     /// Waits for the socket as OpenSSL asked, up to the deadline and the idle timeout.
     private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) throws(HTTPSError) {
-        let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
+        // After a read that slept in `recv`, the idle timeout counts from that `recv`, not from now.
+        let wait = (read ? readWait?.waitBound : nil) ?? idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
         if !socket.wait(forRead: read, forWrite: write, until: wait) {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             let idleSeconds = idle?.inSeconds ?? 0
@@ -234,9 +244,11 @@ public final class TLSConnection {
     /// After a failed write, the alert the peer sent before it closed (and before its reset made
     /// our write fail) is still in the socket's receive queue: read it, so that the error names
     /// the alert and not whichever of alert, reset or `EPIPE` the timing let us see first. Reads
-    /// only what is already buffered (the socket is non-blocking); nil when no alert was there.
+    /// only what is already buffered; nil when no alert was there.
     private func pendingAlertAfterWriteFailure() -> HTTPSError? {
         guard SSL_is_init_finished(ssl) == 1 else { return nil }
+        readWait?.neverBlock = true
+        defer { readWait?.neverBlock = false }
         let alertsBefore = state.report.alerts.count
         var scratch = [UInt8](repeating: 0, count: 16384)
         // Bounded: application data before the alert is discarded (the request failed anyway).
