@@ -192,6 +192,56 @@ final class ResponseParserTests: XCTestCase {
         XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\n\tX-A: b\r\n\r\n"), "leading white space")
     }
 
+    /// A received head keeps its fields as bytes and makes strings when read: every lookup answers
+    /// as the same fields kept as strings do, whatever the chunking of the input, and a change
+    /// turns them into strings without losing any.
+    func testReceivedFieldsAnswerAsTheSameFieldsKeptAsStrings() throws {
+        let head =
+            "HTTP/1.1 200 OK\r\nServer: nginx\r\nSet-Cookie: a=1\r\nset-cookie:b=2 \r\nX-Empty:\r\nX-UTF8: caf\u{E9}\r\n"
+            + "X-Tab:\t v \t\r\nConnection: keep-alive, Upgrade\r\nKeep-Alive: timeout=5\r\nContent-Length: 2\r\n\r\nok"
+        var latin1 = Array(head.utf8)
+        latin1.insert(contentsOf: Array("X-Latin1: caf".utf8) + [0xE9] + [0x0D, 0x0A], at: Array(head.utf8).firstIndex(of: 0x0A)! + 1)
+        let queries = [
+            "server", "SET-COOKIE", "Set-Cookie", "x-empty", "X-UTF8", "x-latin1", "X-Tab", "connection", "Keep-Alive", "content-length",
+            "Absent", "Set-Cookies", "Set-Cooki", "", "\u{212A}eep-Alive", "Caf\u{E9}", "x-utf8 ",
+        ]
+        for input in [Array(head.utf8), latin1] {
+            for chunkSize in [1, 3, 1000] {
+                var parser = HTTPResponseParser(requestMethod: "GET")
+                var index = 0
+                while index < input.count {
+                    _ = try parser.feed(input[index..<min(input.count, index + chunkSize)])
+                    index += chunkSize
+                }
+                let received = try XCTUnwrap(parser.head).headers
+                let strings = HTTPHeaders(received.fields.map { ($0.name, $0.value) })
+                XCTAssertEqual(received.fields.count, input == latin1 ? 10 : 9)
+                for query in queries {
+                    XCTAssertEqual(received[query], strings[query], "\(query), chunks of \(chunkSize)")
+                    XCTAssertEqual(received.values(query), strings.values(query), query)
+                    XCTAssertEqual(received.contains(query), strings.contains(query), query)
+                }
+                XCTAssertEqual(received.description, strings.description)
+                XCTAssertEqual(received.map(\.name), strings.map(\.name))
+                XCTAssertEqual(received["x-utf8"], "caf\u{E9}")
+                XCTAssertEqual(received["x-tab"], "v")
+                XCTAssertEqual(received["\u{212A}EEP-ALIVE"], "timeout=5", "the Kelvin sign lowercases to k")
+                if input == latin1 { XCTAssertEqual(received["X-Latin1"], "caf\u{E9}") }
+
+                var changed = received
+                changed.add("X-New", "1")
+                changed.remove("set-cookie")
+                let server = try XCTUnwrap(changed.fields.firstIndex { $0.name == "Server" })
+                changed.fields[server].value = "apache"
+                XCTAssertEqual(changed["Server"], "apache")
+                XCTAssertEqual(changed.values("Set-Cookie"), [])
+                XCTAssertEqual(changed["x-new"], "1")
+                XCTAssertEqual(changed.fields.count, received.fields.count - 1)
+                XCTAssertEqual(received["Server"], "nginx", "the original is a value: unchanged")
+            }
+        }
+    }
+
     /// The fields the client adds give way to the request's own in any ASCII case, keep their
     /// order (Host first), and the values the client adds are checked as the request's are.
     func testTheClientsFieldsGiveWayToTheRequestsOwnInAnyCase() throws {

@@ -220,10 +220,7 @@ struct HTTP1ExchangeStateMachine: Sendable {
     /// length or chunks (not by the close), HTTP/1.1 without `Connection: close`, not an upgrade.
     private func reusable(readsUntilClose: Bool) -> Bool {
         guard let head, bodySent, !earlyWriteFailure, !readsUntilClose, head.version == "HTTP/1.1", head.status != 101 else { return false }
-        for field in head.headers.fields where HTTPHeaders.sameName(field.name, "Connection") {
-            if HTTP1ExchangeStateMachine.listNamesClose(field.value) { return false }
-        }
-        return true
+        return !head.headers.contains("Connection", where: HTTP1ExchangeStateMachine.listNamesClose)
     }
 
     /// True when a `Connection` value's comma-separated list holds `close` (any ASCII case, with

@@ -6,22 +6,78 @@
 import MTLSTrust
 
 /// HTTP header fields in received order, looked up case-insensitively.
+///
+/// Fields received in a response are kept as the bytes of the head, with where each name and value
+/// lies: a lookup compares bytes and makes a `String` only of the values it returns, and ``fields``
+/// (or iterating) makes the pairs when asked, each time. Most callers read a few fields of a
+/// response, if any; a kept-alive request spent a quarter of its instructions making all of them.
+/// Fields made in code, and received fields once changed, are kept as the pairs.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
-    public var fields: [(name: String, value: String)]
+    private enum Storage: Sendable {
+        case pairs([(name: String, value: String)])
+        case received(Received)
+    }
 
-    public init(_ fields: [(String, String)] = []) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
+    private var storage: Storage
+
+    /// The fields, in order.
+    public var fields: [(name: String, value: String)] {
+        get {
+            switch storage {
+            case .pairs(let pairs): pairs
+            case .received(let received): received.pairs()
+            }
+        }
+        set { storage = .pairs(newValue) }
+        _modify {
+            var pairs = fields
+            storage = .pairs([])  // the array held only here while it is changed: no copy on write
+            defer { storage = .pairs(pairs) }
+            yield &pairs
+        }
+    }
+
+    public init(_ fields: [(String, String)] = []) { storage = .pairs(fields.map { (name: $0.0, value: $0.1) }) }
     public init(dictionaryLiteral elements: (String, String)...) { self.init(elements) }
+    init(received: Received) { storage = .received(received) }
 
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
 
     /// The first value of `name`.
     public subscript(name: String) -> String? {
-        fields.first { HTTPHeaders.sameName($0.name, name) }?.value
+        switch storage {
+        case .pairs(let pairs): return pairs.first { HTTPHeaders.sameName($0.name, name) }?.value
+        case .received(let received): return received.firstIndex(named: name, from: 0).map(received.value(at:))
+        }
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.compactMap { HTTPHeaders.sameName($0.name, name) ? $0.value : nil }
+        switch storage {
+        case .pairs(let pairs): return pairs.compactMap { HTTPHeaders.sameName($0.name, name) ? $0.value : nil }
+        case .received(let received):
+            var values: [String] = []
+            var next = received.firstIndex(named: name, from: 0)
+            while let index = next {
+                values.append(received.value(at: index))
+                next = received.firstIndex(named: name, from: index + 1)
+            }
+            return values
+        }
+    }
+
+    /// True when a field `name` has a value for which `predicate` holds (no array of values made).
+    func contains(_ name: String, where predicate: (String) -> Bool) -> Bool {
+        switch storage {
+        case .pairs(let pairs): return pairs.contains { HTTPHeaders.sameName($0.name, name) && predicate($0.value) }
+        case .received(let received):
+            var next = received.firstIndex(named: name, from: 0)
+            while let index = next {
+                if predicate(received.value(at: index)) { return true }
+                next = received.firstIndex(named: name, from: index + 1)
+            }
+            return false
+        }
     }
 
     /// Appends a field.
@@ -36,6 +92,64 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     /// Removes every field of `name`.
     public mutating func remove(_ name: String) {
         fields.removeAll { HTTPHeaders.sameName($0.name, name) }
+    }
+
+    /// Fields as a response's head brought them: the bytes of the field lines, and four offsets
+    /// per field into them (name start and end, value start and end, the value trimmed). Names are
+    /// tokens, checked by the parser, so ASCII; values are decoded when read, as
+    /// ``HTTPResponseParser`` decodes them (ASCII, else UTF-8, else ISO 8859-1).
+    struct Received: Sendable {
+        private(set) var bytes: [UInt8] = []
+        private var bounds: [Int] = []
+
+        init(reservingBytes: Int, fields: Int) {
+            bytes.reserveCapacity(reservingBytes)
+            bounds.reserveCapacity(fields * 4)
+        }
+
+        var count: Int { bounds.count / 4 }
+
+        /// Appends a field line whose name ends at `nameEnd` and whose trimmed value is `valueStart..<valueEnd`.
+        mutating func append(line: UnsafeBufferPointer<UInt8>, nameEnd: Int, valueStart: Int, valueEnd: Int) {
+            let base = bytes.count
+            bytes.append(contentsOf: line)
+            bounds.append(base)
+            bounds.append(base + nameEnd)
+            bounds.append(base + valueStart)
+            bounds.append(base + valueEnd)
+        }
+
+        func name(at index: Int) -> String { String(decoding: bytes[bounds[4 * index]..<bounds[4 * index + 1]], as: UTF8.self) }
+
+        func value(at index: Int) -> String { HTTPResponseParser.decodeValue(bytes[bounds[4 * index + 2]..<bounds[4 * index + 3]]) }
+
+        /// The first field from `first` on called `query` (in any case, as
+        /// ``HTTPHeaders/sameName(_:_:)`` decides), comparing bytes when `query` is ASCII.
+        func firstIndex(named query: String, from first: Int) -> Int? {
+            var query = query
+            let found: Int?? = query.withUTF8 { wanted in
+                for byte in wanted where byte >= 0x80 { return nil }
+                return bytes.withUnsafeBufferPointer { all in
+                    var index = first
+                    fields: while index < count {
+                        let start = bounds[4 * index]
+                        defer { index += 1 }
+                        guard bounds[4 * index + 1] - start == wanted.count else { continue }
+                        for offset in 0..<wanted.count {
+                            let (have, want) = (all[start + offset], wanted[offset])
+                            if have != want && HTTPHeaders.asciiLower(have) != HTTPHeaders.asciiLower(want) { continue fields }
+                        }
+                        return index
+                    }
+                    return nil
+                }
+            }
+            if let found { return found }
+            // A non-ASCII query can still lowercase to an ASCII name (K, the Kelvin sign, is "k").
+            return (first..<count).first { HTTPHeaders.sameName(name(at: $0), query) }
+        }
+
+        func pairs() -> [(name: String, value: String)] { (0..<count).map { (name: name(at: $0), value: value(at: $0)) } }
     }
 
     /// Field names compared case-insensitively: ASCII bytes in one pass without allocating (names

@@ -81,7 +81,7 @@ public struct HTTPResponseParser: Sendable {
     private var pendingStatus = 0
     private var pendingVersion = ""
     private var pendingReason = ""
-    private var pendingHeaders = HTTPHeaders()
+    private var pendingFields = HTTPHeaders.Received(reservingBytes: 0, fields: 0)
     private var framing = FramingFields()
     private var informationalCount = 0
 
@@ -140,10 +140,10 @@ public struct HTTPResponseParser: Sendable {
     }
 
     /// A header line (without its CRLF) read in one pass over its bytes: the name, a token before
-    /// the first colon; the value after it, with no CR or NUL, trimmed of spaces and tabs (RFC 9110
-    /// 5.5). `asciiValue` is the value when it is ASCII (nearly always), else nil and the caller
-    /// decodes the bytes from `valueStart` with ``decodeValue(_:)``. Nil when the line is malformed.
-    static func splitHeaderLine(_ line: UnsafeBufferPointer<UInt8>) -> (name: String, asciiValue: String?, valueStart: Int, framing: FramingFields.Field?)? {
+    /// the first colon (`..<nameEnd`); the value after it, with no CR or NUL, trimmed of spaces and
+    /// tabs (RFC 9110 5.5: `valueStart..<valueEnd`); and which framing field the name is, if any.
+    /// Nil when the line is malformed.
+    static func splitHeaderLine(_ line: UnsafeBufferPointer<UInt8>) -> (nameEnd: Int, valueStart: Int, valueEnd: Int, framing: FramingFields.Field?)? {
         var colon = 0
         while colon < line.count && line[colon] != 0x3A {
             guard isTokenByte(line[colon]) else { return nil }
@@ -155,15 +155,8 @@ public struct HTTPResponseParser: Sendable {
         while first < end && (line[first] == 0x20 || line[first] == 0x09) { first += 1 }
         while end > first && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
         // The trimmed ends are spaces and tabs, so the checks need only the bytes between.
-        var any: UInt8 = 0
-        for index in first..<end {
-            let byte = line[index]
-            if byte == 0 || byte == 0x0D { return nil }
-            any |= byte
-        }
-        let name = UnsafeBufferPointer(rebasing: line[..<colon])
-        let value = any >= 0x80 ? nil : String(decoding: UnsafeBufferPointer(rebasing: line[first..<end]), as: UTF8.self)
-        return (String(decoding: name, as: UTF8.self), value, colon + 1, FramingFields.field(named: name))
+        for index in first..<end where line[index] == 0 || line[index] == 0x0D { return nil }
+        return (colon, first, end, FramingFields.field(named: UnsafeBufferPointer(rebasing: line[..<colon])))
     }
 
     private static let versionPrefix: [UInt8] = Array("HTTP/1.".utf8)
@@ -292,8 +285,7 @@ public struct HTTPResponseParser: Sendable {
             pendingVersion = String(decoding: line[start..<start + 8], as: UTF8.self)
             pendingStatus = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
             pendingReason = line.count > 13 ? String(decoding: line[(start + 13)...], as: UTF8.self) : ""
-            pendingHeaders = HTTPHeaders()
-            pendingHeaders.fields.reserveCapacity(16)
+            pendingFields = HTTPHeaders.Received(reservingBytes: 512, fields: 16)
             framing = FramingFields()
             headerBytes = line.count
             state = .headers
@@ -307,18 +299,24 @@ public struct HTTPResponseParser: Sendable {
                 try completeHead(events: &events)
                 return
             }
-            // Obsolete line folding (a leading space or tab) is refused with the rest: it is not a token.
-            guard let field = line.withUnsafeBufferPointer({ HTTPResponseParser.splitHeaderLine($0) }) else {
-                state = .failed
-                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
-            }
-            if pendingHeaders.fields.count >= limits.maximumHeaderCount {
+            if pendingFields.count >= limits.maximumHeaderCount {
                 state = .failed
                 throw ParseError.tooManyHeaders(limits.maximumHeaderCount)
             }
-            let value = field.asciiValue ?? HTTPResponseParser.decodeValue(line[(line.startIndex + field.valueStart)...])
-            if let framingField = field.framing { framing.note(framingField, value: value) }
-            pendingHeaders.add(field.name, value)
+            // Obsolete line folding (a leading space or tab) is refused with the rest: it is not a token.
+            let valid = line.withUnsafeBufferPointer { line in
+                guard let field = HTTPResponseParser.splitHeaderLine(line) else { return false }
+                pendingFields.append(line: line, nameEnd: field.nameEnd, valueStart: field.valueStart, valueEnd: field.valueEnd)
+                // Only the fields that frame the body become strings here; the rest when read.
+                if let framingField = field.framing {
+                    framing.note(framingField, value: HTTPResponseParser.decodeValue(UnsafeBufferPointer(rebasing: line[field.valueStart..<field.valueEnd])))
+                }
+                return true
+            }
+            guard valid else {
+                state = .failed
+                throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
+            }
         case .chunkSize:
             let text = String(decoding: line, as: UTF8.self)
             let sizeText = text.prefix { $0 != ";" }.trimmingWhitespace()
@@ -366,7 +364,7 @@ public struct HTTPResponseParser: Sendable {
             state = .statusLine
             return
         }
-        head = HTTPResponseHead(version: pendingVersion, status: status, reason: pendingReason, headers: pendingHeaders)
+        head = HTTPResponseHead(version: pendingVersion, status: status, reason: pendingReason, headers: HTTPHeaders(received: pendingFields))
         events.append(.head(status: status))
         if method == "HEAD" || status == 204 || status == 304 || status == 101 || method == "CONNECT" && (200...299).contains(status) {
             state = .done
@@ -431,10 +429,14 @@ public struct HTTPResponseParser: Sendable {
         return String(text[first...last])
     }
 
-    static func decodeValue(_ bytes: ArraySlice<UInt8>) -> String {
+    /// A field value as text: trimmed of spaces and tabs; ASCII or UTF-8 as it is, other bytes as
+    /// ISO 8859-1.
+    static func decodeValue(_ bytes: ArraySlice<UInt8>) -> String { bytes.withUnsafeBufferPointer { decodeValue($0) } }
+
+    static func decodeValue(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
-        let slice = bytes[first...last]
+        let slice = UnsafeBufferPointer(rebasing: bytes[first...last])
         // ASCII, nearly every value: the generic validating initialiser costs hundreds of
         // instructions in metadata look-ups alone, and ASCII decodes the same either way.
         if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
