@@ -51,7 +51,8 @@ struct IdleConnections<Connection> {
         }
         if let last { others[last.key] = last.connection }
         self.last = (key, connection)
-        return others.removeValue(forKey: key)
+        // After a `take` of the last one, the table is usually empty: no hashing then.
+        return others.isEmpty ? nil : others.removeValue(forKey: key)
     }
 
     /// Removes and returns every connection.
@@ -266,26 +267,25 @@ public final class HTTPSClient: @unchecked Sendable {
     /// sets them. Every request of a keep-alive connection comes here, so it is written as bytes in
     /// one pass over the request's fields, without copying them.
     static func serializeHead(_ request: HTTPRequest, method: String, hostHeader: String, userAgent: String, bodyLength: Int?) throws(HTTPSError) -> [UInt8] {
-        guard !method.isEmpty, method.utf8.allSatisfy(HTTPResponseParser.isTokenByte) else {
+        var head = RequestHeadWriter(hostHeader: hostHeader)
+        guard head.append(token: method) else {
             throw HTTPSError(.request, host: hostHeader, "the method '\(request.method)' is not a valid HTTP token")
         }
-        var head = RequestHeadWriter(hostHeader: hostHeader)
-        head.bytes += method.utf8
-        head.bytes.append(0x20)
-        head.bytes += request.url.target.utf8
-        head.bytes += " HTTP/1.1\r\n".utf8
+        head.append(line: " ")
+        try head.append(target: request.url.target)
+        head.append(line: " HTTP/1.1\r\n")
         var supplied = SuppliedFields()
         for field in request.headers { supplied.note(field.name) }
-        if !supplied.contains(.host) { try head.append("Host", hostHeader) }
+        if !supplied.contains(.host) { try head.append(known: "Host", hostHeader) }
         for field in request.headers { try head.append(field.name, field.value) }
-        if !supplied.contains(.userAgent) { try head.append("User-Agent", userAgent) }
+        if !supplied.contains(.userAgent) { try head.append(known: "User-Agent", userAgent) }
         if !supplied.contains(.accept) { head.append(line: "Accept: */*\r\n") }
         if !supplied.contains(.acceptEncoding) { head.append(line: "Accept-Encoding: gzip, deflate\r\n") }
         if let bodyLength, !supplied.contains(.contentLength), !supplied.contains(.transferEncoding) {
-            try head.append("Content-Length", String(bodyLength))
+            try head.append(known: "Content-Length", String(bodyLength))
         }
-        if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { try head.append("Expect", "100-continue") }
-        head.bytes += "\r\n".utf8
+        if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { head.append(line: "Expect: 100-continue\r\n") }
+        head.append(line: "\r\n")
         return head.bytes
     }
 
@@ -301,32 +301,59 @@ public final class HTTPSClient: @unchecked Sendable {
             bytes.reserveCapacity(256)
         }
 
-        /// A whole field line of the client's own, known to be well-formed.
+        /// Text of the client's own, known to be well-formed.
         mutating func append(line: StaticString) {
             line.withUTF8Buffer { bytes.append(contentsOf: $0) }
         }
 
-        mutating func append(_ name: String, _ value: String) throws(HTTPSError) {
-            // `withUTF8` lends the bytes of a native string in place: checked and copied as one
-            // buffer each, rather than iterated through the UTF-8 view.
-            var name = name
-            var value = value
-            let validName = name.withUTF8 { name in
-                guard !name.isEmpty, name.allSatisfy(HTTPResponseParser.isTokenByte) else { return false }
-                bytes.append(contentsOf: name)
+        // `withUTF8` lends the bytes of a native string in place: checked and copied as one buffer
+        // each, rather than iterated through the UTF-8 view.
+
+        /// Appends `text` if it is a token (a method, a field name); false if not.
+        mutating func append(token text: String) -> Bool {
+            var text = text
+            return text.withUTF8 { token in
+                guard !token.isEmpty, token.allSatisfy(HTTPResponseParser.isTokenByte) else { return false }
+                bytes.append(contentsOf: token)
                 return true
             }
-            guard validName else { throw HTTPSError(.request, host: hostHeader, "the header name '\(name)' is not a valid HTTP token") }
+        }
+
+        /// The request target: the URL parser refused CR, LF, NUL and spaces in it; checked again
+        /// here, as the head is where they would do harm.
+        mutating func append(target: String) throws(HTTPSError) {
+            var target = target
+            let valid = target.withUTF8 { target in
+                guard !target.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }
+                bytes.append(contentsOf: target)
+                return true
+            }
+            guard valid else { throw HTTPSError(.request, host: hostHeader, "the request target '\(target)' contains white space or control characters") }
+        }
+
+        mutating func append(_ name: String, _ value: String) throws(HTTPSError) {
+            guard append(token: name) else { throw HTTPSError(.request, host: hostHeader, "the header name '\(name)' is not a valid HTTP token") }
+            try appendValue(value, of: name)
+        }
+
+        /// A field of the client's own: the name is a token; the value is checked like any other.
+        mutating func append(known name: StaticString, _ value: String) throws(HTTPSError) {
+            append(line: name)
+            try appendValue(value, of: "\(name)")
+        }
+
+        private mutating func appendValue(_ value: String, of name: @autoclosure () -> String) throws(HTTPSError) {
             bytes.append(0x3A)
             bytes.append(0x20)
+            var value = value
             // In UTF-8 these bytes stand only for CR, LF and NUL themselves.
-            let validValue = value.withUTF8 { value in
+            let valid = value.withUTF8 { value in
                 guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return false }
                 bytes.append(contentsOf: value)
                 return true
             }
-            guard validValue else {
-                throw HTTPSError(.request, host: hostHeader, "the value of header '\(name)' contains CR, LF or NUL (header injection refused)")
+            guard valid else {
+                throw HTTPSError(.request, host: hostHeader, "the value of header '\(name())' contains CR, LF or NUL (header injection refused)")
             }
             bytes.append(0x0D)
             bytes.append(0x0A)

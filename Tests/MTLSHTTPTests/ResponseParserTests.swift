@@ -137,6 +137,23 @@ final class ResponseParserTests: XCTestCase {
         XCTAssertTrue(head.hasPrefix("GET /a?b=c HTTP/1.1\r\nHost: example.com\r\n"))
         XCTAssertTrue(head.contains("Content-Length: 3\r\n"))
         XCTAssertTrue(head.hasSuffix("\r\n\r\n"))
+        // The target is a public field: one set by hand is checked when the head is written.
+        for target in ["/a HTTP/1.1\r\nInjected: yes", "/a b", "/a\tb", "/a\u{7F}"] {
+            var bad = request
+            bad.url.target = target
+            XCTAssertThrowsError(try HTTPSClient.serializeHead(bad, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil), target) { error in
+                XCTAssertEqual((error as? HTTPSError)?.phase, .request)
+                XCTAssertTrue((error as? HTTPSError)?.message.contains("white space or control characters") == true, "\(error)")
+            }
+        }
+        var unicode = request
+        unicode.url.target = "/caf\u{E9}"
+        let unicodeHead = try HTTPSClient.serializeHead(unicode, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil)
+        XCTAssertTrue(String(decoding: unicodeHead, as: UTF8.self).hasPrefix("GET /caf\u{E9} HTTP/1.1\r\n"))
+        XCTAssertThrowsError(try HTTPSClient.serializeHead(request, method: "GE T", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
+        request.expectsContinue = true
+        let continuing = try HTTPSClient.serializeHead(request, method: "PUT", hostHeader: url.hostHeader, userAgent: "t", bodyLength: 3)
+        XCTAssertTrue(String(decoding: continuing, as: UTF8.self).hasSuffix("Content-Length: 3\r\nExpect: 100-continue\r\n\r\n"))
     }
 
     /// The framing fields are told apart by their bytes as each line is read; the outcome must be

@@ -47,6 +47,18 @@ final class TLSEventLogTests: XCTestCase {
         XCTAssertTrue(events.contains { if case .handshakeFinished(.renegotiation, "TLSv1.2", _, false) = $0 { true } else { false } }, "a full renegotiation")
         // The observer saw the same events as they happened.
         XCTAssertEqual(live.events.prefix(events.count).map(\.line), events.map(\.line))
+        // The s_client-style summary holds the same handshake messages, in order, with their sizes.
+        let trace = response.tls.messageTrace
+        let messages = events.compactMap { event -> String? in
+            if case .message(let ours, let name, _) = event { return "\(ours ? ">>>" : "<<<") \(name == "Certificate (empty)" ? "Certificate" : name)" }
+            return nil
+        }
+        XCTAssertEqual(trace.map { String($0[..<($0.range(of: " (")?.lowerBound ?? $0.endIndex)]) }, messages)
+        XCTAssertTrue(trace.allSatisfy { $0.range(of: #"^(>>>|<<<) [A-Za-z ]+ \([1-9][0-9]* bytes\)$"#, options: .regularExpression) != nil }, "\(trace)")
+        var edited = response.tls
+        edited.messageTrace = ["a line"]
+        XCTAssertEqual(edited.messageTrace, ["a line"])
+        XCTAssertEqual(response.tls.messageTrace, trace, "a report is a value")
     }
 
     func testARefusedServerLeavesTheServerHelloChoiceButNoFinishedHandshake() throws {

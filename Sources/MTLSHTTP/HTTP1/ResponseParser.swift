@@ -159,7 +159,20 @@ public struct HTTPResponseParser: Sendable {
         return (colon, first, end, FramingFields.field(named: UnsafeBufferPointer(rebasing: line[..<colon])))
     }
 
-    private static let versionPrefix: [UInt8] = Array("HTTP/1.".utf8)
+    /// True when `line` starts with `HTTP/1.` (compared in place: a static array costs a lazy
+    /// initialisation check and a generic comparison on every response).
+    private static func startsWithVersionPrefix(_ line: ArraySlice<UInt8>) -> Bool {
+        let prefix: StaticString = "HTTP/1."
+        guard line.count >= prefix.utf8CodeUnitCount else { return false }
+        return prefix.withUTF8Buffer { prefix in
+            var index = line.startIndex
+            for byte in prefix {
+                if line[index] != byte { return false }
+                index += 1
+            }
+            return true
+        }
+    }
 
     /// The index of the first LF in `bytes` from `start`, found by `memchr`.
     private static func firstNewline(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
@@ -276,7 +289,7 @@ public struct HTTPResponseParser: Sendable {
             // `HTTP/1.x SP 3DIGIT [SP reason]`, read as bytes.
             let start = line.startIndex
             let digits = line.dropFirst(9).prefix(3)
-            guard line.count >= 12, line[start..<start + 7].elementsEqual(HTTPResponseParser.versionPrefix), line[start + 7] < 0x80, line[start + 8] == 0x20,
+            guard line.count >= 12, HTTPResponseParser.startsWithVersionPrefix(line), line[start + 7] < 0x80, line[start + 8] == 0x20,
                 digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30, line.count == 12 || line[start + 12] == 0x20
             else {
                 state = .failed

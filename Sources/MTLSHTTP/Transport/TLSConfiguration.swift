@@ -182,7 +182,7 @@ public struct TLSSessionReport: Sendable {
         var alerts: [TLSAlertRecord] = []
         var renegotiations: Int = 0
         var resumedRenegotiations: Int = 0
-        var messageTrace: [String] = []
+        var messageTrace: [MessageTraceEntry] = []
         var overriddenProblems: [String] = []
         var events: TLSEventLog = TLSEventLog()
     }
@@ -284,10 +284,43 @@ public struct TLSSessionReport: Sendable {
         get { storage.fields.resumedRenegotiations }
         _modify { yield &mutableStorage().fields.resumedRenegotiations }
     }
-    /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello`).
+    /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello (122 bytes)`).
+    ///
+    /// Kept as the facts and written out when read: every handshake records them, few callers
+    /// read them.
     public var messageTrace: [String] {
-        get { storage.fields.messageTrace }
-        _modify { yield &mutableStorage().fields.messageTrace }
+        get { storage.fields.messageTrace.map(\.line) }
+        set { mutableStorage().fields.messageTrace = newValue.map { MessageTraceEntry(kind: .text($0), sentByUs: false, length: 0) } }
+    }
+
+    /// The number of ``messageTrace`` lines.
+    var messageTraceCount: Int { storage.fields.messageTrace.count }
+
+    /// Appends a line to ``messageTrace``.
+    mutating func traceMessage(_ entry: MessageTraceEntry) { mutableStorage().fields.messageTrace.append(entry) }
+
+    /// One line of ``messageTrace``: a handshake message or an alert, who sent it and its size.
+    struct MessageTraceEntry {
+        enum Kind {
+            /// A handshake message of this type.
+            case handshake(UInt8)
+            /// An alert with this description code.
+            case alert(UInt8)
+            /// A line set as text.
+            case text(String)
+        }
+        var kind: Kind
+        var sentByUs: Bool
+        var length: Int
+
+        var line: String {
+            let direction = sentByUs ? ">>>" : "<<<"
+            switch kind {
+            case .handshake(let type): return "\(direction) \(handshakeName(type)) (\(length) bytes)"
+            case .alert(let description): return "\(direction) Alert \(description)"
+            case .text(let line): return line
+            }
+        }
     }
     /// Problems let through because of `continuesOnTrustFailure`.
     public var overriddenProblems: [String] {

@@ -493,13 +493,12 @@ func tlsMessageCallback(_ writeP: Int32, _ version: Int32, _ contentType: Int32,
     guard contentType == 22 || contentType == 21 || (contentType == 256 && writeP == 0) else { return }
     guard let state = TLSConnectionState.from(ssl) else { return }
     if let buf, len > 0 { state.logRecord(sentByUs: writeP == 1, contentType: contentType, bytes: UnsafeRawBufferPointer(start: buf, count: len), ssl: ssl) }
-    let direction = writeP == 1 ? ">>>" : "<<<"
     if contentType == 22, let buf, len > 0 {  // handshake
         let type = buf.load(as: UInt8.self)
-        if state.report.messageTrace.count < 200 { state.report.messageTrace.append("\(direction) \(handshakeName(type)) (\(len) bytes)") }
+        if state.report.messageTraceCount < 200 { state.report.traceMessage(.init(kind: .handshake(type), sentByUs: writeP == 1, length: len)) }
         if type == 20, writeP == 0, state.awaitingClientFinished { state.clientFinishedSeen = true }
     } else if contentType == 21, let buf, len >= 2 {  // alert
         let description = buf.load(fromByteOffset: 1, as: UInt8.self)
-        if state.report.messageTrace.count < 200 { state.report.messageTrace.append("\(direction) Alert \(description)") }
+        if state.report.messageTraceCount < 200 { state.report.traceMessage(.init(kind: .alert(description), sentByUs: writeP == 1, length: len)) }
     }
 }
