@@ -100,28 +100,31 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
     /// ``HTTPResponseParser`` decodes them (ASCII, else UTF-8, else ISO 8859-1).
     struct Received: Sendable {
         private(set) var bytes: [UInt8] = []
-        private var bounds: [Int] = []
+        private var bounds: [Bounds] = []
+
+        /// Where a field's name and value lie in ``bytes``.
+        private struct Bounds {
+            var name: Range<Int>
+            var value: Range<Int>
+        }
 
         init(reservingBytes: Int, fields: Int) {
             bytes.reserveCapacity(reservingBytes)
-            bounds.reserveCapacity(fields * 4)
+            bounds.reserveCapacity(fields)
         }
 
-        var count: Int { bounds.count / 4 }
+        var count: Int { bounds.count }
 
         /// Appends a field line whose name ends at `nameEnd` and whose trimmed value is `valueStart..<valueEnd`.
         mutating func append(line: UnsafeBufferPointer<UInt8>, nameEnd: Int, valueStart: Int, valueEnd: Int) {
             let base = bytes.count
             bytes.append(contentsOf: line)
-            bounds.append(base)
-            bounds.append(base + nameEnd)
-            bounds.append(base + valueStart)
-            bounds.append(base + valueEnd)
+            bounds.append(Bounds(name: base..<base + nameEnd, value: base + valueStart..<base + valueEnd))
         }
 
-        func name(at index: Int) -> String { String(decoding: bytes[bounds[4 * index]..<bounds[4 * index + 1]], as: UTF8.self) }
+        func name(at index: Int) -> String { String(decoding: bytes[bounds[index].name], as: UTF8.self) }
 
-        func value(at index: Int) -> String { HTTPResponseParser.decodeValue(bytes[bounds[4 * index + 2]..<bounds[4 * index + 3]]) }
+        func value(at index: Int) -> String { HTTPResponseParser.decodeValue(bytes[bounds[index].value]) }
 
         /// The first field from `first` on called `query` (in any case, as
         /// ``HTTPHeaders/sameName(_:_:)`` decides), comparing bytes when `query` is ASCII.
@@ -132,9 +135,9 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
                 return bytes.withUnsafeBufferPointer { all in
                     var index = first
                     fields: while index < count {
-                        let start = bounds[4 * index]
+                        let start = bounds[index].name.lowerBound
                         defer { index += 1 }
-                        guard bounds[4 * index + 1] - start == wanted.count else { continue }
+                        guard bounds[index].name.count == wanted.count else { continue }
                         for offset in 0..<wanted.count {
                             let (have, want) = (all[start + offset], wanted[offset])
                             if have != want && HTTPHeaders.asciiLower(have) != HTTPHeaders.asciiLower(want) { continue fields }

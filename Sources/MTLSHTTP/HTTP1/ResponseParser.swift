@@ -144,19 +144,28 @@ public struct HTTPResponseParser: Sendable {
     /// tabs (RFC 9110 5.5: `valueStart..<valueEnd`); and which framing field the name is, if any.
     /// Nil when the line is malformed.
     static func splitHeaderLine(_ line: UnsafeBufferPointer<UInt8>) -> (nameEnd: Int, valueStart: Int, valueEnd: Int, framing: FramingFields.Field?)? {
+        guard let base = line.baseAddress else { return nil }
+        let count = line.count
         var colon = 0
-        while colon < line.count && line[colon] != 0x3A {
-            guard isTokenByte(line[colon]) else { return nil }
+        while colon < count {
+            let byte = base[colon]
+            if byte == 0x3A { break }
+            guard isTokenByte(byte) else { return nil }
             colon += 1
         }
-        guard colon > 0, colon < line.count else { return nil }
+        guard colon > 0, colon < count else { return nil }
         var first = colon + 1
-        var end = line.count
-        while first < end && (line[first] == 0x20 || line[first] == 0x09) { first += 1 }
-        while end > first && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
+        var end = count
+        while first < end && (base[first] == 0x20 || base[first] == 0x09) { first += 1 }
+        while end > first && (base[end - 1] == 0x20 || base[end - 1] == 0x09) { end -= 1 }
         // The trimmed ends are spaces and tabs, so the checks need only the bytes between.
-        for index in first..<end where line[index] == 0 || line[index] == 0x0D { return nil }
-        return (colon, first, end, FramingFields.field(named: UnsafeBufferPointer(rebasing: line[..<colon])))
+        var index = first
+        while index < end {
+            let byte = base[index]
+            if byte == 0 || byte == 0x0D { return nil }
+            index += 1
+        }
+        return (colon, first, end, FramingFields.field(named: UnsafeBufferPointer(start: base, count: colon)))
     }
 
     /// True when `line` starts with `HTTP/1.` (compared in place: a static array costs a lazy
@@ -403,7 +412,7 @@ public struct HTTPResponseParser: Sendable {
             throw ParseError.conflictingContentLength
         }
         if let text = lengths.first {
-            guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let length = Int(text) else {
+            guard let length = HTTPResponseParser.decimal(text) else {
                 state = .failed
                 throw ParseError.badContentLength(text)
             }
@@ -418,13 +427,28 @@ public struct HTTPResponseParser: Sendable {
         state = .untilClose
     }
 
+    /// A Content-Length: 1 to 18 ASCII digits (no sign, no white space), else nil.
+    static func decimal(_ text: String) -> Int? {
+        var text = text
+        return text.withUTF8 { digits -> Int? in
+            guard !digits.isEmpty, digits.count <= 18 else { return nil }
+            var value = 0
+            for digit in digits {
+                guard digit >= 0x30 && digit <= 0x39 else { return nil }
+                value = value * 10 + Int(digit - 0x30)
+            }
+            return value
+        }
+    }
+
     /// RFC 9110 5.6.2 `tchar`: `!#$%&'*+-.^_`|~`, digits and letters, as a 128-bit set (every
     /// byte of every header name is checked).
     static func isTokenByte(_ byte: UInt8) -> Bool {
         // Bits 0–63: ! # $ % & ' * + - . 0–9; bits 64–127: A–Z ^ _ ` a–z | ~.
         let low: UInt64 = 0x03FF_6CFA_0000_0000
         let high: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-        return byte < 64 ? (low >> UInt64(byte)) & 1 == 1 : byte < 128 && (high >> UInt64(byte - 64)) & 1 == 1
+        // Masking shifts (&>>): the amount is under 64 by construction, so no over-shift check.
+        return byte < 64 ? (low &>> UInt64(byte)) & 1 == 1 : byte < 128 && (high &>> UInt64(byte &- 64)) & 1 == 1
     }
 
     /// `0-9`, `a-f`, `A-F` (Character.isHexDigit also takes full-width forms).
