@@ -37,17 +37,17 @@ final class ReadWaitTests: XCTestCase {
     }
 
     func testTheSleepIsBoundedByTheIdleTimeoutFromALadderBelowIt() {
-        let wait = ReadWait()
+        let wait = ReadWait(fd: fd)
         wait.begin(until: .after(120), idle: .seconds(30))
-        XCTAssertEqual(wait.prepare(fd: fd), 0, "time enough: the read sleeps")
+        XCTAssertEqual(wait.prepare(), 0, "time enough: the read sleeps")
         XCTAssertEqual(receiveTimeout(), 20_000, "the largest step under 30 s")
         XCTAssertEqual(wait.armedNanoseconds, 20_000_000_000)
     }
 
     func testTheTotalDeadlineBoundsTheSleepWhenItComesFirst() {
-        let wait = ReadWait()
+        let wait = ReadWait(fd: fd)
         wait.begin(until: .after(1.2), idle: .seconds(30))
-        XCTAssertEqual(wait.prepare(fd: fd), 0)
+        XCTAssertEqual(wait.prepare(), 0)
         XCTAssertEqual(receiveTimeout(), 1_000)
         let bound = try! XCTUnwrap(wait.waitBound)
         XCTAssertLessThanOrEqual(bound, Deadline.after(1.2))
@@ -55,44 +55,44 @@ final class ReadWaitTests: XCTestCase {
     }
 
     func testAKeptAliveConnectionSetsTheTimeoutOnce() {
-        let wait = ReadWait()
+        let wait = ReadWait(fd: fd)
         wait.begin(until: .after(120), idle: .seconds(30))
-        _ = wait.prepare(fd: fd)
+        _ = wait.prepare()
         // A value the ReadWait did not set: if a later read set the option again, it would be gone.
         setReceiveTimeout(milliseconds: 12_340)
         for _ in 0..<3 {
             wait.begin(until: .after(120), idle: .seconds(30))
-            XCTAssertEqual(wait.prepare(fd: fd), 0)
+            XCTAssertEqual(wait.prepare(), 0)
         }
         XCTAssertEqual(receiveTimeout(), 12_340, "the same bounds: no system call")
         // Too long for a shorter deadline: set again, lower.
         wait.begin(until: .after(3), idle: .seconds(30))
-        XCTAssertEqual(wait.prepare(fd: fd), 0)
+        XCTAssertEqual(wait.prepare(), 0)
         XCTAssertEqual(receiveTimeout(), 2_000)
         // Much too short for a long wait: set again, higher.
         wait.begin(until: .after(120), idle: .seconds(60))
-        XCTAssertEqual(wait.prepare(fd: fd), 0)
+        XCTAssertEqual(wait.prepare(), 0)
         XCTAssertEqual(receiveTimeout(), 20_000)
     }
 
     func testLittleTimeLeftOrNeverBlockReadsWithoutSleeping() {
-        let wait = ReadWait()
+        let wait = ReadWait(fd: fd)
         wait.begin(until: .after(0.05), idle: .seconds(30))
-        XCTAssertEqual(wait.prepare(fd: fd), Int32(MSG_DONTWAIT), "50 ms left: poll waits, to the millisecond")
+        XCTAssertEqual(wait.prepare(), Int32(MSG_DONTWAIT), "50 ms left: poll waits, to the millisecond")
         XCTAssertEqual(receiveTimeout(), 0, "nothing set")
         wait.begin(until: .after(60), idle: .seconds(30))
         wait.neverBlock = true
-        XCTAssertEqual(wait.prepare(fd: fd), Int32(MSG_DONTWAIT))
+        XCTAssertEqual(wait.prepare(), Int32(MSG_DONTWAIT))
         XCTAssertNotNil(wait.waitBound)
     }
 
     func testNoDeadlineAndNoIdleTimeoutSleepsWithoutALimit() {
-        let wait = ReadWait()
+        let wait = ReadWait(fd: fd)
         wait.begin(until: .after(5), idle: nil)
-        _ = wait.prepare(fd: fd)
+        _ = wait.prepare()
         XCTAssertEqual(receiveTimeout(), 2_000)
         wait.begin(until: .distantFuture, idle: nil)
-        XCTAssertEqual(wait.prepare(fd: fd), 0)
+        XCTAssertEqual(wait.prepare(), 0)
         XCTAssertEqual(receiveTimeout(), 0, "none, as the caller asked")
         XCTAssertEqual(wait.waitBound, .distantFuture)
     }
@@ -100,9 +100,9 @@ final class ReadWaitTests: XCTestCase {
     /// The kernel keeps the bound: a blocking `recv` with nothing to read returns `EAGAIN` within
     /// it, instead of sleeping for ever.
     func testABlockingReceiveReturnsWithinTheBound() {
-        let wait = ReadWait()
+        let wait = ReadWait(fd: fd)
         wait.begin(until: .after(0.4), idle: .seconds(30))
-        let flags = wait.prepare(fd: fd)
+        let flags = wait.prepare()
         XCTAssertEqual(flags, 0)
         XCTAssertEqual(receiveTimeout(), 250)
         let started = Deadline.now

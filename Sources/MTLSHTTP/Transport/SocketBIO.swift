@@ -24,7 +24,7 @@ enum SocketBIO {
         else { return nil }
         let write: @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = { bio, data, length in
             guard let bio, let data, length > 0 else { return 0 }
-            let fd = Int32(truncatingIfNeeded: BIO_ctrl(bio, BIO_C_GET_FD, 0, nil))
+            let fd = SocketBIO.descriptor(of: bio)
             errno = 0
             let written = send(fd, data, Int(length), Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             BIO_clear_flags(bio, BIO_FLAGS_READ | BIO_FLAGS_WRITE | BIO_FLAGS_IO_SPECIAL | BIO_FLAGS_SHOULD_RETRY)  // BIO_clear_retry_flags
@@ -34,8 +34,8 @@ enum SocketBIO {
         // OpenSSL's `sock_read`, with the wait bounded first when the connection has a ReadWait.
         let read: @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, Int32) -> Int32 = { bio, data, length in
             guard let bio, let data, length > 0 else { return 0 }
-            let fd = Int32(truncatingIfNeeded: BIO_ctrl(bio, BIO_C_GET_FD, 0, nil))
-            let flags = BIO_get_data(bio).map { Unmanaged<ReadWait>.fromOpaque($0).takeUnretainedValue().prepare(fd: fd) } ?? 0
+            let fd = SocketBIO.descriptor(of: bio)
+            let flags = SocketBIO.receiveFlags(of: bio)
             errno = 0
             let received = recv(fd, data, Int(length), flags)
             BIO_clear_flags(bio, BIO_FLAGS_READ | BIO_FLAGS_WRITE | BIO_FLAGS_IO_SPECIAL | BIO_FLAGS_SHOULD_RETRY)  // BIO_clear_retry_flags
@@ -60,6 +60,19 @@ enum SocketBIO {
         return method
     }
 
+    /// The BIO's descriptor: kept by its ReadWait, when it has one, rather than asked for through
+    /// `BIO_ctrl` on every read and write.
+    private static func descriptor(of bio: OpaquePointer) -> Int32 {
+        if let raw = BIO_get_data(bio) { return Unmanaged<ReadWait>.fromOpaque(raw).takeUnretainedValue().fd }
+        return Int32(truncatingIfNeeded: BIO_ctrl(bio, BIO_C_GET_FD, 0, nil))
+    }
+
+    /// The flags of the BIO's next `recv`, its sleep bounded by its ReadWait; 0 without one.
+    private static func receiveFlags(of bio: OpaquePointer) -> Int32 {
+        guard let raw = BIO_get_data(bio) else { return 0 }
+        return Unmanaged<ReadWait>.fromOpaque(raw).takeUnretainedValue().prepare()
+    }
+
     /// Attaches `fd` to `ssl` for reading and writing (the descriptor stays the caller's to close).
     ///
     /// - Parameter readWait: Bounds every `recv` on a blocking descriptor; it must outlive `ssl`
@@ -80,7 +93,7 @@ enum SocketBIO {
 /// nothing sleeps in `recv` itself: one system call where a non-blocking descriptor takes `poll`
 /// and then `read` (a kept-alive request makes two system calls instead of three; the C client's
 /// blocking `read` is the model). The deadlines stay what they were. Before each `recv`, the BIO
-/// asks ``prepare(fd:)``, which bounds the sleep by `SO_RCVTIMEO` to no more than the time left
+/// asks ``prepare()``, which bounds the sleep by `SO_RCVTIMEO` to no more than the time left
 /// (the operation's deadline, and the idle timeout counted from this `recv`): OpenSSL may call
 /// `recv` many times inside one `SSL_read`, and each call is bounded again, so a server that
 /// trickles bytes cannot stretch the deadline. `SO_RCVTIMEO` is set from a ladder of values a
@@ -92,6 +105,8 @@ enum SocketBIO {
 ///
 /// One thread at a time drives a connection, and with it this object.
 final class ReadWait {
+    /// The descriptor read from.
+    let fd: Int32
     /// The operation's deadline.
     private var deadline = Deadline.distantFuture
     /// The idle timeout in nanoseconds, counted from each `recv`; 0 for none.
@@ -109,6 +124,8 @@ final class ReadWait {
     /// to its clock tick.
     private static let marginNanoseconds: UInt64 = 10_000_000
 
+    init(fd: Int32) { self.fd = fd }
+
     /// Starts an SSL operation bounded by `deadline` and, per wait, `idle`.
     func begin(until deadline: Deadline, idle: Duration?) {
         self.deadline = deadline
@@ -116,14 +133,14 @@ final class ReadWait {
         waitBound = nil
     }
 
-    /// The `recv` flags for the next read on `fd`, after bounding its sleep.
-    func prepare(fd: Int32) -> Int32 {
+    /// The `recv` flags for the next read, after bounding its sleep.
+    func prepare() -> Int32 {
         let now = Deadline.now
         var bound = deadline
         if idleNanoseconds > 0 { bound = Deadline.earliest(bound, Deadline(nanoseconds: now.nanoseconds + idleNanoseconds)) }
         waitBound = bound
         if neverBlock || FiberLoop.isOnFiber { return Int32(MSG_DONTWAIT) }
-        if bound == .distantFuture { return arm(UInt64.max, fd: fd) ? 0 : Int32(MSG_DONTWAIT) }
+        if bound == .distantFuture { return arm(UInt64.max) ? 0 : Int32(MSG_DONTWAIT) }
         let left = bound.nanoseconds > now.nanoseconds ? bound.nanoseconds - now.nanoseconds : 0
         guard left >= Self.ladder[0] + Self.marginNanoseconds else { return Int32(MSG_DONTWAIT) }
         let usable = left - Self.marginNanoseconds
@@ -131,13 +148,13 @@ final class ReadWait {
         // wait would wake many times.
         if armedNanoseconds > usable || armedNanoseconds < usable / 8 {
             let step = Self.ladder.last { $0 <= usable } ?? Self.ladder[0]
-            guard arm(step, fd: fd) else { return Int32(MSG_DONTWAIT) }
+            guard arm(step) else { return Int32(MSG_DONTWAIT) }
         }
         return 0
     }
 
     /// Sets `SO_RCVTIMEO` (`UInt64.max`: none); false when the kernel refused.
-    private func arm(_ nanoseconds: UInt64, fd: Int32) -> Bool {
+    private func arm(_ nanoseconds: UInt64) -> Bool {
         if nanoseconds == armedNanoseconds { return true }
         var value = timeval()
         if nanoseconds != UInt64.max {

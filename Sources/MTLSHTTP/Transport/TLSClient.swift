@@ -123,7 +123,7 @@ public final class TLSClient: Sendable {
         let state = TLSConnectionState(report: report, isServer: false, clientConfiguration: configuration, evaluator: try evaluator(for: bare))
         state.observer = eventObserver
         // Off a fiber loop, reads sleep in `recv` (see ReadWait); on one, they never block its thread.
-        let readWait = !FiberLoop.isOnFiber && socket.makeBlocking() ? ReadWait() : nil
+        let readWait = !FiberLoop.isOnFiber && socket.makeBlocking() ? ReadWait(fd: socket.fd) : nil
         let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label, readWait: readWait)
         connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
