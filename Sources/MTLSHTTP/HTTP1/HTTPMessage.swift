@@ -10,8 +10,8 @@ import MTLSTrust
 /// Fields received in a response are kept as the bytes of the head, with where each name and value
 /// lies: a lookup compares bytes and makes a `String` only of the values it returns, and ``fields``
 /// (or iterating) makes the pairs when asked, each time. Most callers read a few fields of a
-/// response, if any; a kept-alive request spent a quarter of its instructions making all of them.
-/// Fields made in code, and received fields once changed, are kept as the pairs.
+/// response, if any; making all of them cost every kept-alive request about 2,000 instructions of
+/// 36,000. Fields made in code, and received fields once changed, are kept as the pairs.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     private enum Storage: Sendable {
         case pairs([(name: String, value: String)])
@@ -94,10 +94,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         fields.removeAll { HTTPHeaders.sameName($0.name, name) }
     }
 
-    /// Fields as a response's head brought them: the bytes of the field lines, and four offsets
-    /// per field into them (name start and end, value start and end, the value trimmed). Names are
-    /// tokens, checked by the parser, so ASCII; values are decoded when read, as
-    /// ``HTTPResponseParser`` decodes them (ASCII, else UTF-8, else ISO 8859-1).
+    /// Fields as a response's head brought them: the bytes of the field lines, and where each
+    /// field's name and (trimmed) value lie in them. Names are tokens, checked by the parser, so
+    /// ASCII; values are decoded when read, as ``HTTPResponseParser`` decodes them (ASCII, else
+    /// UTF-8, else ISO 8859-1).
     struct Received: Sendable {
         private(set) var bytes: [UInt8] = []
         private var bounds: [Bounds] = []
