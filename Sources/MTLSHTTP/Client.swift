@@ -319,16 +319,14 @@ public final class HTTPSClient: @unchecked Sendable {
             }
         }
 
-        /// The request target: the URL parser refused CR, LF, NUL and spaces in it; checked again
-        /// here, as the head is where they would do harm.
+        /// The request target, by the URL parser's rule (``HTTPSURL/checkTarget(_:url:)``): checked
+        /// again here, as `target` is a public field and the head is where CR or LF would do harm.
         mutating func append(target: String) throws(HTTPSError) {
-            var target = target
-            let valid = target.withUTF8 { target in
-                guard !target.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }
-                bytes.append(contentsOf: target)
-                return true
+            guard HTTPSURL.isSendableTarget(target) else {
+                throw HTTPSError(.request, host: hostHeader, "the request target '\(target)' contains white space or control characters; percent-encode them")
             }
-            guard valid else { throw HTTPSError(.request, host: hostHeader, "the request target '\(target)' contains white space or control characters") }
+            var target = target
+            target.withUTF8 { bytes.append(contentsOf: $0) }
         }
 
         mutating func append(_ name: String, _ value: String) throws(HTTPSError) {

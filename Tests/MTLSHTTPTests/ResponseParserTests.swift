@@ -138,7 +138,8 @@ final class ResponseParserTests: XCTestCase {
         XCTAssertTrue(head.contains("Content-Length: 3\r\n"))
         XCTAssertTrue(head.hasSuffix("\r\n\r\n"))
         // The target is a public field: one set by hand is checked when the head is written.
-        for target in ["/a HTTP/1.1\r\nInjected: yes", "/a b", "/a\tb", "/a\u{7F}"] {
+        // The same rule as the URL parser's: a Unicode space or a C1 control is refused too.
+        for target in ["/a HTTP/1.1\r\nInjected: yes", "/a b", "/a\tb", "/a\u{7F}", "/a\u{A0}b", "/a\u{85}"] {
             var bad = request
             bad.url.target = target
             XCTAssertThrowsError(try HTTPSClient.serializeHead(bad, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil), target) { error in

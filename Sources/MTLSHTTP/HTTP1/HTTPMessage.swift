@@ -354,10 +354,24 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
     /// control character, and no Unicode space either (U+00A0, U+200B, U+3000…), which a URL's
     /// text loses to trimming when it is read back, so that the URL would not be the one sent.
     static func checkTarget(_ target: String, url: String) throws(HTTPSError) {
-        let allowed = target.unicodeScalars.allSatisfy { scalar in
+        guard isSendableTarget(target) else { throw HTTPSError(.url, host: url, "the path contains spaces or control characters; percent-encode them") }
+    }
+
+    /// The rule of ``checkTarget(_:url:)``; an ASCII target (nearly every one, and every request
+    /// head checks its target) is decided on its bytes.
+    static func isSendableTarget(_ target: String) -> Bool {
+        var target = target
+        let ascii: Bool? = target.withUTF8 { bytes in
+            for byte in bytes {
+                if byte >= 0x80 { return nil }
+                if byte <= 0x20 || byte == 0x7F { return false }
+            }
+            return true
+        }
+        if let ascii { return ascii }
+        return target.unicodeScalars.allSatisfy { scalar in
             if scalar.isASCII { return scalar.value > 0x20 && scalar.value != 0x7F }
             return !(0x80...0x9F).contains(scalar.value) && !ScalarClass.isWhitespaceOrNewline(scalar)
         }
-        guard allowed else { throw HTTPSError(.url, host: url, "the path contains spaces or control characters; percent-encode them") }
     }
 }

@@ -139,6 +139,8 @@ final class ReadWait {
         var bound = deadline
         if idleNanoseconds > 0 { bound = Deadline.earliest(bound, Deadline(nanoseconds: now.nanoseconds + idleNanoseconds)) }
         waitBound = bound
+        // Made off a fiber loop, a connection may still be read on one (a client shared with it):
+        // its thread must never sleep in `recv` there.
         if neverBlock || FiberLoop.isOnFiber { return Int32(MSG_DONTWAIT) }
         if bound == .distantFuture { return arm(UInt64.max) ? 0 : Int32(MSG_DONTWAIT) }
         let left = bound.nanoseconds > now.nanoseconds ? bound.nanoseconds - now.nanoseconds : 0

@@ -183,9 +183,6 @@ public final class TLSConnection {
             errno = 0
             let result = operation()
             savedErrno = errno  // before anything else can change it
-            // A cancellation that woke a read sleeping in `recv` (the socket shut down) looks like
-            // the peer's end of stream: it is the cancellation.
-            if result <= 0 && cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             if let failure = state.trustFailure {
                 state.trustFailure = nil
                 throw failure
@@ -198,6 +195,11 @@ public final class TLSConnection {
             }
             if result > 0 { return .done(result) }
             let error = SSL_get_error(ssl, result)
+            // A cancellation shuts the socket down: the call it cut short (a read sleeping in
+            // `recv`, a write) fails as if the peer had ended the stream. It is the cancellation.
+            if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE && cancelled {
+                throw HTTPSError(.cancelled, host: label, "the operation was cancelled")
+            }
             switch error {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
                 try awaitSocket(read: error == SSL_ERROR_WANT_READ, write: error == SSL_ERROR_WANT_WRITE, phase, until: deadline, idle: idle)
@@ -205,7 +207,6 @@ public final class TLSConnection {
                 return .closedCleanly
             case SSL_ERROR_SYSCALL:
                 let entries = drainErrors()
-                if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 let code = savedErrno
                 state.log(code == 0 ? .peerClosed(closeNotify: false) : .socketError(operation: phase == .request ? "write" : "read", reason: String(cString: strerror(code))))
                 if code != 0, phase == .request, let alert = pendingAlertAfterWriteFailure() { throw alert }
