@@ -15,6 +15,8 @@ let arguments = CommandLine.arguments.dropFirst()
 // Before anything touches OpenSSL: every block it frees is wiped (it frees a copy of PKCS#12
 // passwords without clearing it).
 OpenSSLInfo.installWipingAllocator()
+// The process ends when the command does: OpenSSL's tables go with it, not block by block.
+OpenSSLInfo.skipCleanupAtExit()
 // The commit BuildInfoPlugin recorded (nil without a git checkout), for `mtls --version`.
 let commit = mtls_build_commit().map { String(cString: $0) }
 exit(MTLSCommand.run(arguments: Array(arguments), commit: commit))

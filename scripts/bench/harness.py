@@ -310,6 +310,12 @@ def verify(alg):
                   [("`openssl verify`, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
         Contender("mtls-each", f"xargs -a {shlex.quote(per_leaf)} -n 1 {shlex.quote(os.path.join(BIN, 'mtls'))} verify --anchors {shlex.quote(root)} --intermediates {shlex.quote(inter)} --at {AT_TEXT} --host {HOST} >/dev/null",
                   [("`mtls verify`, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
+        # The floor of a Swift process: the same OpenSSL calls as `openssl verify`, from Swift, alone
+        # and with FoundationEssentials linked (scripts/bench/SwiftFloor).
+        Contender("swift-floor-each", f"xargs -a {shlex.quote(per_leaf)} -n 1 {shlex.quote(os.path.join(BIN, 'swift-floor'))} {shlex.quote(root)} {shlex.quote(inter)} {AT} {HOST} >/dev/null",
+                  [("Swift floor: the same OpenSSL calls from Swift, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
+        Contender("swift-floor-foundation-each", f"xargs -a {shlex.quote(per_leaf)} -n 1 {shlex.quote(os.path.join(BIN, 'swift-floor-foundation'))} {shlex.quote(root)} {shlex.quote(inter)} {AT} {HOST} >/dev/null",
+                  [("Swift floor with FoundationEssentials linked, one process per leaf (30 leaves)", "wall")], units=30, shell=True),
         Contender("mtls", mtls("verify", "--batch", *leaves, "--anchors", root, "--intermediates", inter, "--at", AT_TEXT, "--host", HOST),
                   [("`mtls verify --batch`, one process", "wall")], units=n),
         Contender("mtls-inproc", bench("verify", "leaf", root, inter, ders, AT, HOST), [("mtls in-process (TrustEvaluator, parse only the leaf)", "rate")]),
@@ -320,6 +326,9 @@ def verify(alg):
     ratios = [
         ("`mtls verify` / `openssl verify` (one process each)", "`mtls verify --batch`, one process", "`openssl verify`, one process", 1.0),
         ("one `mtls verify` / one `openssl verify` per leaf", "`mtls verify`, one process per leaf (30 leaves)", "`openssl verify`, one process per leaf (30 leaves)", 1.0),
+        ("Swift floor / `openssl verify` per leaf", "Swift floor: the same OpenSSL calls from Swift, one process per leaf (30 leaves)", "`openssl verify`, one process per leaf (30 leaves)", None),
+        ("Swift floor with FoundationEssentials / `openssl verify` per leaf", "Swift floor with FoundationEssentials linked, one process per leaf (30 leaves)", "`openssl verify`, one process per leaf (30 leaves)", None),
+        ("one `mtls verify` / Swift floor with FoundationEssentials per leaf", "`mtls verify`, one process per leaf (30 leaves)", "Swift floor with FoundationEssentials linked, one process per leaf (30 leaves)", None),
         ("mtls in-process / C parse-only-the-leaf", "mtls in-process (TrustEvaluator, parse only the leaf)", "C limit, parse only the leaf", 0.9),
         ("mtls in-process, parse excluded / C parse excluded", "mtls in-process, parse excluded", "C limit, parse excluded", None),
         ("mtls in-process / Python in-process", "mtls in-process (TrustEvaluator, parse only the leaf)", "Python `cryptography`, in-process (parse only the leaf)", 1.0),

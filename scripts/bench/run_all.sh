@@ -92,14 +92,21 @@ fi
 # --- Build -----------------------------------------------------------------------------------------
 say "swift build -c release (static Swift runtime: $STATIC)"
 # BENCH_STATIC=1: the shipped binary's flags (scripts/release-flags.sh: static runtime, ordered functions).
-flags=(-c release --scratch-path "$SCRATCH")
+build=(-c release)
 if [[ $STATIC == 1 ]]; then
   source "$ROOT/scripts/release-flags.sh"
-  flags=("${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH")
+  build=("${RELEASE_FLAGS[@]}")
 fi
+flags=("${build[@]}" --scratch-path "$SCRATCH")
 (cd "$ROOT" && swift build "${flags[@]}" --product mtls >&2 && swift build "${flags[@]}" --product mtls-bench >&2)
 products=$(cd "$ROOT" && swift build "${flags[@]}" --show-bin-path)
 cp "$products/mtls" "$products/mtls-bench" "$BENCH_BIN/"
+# The floor of a Swift process (SwiftFloor/Package.swift: the OpenSSL calls of `openssl verify`
+# from Swift, with and without FoundationEssentials), built with the same flags.
+floor=("${build[@]}" --package-path "$BENCH_DIR/SwiftFloor" --scratch-path "$SCRATCH-floor")
+swift build "${floor[@]}" >&2
+floor_products=$(swift build "${floor[@]}" --show-bin-path)
+cp "$floor_products/swift-floor" "$floor_products/swift-floor-foundation" "$BENCH_BIN/"
 for program in runner corpus c_verify c_pin c_https; do
   cc -O2 -Wall -o "$BENCH_BIN/$program" "$BENCH_DIR/$program.c" -lssl -lcrypto
 done

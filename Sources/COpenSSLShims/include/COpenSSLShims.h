@@ -20,6 +20,10 @@ void mtls_OPENSSL_free(void *_Nullable ptr);
 int mtls_install_wiping_allocator(void);
 /// 1 when this process wipes every block OpenSSL frees (mtls_install_wiping_allocator succeeded).
 int mtls_openssl_wipes_freed_memory(void);
+/// Initialises OpenSSL without the handler that frees its global tables at exit
+/// (OPENSSL_INIT_NO_ATEXIT). Has that effect only as the process's first OpenSSL initialisation;
+/// returns OPENSSL_init_crypto's result.
+int mtls_openssl_init_without_exit_cleanup(void);
 
 // Stacks of X509
 STACK_OF(X509) *_Nullable mtls_sk_X509_new_null(void);

@@ -466,6 +466,8 @@ enum ArgumentParser {
 private struct ArgumentTokenParser {
     let spec: CommandSpec
     let args: [String]
+    /// `spec.effectiveOptions`, worked out once for the whole parse.
+    let options: [OptionSpec]
     /// Everything parsed so far; returned as is when help suppresses an error.
     var result = ParsedArguments()
     private var index = 0
@@ -473,7 +475,13 @@ private struct ArgumentTokenParser {
     init(spec: CommandSpec, args: [String]) {
         self.spec = spec
         self.args = args
-        result.declaredKeys = Set(spec.effectiveOptions.map(\.key))
+        options = spec.effectiveOptions
+        result.declaredKeys = Set(options.map(\.key))
+    }
+
+    /// The option spelled exactly `name` (``CommandSpec/option(named:)``).
+    private func option(named name: String) -> OptionSpec? {
+        options.first { $0.names.contains(name) }
     }
 
     /// Parses all tokens, then validates the positionals.
@@ -524,7 +532,7 @@ private struct ArgumentTokenParser {
         } else {
             name = token
         }
-        guard let option = spec.option(named: name) else {
+        guard let option = self.option(named: name) else {
             throw .unknownOption(name, suggestion: suggestOption(for: name))
         }
         if option.isFlag {
@@ -538,7 +546,7 @@ private struct ArgumentTokenParser {
 
     /// Parses `-X`, `-Xvalue` or a group of flags such as `-vk`.
     private mutating func parseShort(_ token: String) throws(ArgumentError) {
-        if let option = spec.option(named: token) {
+        if let option = self.option(named: token) {
             if option.isFlag {
                 record(option, value: nil)
             } else {
@@ -547,7 +555,7 @@ private struct ArgumentTokenParser {
             return
         }
         let letters = Array(token.dropFirst())
-        guard let first = letters.first, let firstOption = spec.option(named: "-\(first)") else {
+        guard let first = letters.first, let firstOption = self.option(named: "-\(first)") else {
             throw .unknownOption(token, suggestion: suggestOption(for: token))
         }
         if !firstOption.isFlag {
@@ -557,7 +565,7 @@ private struct ArgumentTokenParser {
         }
         var group: [OptionSpec] = []
         for letter in letters {
-            guard let option = spec.option(named: "-\(letter)"), option.isFlag else {
+            guard let option = self.option(named: "-\(letter)"), option.isFlag else {
                 throw .unknownOption(token, suggestion: suggestOption(for: token))
             }
             group.append(option)
@@ -579,12 +587,12 @@ private struct ArgumentTokenParser {
         if token == "--" { return true }
         if token.hasPrefix("--") {
             let name = token.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token
-            return spec.option(named: name) != nil
+            return self.option(named: name) != nil
         }
         guard token.hasPrefix("-"), token.count > 1 else { return false }
-        if spec.option(named: token) != nil { return true }
+        if self.option(named: token) != nil { return true }
         guard let first = token.dropFirst().first else { return false }
-        return spec.option(named: "-\(first)") != nil
+        return self.option(named: "-\(first)") != nil
     }
 
     /// Records a value, enforcing that non-repeatable options appear once.
@@ -608,7 +616,7 @@ private struct ArgumentTokenParser {
     private func suggestOption(for name: String) -> String? {
         let body = name.drop(while: { $0 == "-" })
         guard body.count > 1 else { return nil }
-        let candidates = spec.effectiveOptions.filter { !$0.hidden }.flatMap(\.longNames)
+        let candidates = options.filter { !$0.hidden }.flatMap(\.longNames)
         return ArgumentParser.suggestion(for: "--\(body)", among: candidates)
     }
 

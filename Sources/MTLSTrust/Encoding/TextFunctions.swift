@@ -62,7 +62,10 @@ extension StringProtocol {
         let scalars = Substring(self).unicodeScalars
         guard let first = scalars.firstIndex(where: { !trimmed($0) }) else { return "" }
         let last = scalars.lastIndex(where: { !trimmed($0) }) ?? first
-        return String(String.UnicodeScalarView(scalars[first...last]))
+        // Through Substring's own initialiser: exact to the scalar (a String subscript would round
+        // to Character boundaries), and no generic append, whose first use costs the runtime a
+        // scan of every conformance record.
+        return String(Substring(scalars[first...last]))
     }
 
     /// Without leading and trailing spaces and tabs (`trimmingCharacters(in: .whitespaces)`).

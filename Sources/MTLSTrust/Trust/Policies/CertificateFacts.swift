@@ -282,22 +282,19 @@ struct CertificateFacts: Sendable {
 
     /// Dotted text of an OBJECT IDENTIFIER's content octets.
     static func dotted<C: Collection>(_ content: C) -> String where C.Element == UInt8 {
-        var parts: [String] = []
+        var text = ""
         var value: UInt64 = 0
-        var first = true
         for byte in content {
             value = (value << 7) | UInt64(byte & 0x7F)
             if byte & 0x80 != 0 { continue }
-            if first {
+            if text.isEmpty {
                 let head = min(value / 40, 2)
-                parts.append(String(head))
-                parts.append(String(value - head * 40))
-                first = false
+                text = "\(head).\(value - head * 40)"
             } else {
-                parts.append(String(value))
+                text += ".\(value)"
             }
             value = 0
         }
-        return parts.joined(separator: ".")
+        return text
     }
 }

@@ -1,0 +1,2 @@
+// SwiftPM needs a source file in a C target; the module is the header.
+#include "CFloorOpenSSL.h"
