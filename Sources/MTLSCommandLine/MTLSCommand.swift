@@ -50,7 +50,7 @@ public enum MTLSCommand {
             }
             return ExitCode.usage
         case .run(let path, _, let parsed):
-            guard let name = path.dropFirst().first, let command = commands.first(where: { $0.spec.name == name }) else {
+            guard let name = path.dropFirst().first, let command = commands.first(where: { $0.name == name }) else {
                 console.out(ArgumentParser.helpText(for: rootSpec, commandPath: ["mtls"]))
                 return ExitCode.success
             }
@@ -67,23 +67,27 @@ public enum MTLSCommand {
         }
     }
 
+    /// A subcommand: its name, its specification (made on first use: a run makes only its own,
+    /// see `CommandSpec.Subcommand`) and what runs it. Each name is its specification's name
+    /// (`ArgumentParserTests` checks).
     struct Command: Sendable {
-        var spec: CommandSpec
+        var name: String
+        var spec: @Sendable () -> CommandSpec
         var run: @Sendable (ParsedArguments, Console) throws(CommandFailure) -> Int32
     }
 
     static let commands: [Command] = [
-        Command(spec: VerifyCommand.spec, run: VerifyCommand.run),
-        Command(spec: PinCommand.spec, run: PinCommand.run),
-        Command(spec: ProbeCommand.spec, run: ProbeCommand.run),
-        Command(spec: ServeCommand.spec, run: ServeCommand.run),
-        Command(spec: DemoCommand.spec, run: DemoCommand.run),
-        Command(spec: InspectCommand.spec, run: InspectCommand.run),
-        Command(spec: ConvertCommand.spec, run: ConvertCommand.run),
-        Command(spec: ImportCommand.spec, run: ImportCommand.run),
-        Command(spec: ExportCommand.spec, run: ExportCommand.run),
-        Command(spec: CompletionCommand.spec, run: CompletionCommand.run),
-        Command(spec: GenerateDocsCommand.spec, run: GenerateDocsCommand.run),
+        Command(name: "verify", spec: { VerifyCommand.spec }, run: VerifyCommand.run),
+        Command(name: "pin", spec: { PinCommand.spec }, run: PinCommand.run),
+        Command(name: "probe", spec: { ProbeCommand.spec }, run: ProbeCommand.run),
+        Command(name: "serve", spec: { ServeCommand.spec }, run: ServeCommand.run),
+        Command(name: "demo", spec: { DemoCommand.spec }, run: DemoCommand.run),
+        Command(name: "inspect", spec: { InspectCommand.spec }, run: InspectCommand.run),
+        Command(name: "convert", spec: { ConvertCommand.spec }, run: ConvertCommand.run),
+        Command(name: "import", spec: { ImportCommand.spec }, run: ImportCommand.run),
+        Command(name: "export", spec: { ExportCommand.spec }, run: ExportCommand.run),
+        Command(name: "completion", spec: { CompletionCommand.spec }, run: CompletionCommand.run),
+        Command(name: "generate-docs", spec: { GenerateDocsCommand.spec }, run: GenerateDocsCommand.run),
     ]
 
     static let rootSpec = CommandSpec(
@@ -91,5 +95,5 @@ public enum MTLSCommand {
         abstract: "Mutual TLS toolkit: certificates, trust, pins and client-certificate logins.",
         discussion: "Exit codes: 0 yes, 1 no (not trusted, pin mismatch, login refused), 2 usage error, 3 bad input, 4 network or TLS failure.",
         options: [OptionSpec(.version, help: "Show the version, the git commit it was built from and the OpenSSL in use.")],
-        subcommands: commands.map(\.spec))
+        subcommands: commands.map { CommandSpec.Subcommand(name: $0.name, spec: $0.spec) })
 }

@@ -1,4 +1,6 @@
+import Synchronization
 import XCTest
+
 @testable import MTLSCommandLine
 
 /// Tests of the `mtls` command-line parser, help, usage and error text.
@@ -31,9 +33,9 @@ final class ArgumentParserTests: XCTestCase {
         name: "mtls",
         abstract: "Mutual-TLS tools.",
         subcommands: [
-            verify,
-            CommandSpec(name: "serve", abstract: "Run a test server."),
-            CommandSpec(name: "request", abstract: "Send one request."),
+            .init(verify),
+            .init(CommandSpec(name: "serve", abstract: "Run a test server.")),
+            .init(CommandSpec(name: "request", abstract: "Send one request.")),
         ]
     )
 
@@ -452,6 +454,35 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(spec.name, "verify")
         XCTAssertEqual(arguments.positionals, ["a.pem"])
         XCTAssertEqual(arguments.value(.host), "h")
+    }
+
+    func testARunMakesOnlyItsOwnSubcommandsSpecification() {
+        let made = Mutex<[String]>([])
+        func counted(_ spec: CommandSpec) -> CommandSpec.Subcommand {
+            CommandSpec.Subcommand(name: spec.name) {
+                made.withLock { $0.append(spec.name) }
+                return spec
+            }
+        }
+        let root = CommandSpec(
+            name: "mtls", abstract: "Mutual-TLS tools.",
+            subcommands: [counted(Self.verify), counted(CommandSpec(name: "serve", abstract: "Run a test server."))])
+        guard case .run(_, let spec, _) = ArgumentParser.resolve(["verify", "a.pem", "--host", "h"], root: root) else {
+            return XCTFail("expected .run")
+        }
+        XCTAssertEqual(spec.name, "verify")
+        XCTAssertFalse(made.withLock { $0.contains("serve") }, "serve's specification was made for a verify run")
+        // Help lists every subcommand, so it makes them all.
+        guard case .help(let text) = ArgumentParser.resolve(["--help"], root: root) else { return XCTFail("expected .help") }
+        XCTAssertTrue(text.contains("serve"), text)
+        XCTAssertTrue(made.withLock { $0.contains("serve") })
+    }
+
+    func testEveryCommandIsListedUnderItsSpecificationsName() {
+        for command in MTLSCommand.commands {
+            XCTAssertEqual(command.spec().name, command.name)
+        }
+        XCTAssertEqual(MTLSCommand.rootSpec.subcommands.map(\.name), MTLSCommand.commands.map(\.name))
     }
 
     func testResolveTurnsHelpRequestsIntoTheRightHelpText() {

@@ -204,8 +204,8 @@ struct CommandSpec: Sendable {
     var arguments: [ArgumentSpec] = []
     /// The options and flags (`-h`/`--help` is implicit).
     var options: [OptionSpec] = []
-    /// The subcommands; only the root command has any.
-    var subcommands: [CommandSpec] = []
+    /// The subcommands, each made when asked for; only the root command has any.
+    var subcommandList: [Subcommand] = []
     /// Example invocations listed under `EXAMPLES:`.
     var examples: [String] = []
     /// Hidden subcommands run but are not listed in help, documentation or completions.
@@ -219,7 +219,7 @@ struct CommandSpec: Sendable {
         usage: String? = nil,
         arguments: [ArgumentSpec] = [],
         options: [OptionSpec] = [],
-        subcommands: [CommandSpec] = [],
+        subcommands: [Subcommand] = [],
         examples: [String] = [],
         hidden: Bool = false
     ) {
@@ -229,10 +229,35 @@ struct CommandSpec: Sendable {
         self.usage = usage
         self.arguments = arguments
         self.options = options
-        self.subcommands = subcommands
+        self.subcommandList = subcommands
         self.examples = examples
         self.hidden = hidden
     }
+
+    /// A subcommand as its parent lists it: its name, and its specification, made when asked for.
+    /// A run needs its own command's declarations only (each is a static built on first use, with
+    /// its option tables, help text and metadata); help, documentation and completions ask for
+    /// every subcommand's.
+    struct Subcommand: Sendable {
+        let name: String
+        let spec: @Sendable () -> CommandSpec
+
+        init(name: String, spec: @escaping @Sendable () -> CommandSpec) {
+            self.name = name
+            self.spec = spec
+        }
+
+        /// A subcommand whose specification is already made.
+        init(_ spec: CommandSpec) {
+            self.init(name: spec.name) { spec }
+        }
+    }
+
+    /// Whether the command has subcommands, without making their specifications.
+    var hasSubcommands: Bool { !subcommandList.isEmpty }
+
+    /// Every subcommand's specification.
+    var subcommands: [CommandSpec] { subcommandList.map { $0.spec() } }
 
     /// The subcommands listed in help, documentation and completions.
     var visibleSubcommands: [CommandSpec] { subcommands.filter { !$0.hidden } }
@@ -242,7 +267,7 @@ struct CommandSpec: Sendable {
 
     /// The subcommand with the given name, if any.
     func subcommand(named name: String) -> CommandSpec? {
-        subcommands.first { $0.name == name }
+        subcommandList.first { $0.name == name }?.spec()
     }
 
     /// The implicit `-h, --help` flag.
@@ -397,7 +422,7 @@ enum ArgumentParser {
         for token in args {
             if token == "--" { return false }
             if helpNames.contains(token) { return true }
-            if !spec.subcommands.isEmpty, !token.hasPrefix("-") { return false }
+            if spec.hasSubcommands, !token.hasPrefix("-") { return false }
         }
         return false
     }
@@ -490,7 +515,7 @@ private struct ArgumentTokenParser {
             let token = args[index]
             index += 1
             if token == "--" {
-                if !spec.subcommands.isEmpty, index < args.count {
+                if spec.hasSubcommands, index < args.count {
                     try selectSubcommand(args[index])
                 }
                 result.positionals.append(contentsOf: args[index...])
@@ -499,7 +524,7 @@ private struct ArgumentTokenParser {
                 try parseLong(token)
             } else if token.hasPrefix("-"), token.count > 1 {
                 try parseShort(token)
-            } else if !spec.subcommands.isEmpty {
+            } else if spec.hasSubcommands {
                 try selectSubcommand(token)
                 result.positionals.append(token)
                 result.positionals.append(contentsOf: args[index...])
@@ -515,7 +540,7 @@ private struct ArgumentTokenParser {
 
     /// Checks that `name` is a subcommand and records it.
     private mutating func selectSubcommand(_ name: String) throws(ArgumentError) {
-        guard spec.subcommand(named: name) != nil else {
+        guard spec.subcommandList.contains(where: { $0.name == name }) else {
             throw .unknownSubcommand(
                 name, suggestion: ArgumentParser.suggestion(for: name, among: spec.visibleSubcommands.map(\.name)))
         }
@@ -622,7 +647,7 @@ private struct ArgumentTokenParser {
 
     /// Checks the number of positionals against the argument specifications.
     private func validatePositionals() throws(ArgumentError) {
-        if !spec.subcommands.isEmpty {
+        if spec.hasSubcommands {
             if result.subcommand == nil { throw .missingSubcommand }
             return
         }

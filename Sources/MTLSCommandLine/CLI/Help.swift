@@ -51,7 +51,7 @@ extension ArgumentParser {
     static func usageLine(for spec: CommandSpec, commandPath: [String]) -> String {
         if let usage = spec.usage { return usage }
         var parts = [commandPath.joined(separator: " ")]
-        if !spec.subcommands.isEmpty {
+        if spec.hasSubcommands {
             parts.append("<subcommand>")
             return parts.joined(separator: " ")
         }
