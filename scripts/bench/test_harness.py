@@ -33,6 +33,13 @@ class CompareTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             return self.run_harness("--compare", self.write(d, "b.json", baseline), self.write(d, "c.json", current), env=env)
 
+    def test_a_ratio_between_peers_is_reported_but_never_fails(self):
+        base = results(("verify-ec", [check("floor / openssl", 1.00, guarded=False), check("mtls / openssl", 0.90)]))
+        now = self.compare(base, results(("verify-ec", [check("floor / openssl", 0.50, guarded=False), check("mtls / openssl", 0.89)])))
+        self.assertEqual(now.returncode, 0, now.stdout + now.stderr)
+        self.assertIn("reference, not guarded", now.stdout)
+        self.assertIn("No regression", now.stdout)
+
     def test_a_drop_within_the_tolerance_passes_and_beyond_it_fails(self):
         base = results(("verify-ec", [check("mtls / openssl", 1.50)]))
         ok = self.compare(base, results(("verify-ec", [check("mtls / openssl", 1.21)])))
