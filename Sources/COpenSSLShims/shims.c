@@ -77,3 +77,8 @@ uint64_t mtls_SSL_OP_NO_TICKET(void) { return SSL_OP_NO_TICKET; }
 uint64_t mtls_SSL_OP_ALLOW_CLIENT_RENEGOTIATION(void) { return SSL_OP_ALLOW_CLIENT_RENEGOTIATION; }
 long mtls_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on) { return SSL_CTX_set_read_ahead(ctx, on); }
 uint64_t mtls_SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION(void) { return SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION; }
+
+// The first OPENSSL_init_crypto of the process decides whether OpenSSL registers its atexit
+// cleanup; later calls (config loading, libssl's) add their own options but cannot take that back,
+// and OpenSSL does not say whether it was first.
+int mtls_openssl_init_without_exit_cleanup(void) { return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL); }

@@ -70,8 +70,3 @@ int mtls_install_wiping_allocator(void) {
 }
 
 int mtls_openssl_wipes_freed_memory(void) { return installed; }
-
-// The first OPENSSL_init_crypto of the process decides whether OpenSSL registers its atexit
-// cleanup; later calls (config loading, libssl's) add their own options but cannot take that back,
-// and OpenSSL does not say whether it was first.
-int mtls_openssl_init_without_exit_cleanup(void) { return OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, NULL); }

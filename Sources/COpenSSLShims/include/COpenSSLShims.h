@@ -20,6 +20,8 @@ void mtls_OPENSSL_free(void *_Nullable ptr);
 int mtls_install_wiping_allocator(void);
 /// 1 when this process wipes every block OpenSSL frees (mtls_install_wiping_allocator succeeded).
 int mtls_openssl_wipes_freed_memory(void);
+
+// Process
 /// Initialises OpenSSL without the handler that frees its global tables at exit
 /// (OPENSSL_INIT_NO_ATEXIT). Has that effect only as the process's first OpenSSL initialisation;
 /// returns OPENSSL_init_crypto's result.
