@@ -321,6 +321,26 @@ final class ResponseParserTests: XCTestCase {
         }
     }
 
+    /// The test server's request parser reads `Content-Length` by the response parser's rule:
+    /// ASCII digits only, so no sign, no other script's digits, no spaces inside.
+    func testTheRequestParsersContentLengthIsASCIIDigitsOnly() throws {
+        func parse(_ length: String) -> Result<[HTTPRequestParser.Event], HTTPRequestParser.ParseError> {
+            var parser = HTTPRequestParser()
+            let request = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: \(length)\r\n\r\nhello"
+            do throws(HTTPRequestParser.ParseError) {
+                return .success(try parser.feed(ArraySlice(Array(request.utf8))).events)
+            } catch {
+                return .failure(error)
+            }
+        }
+        XCTAssertEqual(parse("5"), .success([.head, .body(Array("hello".utf8)), .end]))
+        XCTAssertEqual(parse(" 5 "), .success([.head, .body(Array("hello".utf8)), .end]))
+        XCTAssertEqual(parse("0"), .success([.head, .end]))
+        for bad in ["+5", "-5", "5 5", "\u{FF15}", "\u{0665}", "0x5", "1234567890123456", ""] {
+            XCTAssertEqual(parse(bad), .failure(.badContentLength), bad)
+        }
+    }
+
     func testGzipBodiesAreDecodedAndBombsAreStopped() throws {
         let payload = Array(repeating: UInt8(ascii: "a"), count: 100_000)
         let compressed = try gzip(payload)

@@ -118,7 +118,7 @@ public struct HTTPRequestParser: Sendable {
                 } else if lengths.count > 1 {
                     throw .conflictingContentLength
                 } else if let text = lengths.first {
-                    guard text.count <= 15, text.allSatisfy(\.isNumber), let length = Int(text) else { throw .badContentLength }
+                    guard text.utf8.count <= 15, let length = HTTPResponseParser.decimal(text) else { throw .badContentLength }
                     if length > maximumBody { throw .bodyTooLarge }
                     if length == 0 {
                         state = .done
