@@ -133,6 +133,7 @@ public final class TLSClient: Sendable {
             throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
         }
         let sessionKey = "\(label)/\(serverName ?? "")"
+        connection.sessionKey = sessionKey
         caches.withLock { caches in
             if let session = caches.sessions[sessionKey] { _ = SSL_set_session(ssl, session.pointer) }
         }
@@ -161,9 +162,8 @@ public final class TLSClient: Sendable {
 
     /// Stores the session after the first read (TLS 1.3 tickets arrive after the handshake).
     public func refreshSession(_ connection: TLSConnection) {
-        let report = connection.report
-        let label = report.host.utf8.contains(UInt8(ascii: ":")) ? "[\(report.host)]:\(report.port)" : "\(report.host):\(report.port)"
-        rememberSession(connection, key: "\(label)/\(report.serverName ?? "")")
+        guard let key = connection.sessionKey else { return }
+        rememberSession(connection, key: key)
     }
 }
 

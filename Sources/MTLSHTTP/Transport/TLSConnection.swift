@@ -104,6 +104,9 @@ public final class TLSConnection {
     private var wroteSinceRead = false
     /// True once the client stored this connection's session after a response (TLS 1.3 tickets).
     var sessionRefreshed = false
+    /// Where the client keeps this connection's session for resumption (host, port and server
+    /// name), set when it connects; nil on a server's connection.
+    var sessionKey: String?
     /// A read buffer kept between the exchanges of a kept-alive connection.
     private var spareReadBuffer: [UInt8] = []
     package let label: String
