@@ -50,7 +50,7 @@ public enum MTLSCommand {
             }
             return ExitCode.usage
         case .run(let path, _, let parsed):
-            guard let name = path.dropFirst().first, let command = commands.first(where: { $0.name == name }) else {
+            guard let name = path.dropFirst().first, let command = commands.first(where: { $0.subcommand.name == name }) else {
                 console.out(ArgumentParser.helpText(for: rootSpec, commandPath: ["mtls"]))
                 return ExitCode.success
             }
@@ -67,27 +67,31 @@ public enum MTLSCommand {
         }
     }
 
-    /// A subcommand: its name, its specification (made on first use: a run makes only its own,
-    /// see `CommandSpec.Subcommand`) and what runs it. Each name is its specification's name
-    /// (`ArgumentParserTests` checks).
+    /// A subcommand as the root lists it (its specification made on first use: a run makes only
+    /// its own) and what runs it. Each name is its specification's name (`ArgumentParserTests`
+    /// checks).
     struct Command: Sendable {
-        var name: String
-        var spec: @Sendable () -> CommandSpec
+        var subcommand: CommandSpec.Subcommand
         var run: @Sendable (ParsedArguments, Console) throws(CommandFailure) -> Int32
+
+        init(_ name: String, spec: @escaping @Sendable () -> CommandSpec, run: @escaping @Sendable (ParsedArguments, Console) throws(CommandFailure) -> Int32) {
+            subcommand = CommandSpec.Subcommand(name: name, spec: spec)
+            self.run = run
+        }
     }
 
     static let commands: [Command] = [
-        Command(name: "verify", spec: { VerifyCommand.spec }, run: VerifyCommand.run),
-        Command(name: "pin", spec: { PinCommand.spec }, run: PinCommand.run),
-        Command(name: "probe", spec: { ProbeCommand.spec }, run: ProbeCommand.run),
-        Command(name: "serve", spec: { ServeCommand.spec }, run: ServeCommand.run),
-        Command(name: "demo", spec: { DemoCommand.spec }, run: DemoCommand.run),
-        Command(name: "inspect", spec: { InspectCommand.spec }, run: InspectCommand.run),
-        Command(name: "convert", spec: { ConvertCommand.spec }, run: ConvertCommand.run),
-        Command(name: "import", spec: { ImportCommand.spec }, run: ImportCommand.run),
-        Command(name: "export", spec: { ExportCommand.spec }, run: ExportCommand.run),
-        Command(name: "completion", spec: { CompletionCommand.spec }, run: CompletionCommand.run),
-        Command(name: "generate-docs", spec: { GenerateDocsCommand.spec }, run: GenerateDocsCommand.run),
+        Command("verify", spec: { VerifyCommand.spec }, run: VerifyCommand.run),
+        Command("pin", spec: { PinCommand.spec }, run: PinCommand.run),
+        Command("probe", spec: { ProbeCommand.spec }, run: ProbeCommand.run),
+        Command("serve", spec: { ServeCommand.spec }, run: ServeCommand.run),
+        Command("demo", spec: { DemoCommand.spec }, run: DemoCommand.run),
+        Command("inspect", spec: { InspectCommand.spec }, run: InspectCommand.run),
+        Command("convert", spec: { ConvertCommand.spec }, run: ConvertCommand.run),
+        Command("import", spec: { ImportCommand.spec }, run: ImportCommand.run),
+        Command("export", spec: { ExportCommand.spec }, run: ExportCommand.run),
+        Command("completion", spec: { CompletionCommand.spec }, run: CompletionCommand.run),
+        Command("generate-docs", spec: { GenerateDocsCommand.spec }, run: GenerateDocsCommand.run),
     ]
 
     static let rootSpec = CommandSpec(
@@ -95,5 +99,5 @@ public enum MTLSCommand {
         abstract: "Mutual TLS toolkit: certificates, trust, pins and client-certificate logins.",
         discussion: "Exit codes: 0 yes, 1 no (not trusted, pin mismatch, login refused), 2 usage error, 3 bad input, 4 network or TLS failure.",
         options: [OptionSpec(.version, help: "Show the version, the git commit it was built from and the OpenSSL in use.")],
-        subcommands: commands.map { CommandSpec.Subcommand(name: $0.name, spec: $0.spec) })
+        subcommands: commands.map(\.subcommand))
 }

@@ -480,9 +480,9 @@ final class ArgumentParserTests: XCTestCase {
 
     func testEveryCommandIsListedUnderItsSpecificationsName() {
         for command in MTLSCommand.commands {
-            XCTAssertEqual(command.spec().name, command.name)
+            XCTAssertEqual(command.subcommand.spec().name, command.subcommand.name)
         }
-        XCTAssertEqual(MTLSCommand.rootSpec.subcommands.map(\.name), MTLSCommand.commands.map(\.name))
+        XCTAssertEqual(MTLSCommand.rootSpec.subcommands.map(\.name), MTLSCommand.commands.map(\.subcommand.name))
     }
 
     func testResolveTurnsHelpRequestsIntoTheRightHelpText() {

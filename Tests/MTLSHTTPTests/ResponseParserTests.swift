@@ -145,6 +145,8 @@ final class ResponseParserTests: XCTestCase {
             XCTAssertThrowsError(try HTTPSClient.serializeHead(bad, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil), target) { error in
                 XCTAssertEqual((error as? HTTPSError)?.phase, .request)
                 XCTAssertTrue((error as? HTTPSError)?.message.contains("white space or control characters") == true, "\(error)")
+                let message = (error as? HTTPSError)?.message ?? ""
+                XCTAssertFalse(message.unicodeScalars.contains { $0 == "\r" || $0 == "\n" }, "a CR or LF in the target is shown escaped, not as a line break: \(error)")
             }
         }
         var unicode = request

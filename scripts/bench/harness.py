@@ -243,12 +243,13 @@ def workload(key, title, unit, contenders, ratios, notes=(), rss_limits=(), runs
     checks = []
     if ratios or rss_limits or thread_limits:
         lines += ["", "| ratio | of medians | of bests | target | |", "|---|---:|---:|---:|---|"]
-    for label, numerator, denominator, target, *guarded in ratios:
+    for label, numerator, denominator, target, *flags in ratios:
+        guarded = flags[0] if flags else True
         value = medians[numerator] / medians[denominator]
         best = bests[numerator] / bests[denominator]
         met = None if target is None else value >= target
         checks.append({"ratio": label, "value": value, "best": best, "target": target, "met": met, "better": "higher"})
-        if guarded and not guarded[0]:
+        if not guarded:
             checks[-1]["guarded"] = False
         lines.append(f"| {label} | {value:.2f}× | {best:.2f}× | {'—' if target is None else f'≥ {target:g}×'} | {'' if met is None else ('met' if met else '**missed**')} |")
     for label, row_label, limit_mib in rss_limits:

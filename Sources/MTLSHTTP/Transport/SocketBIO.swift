@@ -34,8 +34,10 @@ enum SocketBIO {
         // OpenSSL's `sock_read`, with the wait bounded first when the connection has a ReadWait.
         let read: @convention(c) (OpaquePointer?, UnsafeMutablePointer<CChar>?, Int32) -> Int32 = { bio, data, length in
             guard let bio, let data, length > 0 else { return 0 }
-            let fd = SocketBIO.descriptor(of: bio)
-            let flags = SocketBIO.receiveFlags(of: bio)
+            // With a ReadWait, its descriptor and its bound for this `recv`; without, OpenSSL's.
+            let wait = SocketBIO.readWait(of: bio)
+            let fd = wait?.fd ?? SocketBIO.descriptor(of: bio)
+            let flags = wait?.prepare() ?? 0
             errno = 0
             let received = recv(fd, data, Int(length), flags)
             BIO_clear_flags(bio, BIO_FLAGS_READ | BIO_FLAGS_WRITE | BIO_FLAGS_IO_SPECIAL | BIO_FLAGS_SHOULD_RETRY)  // BIO_clear_retry_flags
@@ -60,17 +62,15 @@ enum SocketBIO {
         return method
     }
 
+    /// The ReadWait lent to the BIO by ``attach(_:fd:readWait:)``, if any.
+    private static func readWait(of bio: OpaquePointer) -> ReadWait? {
+        BIO_get_data(bio).map { Unmanaged<ReadWait>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// The BIO's descriptor: kept by its ReadWait, when it has one, rather than asked for through
     /// `BIO_ctrl` on every read and write.
     private static func descriptor(of bio: OpaquePointer) -> Int32 {
-        if let raw = BIO_get_data(bio) { return Unmanaged<ReadWait>.fromOpaque(raw).takeUnretainedValue().fd }
-        return Int32(truncatingIfNeeded: BIO_ctrl(bio, BIO_C_GET_FD, 0, nil))
-    }
-
-    /// The flags of the BIO's next `recv`, its sleep bounded by its ReadWait; 0 without one.
-    private static func receiveFlags(of bio: OpaquePointer) -> Int32 {
-        guard let raw = BIO_get_data(bio) else { return 0 }
-        return Unmanaged<ReadWait>.fromOpaque(raw).takeUnretainedValue().prepare()
+        readWait(of: bio)?.fd ?? Int32(truncatingIfNeeded: BIO_ctrl(bio, BIO_C_GET_FD, 0, nil))
     }
 
     /// Attaches `fd` to `ssl` for reading and writing (the descriptor stays the caller's to close).

@@ -13,16 +13,19 @@ public func floorVerify(_ arguments: [String]) -> (status: Int32, line: String) 
         defer { BIO_free(bio) }
         return PEM_read_bio_X509(bio, nil, nil, nil)
     }
-    guard let root = load(arguments[1]), let intermediate = load(arguments[2]), let leaf = load(arguments[5]),
-        let store = X509_STORE_new(), let untrusted = OPENSSL_sk_new_null(), let context = X509_STORE_CTX_new()
-    else { return (3, "\(arguments[5]): cannot read the certificates") }
+    var certificates: [OpaquePointer] = []
+    defer { certificates.forEach { X509_free($0) } }
+    for path in [arguments[1], arguments[2], arguments[5]] {
+        guard let certificate = load(path) else { return (3, "\(path): cannot be read as a PEM certificate") }
+        certificates.append(certificate)
+    }
+    let (root, intermediate, leaf) = (certificates[0], certificates[1], certificates[2])
+    guard let store = X509_STORE_new(), let untrusted = OPENSSL_sk_new_null(), let context = X509_STORE_CTX_new()
+    else { fatalError("OpenSSL is out of memory") }
     defer {
         X509_STORE_CTX_free(context)
         OPENSSL_sk_free(untrusted)
         X509_STORE_free(store)
-        X509_free(root)
-        X509_free(intermediate)
-        X509_free(leaf)
     }
     X509_STORE_add_cert(store, root)
     OPENSSL_sk_push(untrusted, UnsafeRawPointer(intermediate))
@@ -36,4 +39,17 @@ public func floorVerify(_ arguments: [String]) -> (status: Int32, line: String) 
     if X509_verify_cert(context) == 1 { return (0, "\(arguments[5]): OK") }
     let error = X509_STORE_CTX_get_error(context)
     return (2, "\(arguments[5]): error \(error): \(String(cString: X509_verify_cert_error_string(Int(error))))")
+}
+
+/// The whole program: verifies, prints the line as `openssl verify` would (to standard error when
+/// the input was bad) and exits with its status. `decorate` changes the printed line.
+public func floorMain(decorate: (String) -> String = { $0 }) -> Never {
+    let (status, line) = floorVerify(CommandLine.arguments)
+    if status == 0 || status == 2 {
+        print(decorate(line))
+    } else {
+        let message = line + "\n"
+        _ = message.withCString { write(2, $0, strlen($0)) }
+    }
+    exit(status)
 }
