@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSCommandLine
 import MTLSTestServer
+import MTLSTrust
 
 /// The real clients that consume `mtls pin` output: curl `--pinnedpubkey`, OkHttp 3.13 (Debian's
 /// `libokhttp-java`, run with the JDK), xmllint, plutil (from the Swift toolchain), swiftc and clang,
@@ -298,6 +299,38 @@ final class PinConsumersTests: XCTestCase {
         let app = try directory.write("main.swift", text: "import TrustKit\nTrustKit.initSharedInstance(withConfiguration: trustKitConfig)\n")
         let checked = try runProcess(swiftc, ["-typecheck", "-swift-version", "6", "-I", directory.path, trustKit, app])
         XCTAssertEqual(checked.status, 0, "\(checked)")
+    }
+
+    /// A certificate whose subject holds a right-to-left override, the 8-bit CSI and `\u`, from a file
+    /// whose name holds a newline and an override: the Swift set compiles and gives back the subject exactly,
+    /// and javac accepts the OkHttp pinner (Java decodes `\u` even in comments).
+    func testHostileSubjectsAndFileNamesCompileToTheirExactValues() throws {
+        let swiftc = try PinTools.require("swiftc", package: "the Swift toolchain")
+        let directory = try TemporaryDirectory(self)
+        let certificate = directory.file("evil\nimport Foundation \u{202E}.pem")
+        let made = try OpenSSL.run([
+            "req", "-utf8", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", directory.file("evil.key"), "-out", certificate,
+            "-days", "30", "-subj", "/CN=a.example/O=\u{9B}31m\u{202E}gnp.exe\\users/OU=\u{1B}[2J\u{2028}x",
+        ])
+        XCTAssertEqual(made.status, 0, "\(made)")
+        let subject = try XCTUnwrap(
+            (try JSONSerialization.jsonObject(with: Data(mtls(["inspect", "--json", certificate]).stdout.utf8)) as? [String: Any]).flatMap {
+                (($0["items"] as? [[String: Any]])?.first?["certificate"] as? [String: Any])?["subject"] as? String
+            })
+        let pins = mtls(["pin", certificate, Fixtures.path("keys/backup.csr"), "--format", "swift", "--name", "EvilPins", "--host", "a.example"])
+        XCTAssertExit(pins, 0)
+        let shown = pins.stdout.unicodeScalars.filter { DisplayText.isUnsafe($0) && $0 != "\n" }
+        XCTAssertTrue(shown.isEmpty, "the source shows escapes, not the characters: \(shown.map(\.value))")
+        let source = try directory.write("EvilPins.swift", text: pins.stdout)
+        let main = try directory.write("main.swift", text: "print(EvilPins.pins[0].subject.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: \" \"))\n")
+        let program = directory.file("evil-pins")
+        let built = try runProcess(swiftc, ["-swift-version", "6", source, main, "-o", program])
+        XCTAssertEqual(built.status, 0, "\(built)\n\(pins.stdout)")
+        let printed = try runProcess(program, [])
+        XCTAssertEqual(printed.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines), subject.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " "))
+
+        let okhttp = try OkHttpHarness(self)
+        try okhttp.pinner(mtls(["pin", certificate, Fixtures.path("keys/backup.csr"), "--format", "okhttp-java", "--host", "a.example"]))
     }
 
     func testClangParsesTheObjectiveCTrustKitDictionary() throws {

@@ -163,6 +163,7 @@ enum ImportCommand {
 
     /// `1 "alice" (CN=alice)`, `2 (no name) (key only)`.
     static func identityLabel(_ identity: PKCS12Bundle.Identity, index: Int) -> String {
-        "\(index) " + (identity.friendlyName.map { "\"\($0)\"" } ?? "(no name)") + " (" + (identity.certificate.map { $0.certificate.subject } ?? "key only, no certificate") + ")"
+        let name = identity.friendlyName.map { DisplayText.quoted($0) } ?? "(no name)"
+        return "\(index) \(name) (" + (identity.certificate.map { $0.certificate.subject } ?? "key only, no certificate") + ")"
     }
 }

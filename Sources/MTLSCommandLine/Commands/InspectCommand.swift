@@ -182,7 +182,7 @@ enum InspectCommand {
                 var text = "    - \(bag.kind.rawValue)"
                 if let subject = bag.subject { text += " \(subject)" }
                 if let algorithm = bag.algorithm { text += " [\(algorithm)]" }
-                if let name = bag.friendlyName { text += " friendlyName=\"\(name)\"" }
+                if let name = bag.friendlyName { text += " friendlyName=\(DisplayText.quoted(name))" }
                 if let id = bag.localKeyID { text += " localKeyID=\(id)" }
                 lines.append(text)
             }
@@ -204,7 +204,7 @@ enum InspectCommand {
             // Every identity is listed, numbered when there are several: `import --index N` picks one.
             let label = bundle.identities.count > 1 ? "Identity \(index + 1)" : "Identity"
             let padded = label.padded(to: 20)
-            let name = identity.friendlyName.map { " (\"\($0)\")" } ?? ""
+            let name = identity.friendlyName.map { " (\(DisplayText.quoted($0)))" } ?? ""
             if let entry = identity.certificate {
                 lines.append("  \(padded)\(entry.certificate.subject)\(name)")
                 lines += CertificateDescription.detailed(entry.certificate, console: console, indent: "      ")

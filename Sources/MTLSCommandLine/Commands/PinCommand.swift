@@ -212,7 +212,8 @@ enum PinCommand {
         for uri in arguments.values(.reportUri) { parts += ["--report-uri", uri] }
         if let name = arguments.value(.name) { parts += ["--name", name] }
         if let version = arguments.value(.okhttpVersion) { parts += ["--okhttp-version", version] }
-        return parts.joined(separator: " ")
+        // File names and hosts are the user's, but a file name may hold a newline or `*/`.
+        return PinWriter.commentSafe(parts.joined(separator: " "))
     }
 
     /// `PathText.lastComponent`, without its copies for the usual `dir/name` (thousands of sources).

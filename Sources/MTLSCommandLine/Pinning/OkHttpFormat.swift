@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSTrust
 
 /// OkHttp `CertificatePinner.Builder` in Kotlin and Java.
 ///
@@ -36,7 +37,7 @@ enum OkHttpFormat {
         for host in options.hosts {
             for pattern in patterns(for: host, version: options.okhttpVersion) {
                 for entry in PinWriter.unique(entries) {
-                    out += "\(indent).add(\(PinWriter.quoted(pattern)), \(PinWriter.quoted("sha256/" + entry.base64)))  // \(PinWriter.describe(entry))\n"
+                    out += "\(indent).add(\(PinWriter.quoted(pattern, .javaKotlin)), \(PinWriter.quoted("sha256/" + entry.base64, .javaKotlin)))  // \(PinWriter.describe(entry))\n"
                 }
             }
         }

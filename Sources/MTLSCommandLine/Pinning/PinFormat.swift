@@ -151,10 +151,30 @@ enum PinWriter {
         }
     }
 
-    /// A label safe inside any comment syntax (no newlines, no comment terminators).
+    /// A label safe inside any comment syntax: one line, no comment terminator, no character a
+    /// terminal or an editor would act on (a bidirectional override in a comment makes the code read
+    /// differently from how it compiles, CVE-2021-42574), and no `\u` that Java would decode before
+    /// it reads the comment.
     static func commentSafe(_ text: String) -> String {
-        text.replacingAll("\n", with: " ").replacingAll("\r", with: " ")
-            .replacingAll("*/", with: "* /")
+        var out = ""
+        var backslashes = 0
+        for scalar in text.unicodeScalars {
+            if scalar == "\\" {
+                backslashes += 1
+                continue
+            }
+            // Java decodes `\u` where the backslash follows an even run of backslashes, in comments too:
+            // doubling a run that precedes `u` leaves none eligible.
+            out += String(repeating: "\\", count: scalar == "u" ? 2 * backslashes : backslashes)
+            backslashes = 0
+            if DisplayText.isUnsafe(scalar) {
+                out += scalar == "\n" || scalar == "\r" ? " " : String(cFormat: "<U+%04X>", scalar.value)
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        out += String(repeating: "\\", count: backslashes)
+        return out.replacingAll("*/", with: "* /")
     }
 
     /// "CN=localhost,O=mtls test,C=US [leaf] notAfter 2035-01-01".
@@ -164,8 +184,17 @@ enum PinWriter {
         return commentSafe(text)
     }
 
-    /// A string literal for Swift, Kotlin, Java and Objective-C (all escape `\` and `"` alike).
-    static func quoted(_ text: String) -> String {
+    /// The string-literal syntaxes of the generated sources.
+    enum LiteralSyntax {
+        case swift
+        case javaKotlin
+        case objectiveC
+    }
+
+    /// A string literal: `\` and `"` escaped alike in all four languages, and every character
+    /// ``DisplayText/isUnsafe(_:)`` names written as that language's escape, so that the source
+    /// shows the value and compiles to it exactly.
+    static func quoted(_ text: String, _ syntax: LiteralSyntax = .swift) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -174,6 +203,13 @@ enum PinWriter {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
+            case _ where DisplayText.isUnsafe(scalar):
+                switch syntax {
+                case .swift: out += DisplayText.escape(scalar)
+                case .javaKotlin: for unit in String(scalar).utf16 { out += "\\u" + String(cFormat: "%04X", UInt32(unit)) }
+                // C admits no universal character name below U+00A0: the UTF-8 bytes, in octal.
+                case .objectiveC: for byte in String(scalar).utf8 { out += "\\" + String(cFormat: "%03o", UInt32(byte)) }
+                }
             default: out.unicodeScalars.append(scalar)
             }
         }

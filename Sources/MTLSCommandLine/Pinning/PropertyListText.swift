@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSTrust
 
 /// An XML property list with ordered keys, written the way Xcode writes Info.plist (tabs, the
 /// Apple DTD), so the output diffs cleanly and `plutil -lint` accepts it.
@@ -57,17 +58,22 @@ indirect enum PropertyListText: Sendable {
 
 /// XML text escaping and comments.
 enum XMLText {
-    /// Escapes `&`, `<`, `>`, `"` and `'`.
+    /// Escapes `&`, `<`, `>`, `"` and `'`, and writes the characters ``DisplayText/isUnsafe(_:)``
+    /// names as character references; XML 1.0 has no form at all for the C0 controls other than
+    /// tab, newline and CR, so those are written as their Swift escape (`\u{1B}`) in the text.
     static func escape(_ text: String) -> String {
         var out = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
-            default: out.append(character)
+            case "\t", "\n", "\r": out += "&#x\(DisplayText.hex(scalar.value));"
+            case _ where scalar.value < 0x20: out += DisplayText.escape(scalar)
+            case _ where DisplayText.isUnsafe(scalar): out += "&#x\(DisplayText.hex(scalar.value));"
+            default: out.unicodeScalars.append(scalar)
             }
         }
         return out

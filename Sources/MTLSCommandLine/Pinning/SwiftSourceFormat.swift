@@ -39,11 +39,11 @@ enum SwiftSourceFormat {
                 }
 
                 /// The hosts the set applies to.
-                static let hosts: [String] = [\(hostList.map(PinWriter.quoted).joined(separator: ", "))]
+                static let hosts: [String] = [\(hostList.map { PinWriter.quoted($0) }.joined(separator: ", "))]
                 /// Whether names below the hosts are covered too.
                 static let includesSubdomains = \(options.hosts.contains { $0.includesSubdomains })
                 /// The last day (UTC, `yyyy-MM-dd`) the pins are enforced; nil when they never expire.
-                static let expires: String? = \(options.expiresText.map(PinWriter.quoted) ?? "nil")
+                static let expires: String? = \(options.expiresText.map { PinWriter.quoted($0) } ?? "nil")
 
                 /// Every pin, in the order given (leaf first for a chain).
                 static let pins: [Pin] = [

@@ -40,7 +40,7 @@ enum TrustKitFormat {
             for entry in PinWriter.unique(entries) { body += "                \(PinWriter.quoted(entry.base64)),  // \(PinWriter.describe(entry))\n" }
             body += "            ],\n"
             if !options.reportURIs.isEmpty {
-                body += "            kTSKReportUris: [\(options.reportURIs.map(PinWriter.quoted).joined(separator: ", "))],\n"
+                body += "            kTSKReportUris: [\(options.reportURIs.map { PinWriter.quoted($0) }.joined(separator: ", "))],\n"
             }
             body += "        ] as [String: Any],\n"
         }
@@ -61,16 +61,16 @@ enum TrustKitFormat {
         out += "        kTSKSwizzleNetworkDelegates: @NO,\n"
         out += "        kTSKPinnedDomains: @{\n"
         for host in options.hosts {
-            out += "            @\(PinWriter.quoted(host.name)): @{\n"
+            out += "            @\(PinWriter.quoted(host.name, .objectiveC)): @{\n"
             out += "                kTSKEnforcePinning: \(options.enforce ? "@YES" : "@NO"),\n"
             out += "                kTSKIncludeSubdomains: \(host.includesSubdomains ? "@YES" : "@NO"),\n"
             out += "                kTSKDisableDefaultReportUri: @YES,\n"
-            if let expires = options.expiresText { out += "                kTSKExpirationDate: @\(PinWriter.quoted(expires)),\n" }
+            if let expires = options.expiresText { out += "                kTSKExpirationDate: @\(PinWriter.quoted(expires, .objectiveC)),\n" }
             out += "                kTSKPublicKeyHashes: @[\n"
-            for entry in PinWriter.unique(entries) { out += "                    @\(PinWriter.quoted(entry.base64)),  // \(PinWriter.describe(entry))\n" }
+            for entry in PinWriter.unique(entries) { out += "                    @\(PinWriter.quoted(entry.base64, .objectiveC)),  // \(PinWriter.describe(entry))\n" }
             out += "                ],\n"
             if !options.reportURIs.isEmpty {
-                out += "                kTSKReportUris: @[\(options.reportURIs.map { "@" + PinWriter.quoted($0) }.joined(separator: ", "))],\n"
+                out += "                kTSKReportUris: @[\(options.reportURIs.map { "@" + PinWriter.quoted($0, .objectiveC) }.joined(separator: ", "))],\n"
             }
             out += "            },\n"
         }

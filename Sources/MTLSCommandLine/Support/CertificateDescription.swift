@@ -34,8 +34,9 @@ enum CertificateDescription {
     /// The full block printed by `inspect`.
     static func detailed(_ certificate: Certificate, console: Console, indent: String = "  ") -> [String] {
         var lines: [String] = []
+        // Names and alternative names are the issuer's choice: one row each, whatever they hold.
         func row(_ label: String, _ value: String) {
-            lines.append(indent + label.padded(to: 20) + value)
+            lines.append(indent + label.padded(to: 20) + DisplayText.escaped(value))
         }
         row("Subject", certificate.subject)
         row("Issuer", certificate.issuer)
@@ -62,8 +63,8 @@ enum CertificateDescription {
     static func chainEntry(_ certificate: Certificate, depth: Int, role: String?, console: Console) -> [String] {
         let marker = role.map { " (\($0))" } ?? ""
         return [
-            "  \(depth)  \(console.paint(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject, .bold))\(marker)",
-            "     issuer   \(certificate.issuer)",
+            "  \(depth)  \(console.paint(certificate.subject.isEmpty ? "(empty subject)" : DisplayText.escaped(certificate.subject), .bold))\(marker)",
+            "     issuer   \(DisplayText.escaped(certificate.issuer))",
             "     valid    \(Timestamp.rfc3339(certificate.notBefore)) to \(Timestamp.rfc3339(certificate.notAfter))",
             "     key      \(certificate.keyAlgorithm)   \(certificate.spkiPin)",
         ]

@@ -117,14 +117,16 @@ public final class Console: @unchecked Sendable {
         self.readStandardInput = readStandardInput
     }
 
-    /// Writes a line to standard output.
+    /// Writes a line for people to standard output, made safe to show (``shown(_:)``).
     public func out(_ text: String = "") {
+        let line = shown(text) + "\n"
         lock.withLock { _ in
-            stdoutSink(text + "\n")
+            stdoutSink(line)
         }
     }
 
-    /// Writes raw text to standard output.
+    /// Writes a document exactly as given (PEM, a pin file, a completion script: made safe by
+    /// its format) to standard output.
     public func write(_ text: String) {
         lock.withLock { _ in
             stdoutSink(text)
@@ -142,11 +144,53 @@ public final class Console: @unchecked Sendable {
         }
     }
 
-    /// Writes a line to standard error.
+    /// Writes a line for people to standard error, made safe to show (``shown(_:)``).
     public func err(_ text: String) {
+        let line = shown(text) + "\n"
         lock.withLock { _ in
-            stderrSink(text + "\n")
+            stderrSink(line)
         }
+    }
+
+    /// `text` as it may reach a terminal. Lines for people carry names, headers and titles that a
+    /// peer or a file chose, and a terminal acts on control characters in them; escaping here, where
+    /// every line passes, covers every message, whoever built it. Kept: newlines and tabs (the
+    /// layout of the output itself) and, when colour is on, exactly the colour sequences of
+    /// ``paint(_:_:)``, which can change colour and weight but not move the cursor, hide text or
+    /// set a title. Everything else ``DisplayText/isUnsafe(_:)`` names is escaped (`\u{1B}`).
+    func shown(_ text: String) -> String {
+        let layout: (Unicode.Scalar) -> Bool = { $0 == "\n" || $0 == "\t" }
+        guard usesColor, text.utf8.contains(0x1B) else { return DisplayText.escaped(text, keeping: layout, quoting: false) }
+        let scalars = text.unicodeScalars
+        var out = ""
+        var pieceStart = scalars.startIndex
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            if scalars[index] == "\u{1B}", let end = Console.styleSequenceEnd(scalars, at: index) {
+                out += DisplayText.escaped(String(scalars[pieceStart..<index]), keeping: layout, quoting: false)
+                out += String(scalars[index..<end])
+                index = end
+                pieceStart = end
+            } else {
+                index = scalars.index(after: index)
+            }
+        }
+        return out + DisplayText.escaped(String(scalars[pieceStart...]), keeping: layout, quoting: false)
+    }
+
+    /// The end of the colour sequence `paint` writes (`ESC [ <style or 0> m`) starting at `start`,
+    /// or nil when the ESC there starts anything else.
+    static func styleSequenceEnd(_ scalars: String.UnicodeScalarView, at start: String.UnicodeScalarView.Index) -> String.UnicodeScalarView.Index? {
+        var index = scalars.index(after: start)
+        guard index < scalars.endIndex, scalars[index] == "[" else { return nil }
+        index = scalars.index(after: index)
+        var code = ""
+        while index < scalars.endIndex, code.utf8.count < 2, ("0"..."9").contains(scalars[index]) {
+            code.unicodeScalars.append(scalars[index])
+            index = scalars.index(after: index)
+        }
+        guard index < scalars.endIndex, scalars[index] == "m", code == "0" || Style(rawValue: code) != nil else { return nil }
+        return scalars.index(after: index)
     }
 
     /// True when colour may be used on standard output.

@@ -72,8 +72,10 @@ enum JSON: Sendable, Equatable {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20:
-                out += String(cFormat: "\\u%04x", scalar.value)
+            case _ where DisplayText.isUnsafe(scalar):
+                // Exact for a parser, inert on a terminal: controls, DEL, C1, bidirectional and
+                // other format characters as \u escapes (UTF-16 pairs above the BMP).
+                for unit in String(scalar).utf16 { out += String(cFormat: "\\u%04x", UInt32(unit)) }
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -1,3 +1,5 @@
+import MTLSTrust
+
 /// One challenge of a `WWW-Authenticate` (or `Proxy-Authenticate`) field (RFC 9110 §11.6.1):
 /// a scheme with either a token68 or a list of parameters.
 public struct AuthChallenge: Sendable, Equatable, CustomStringConvertible {
@@ -44,7 +46,7 @@ public struct AuthChallenge: Sendable, Equatable, CustomStringConvertible {
     /// `Basic realm="x"`-style text for messages.
     public var description: String {
         if let token68 { return "\(scheme) \(token68.prefix(16))…" }
-        if let realm { return "\(scheme) realm=\"\(realm)\"" }
+        if let realm { return "\(scheme) realm=\(DisplayText.quoted(realm))" }
         return scheme
     }
 

@@ -94,7 +94,7 @@ public struct DigestAuthenticator: Sendable {
             } else if options.contains("auth-int") {
                 qop = .authInt
             } else {
-                throw HTTPSError(.auth, host: host, "the Digest challenge offers qop=\"\(offered)\", and none of it is supported (auth, auth-int)")
+                throw HTTPSError(.auth, host: host, "the Digest challenge offers qop=\(DisplayText.quoted(offered)), and none of it is supported (auth, auth-int)")
             }
         }
         self.realm = challenge.realm ?? ""

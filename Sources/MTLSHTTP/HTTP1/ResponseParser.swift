@@ -3,6 +3,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import MTLSTrust
 
 /// The HTTP/1.1 response parser: a state machine fed with bytes, producing events. No I/O.
 ///
@@ -50,17 +51,17 @@ public struct HTTPResponseParser: Sendable {
 
         public var description: String {
             switch self {
-            case .badStatusLine(let line): "the status line is not HTTP/1.x: \"\(line.prefix(80))\""
+            case .badStatusLine(let line): "the status line is not HTTP/1.x: \(DisplayText.quoted(String(line.prefix(80))))"
             case .lineTooLong(let limit): "a header line is longer than \(limit) bytes"
             case .headersTooLarge(let limit): "the headers are larger than \(limit) bytes"
             case .tooManyHeaders(let limit): "there are more than \(limit) header fields"
             case .tooManyInformationalResponses(let limit): "the server sent more than \(limit) informational (1xx) responses before the final one"
-            case .badHeader(let line): "a header field is malformed: \"\(line.prefix(80))\""
+            case .badHeader(let line): "a header field is malformed: \(DisplayText.quoted(String(line.prefix(80))))"
             case .conflictingContentLength: "the response has two different Content-Length values (a request-smuggling sign)"
-            case .badContentLength(let value): "the Content-Length \"\(value.prefix(40))\" is not a number"
-            case .badChunkSize(let line): "a chunk size line is malformed: \"\(line.prefix(40))\""
+            case .badContentLength(let value): "the Content-Length \(DisplayText.quoted(String(value.prefix(40)))) is not a number"
+            case .badChunkSize(let line): "a chunk size line is malformed: \(DisplayText.quoted(String(line.prefix(40))))"
             case .chunkSizeOverflow: "a chunk size is too large"
-            case .unsupportedTransferEncoding(let value): "the transfer coding \"\(value)\" is not supported"
+            case .unsupportedTransferEncoding(let value): "the transfer coding \(DisplayText.quoted(value)) is not supported"
             case .truncated(let expected): "the connection ended before the response was complete (\(expected))"
             case .dataAfterEnd: "the server sent data after the response"
             }

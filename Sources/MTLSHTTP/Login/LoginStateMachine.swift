@@ -217,7 +217,7 @@ struct LoginStateMachine {
                     kind = .authentication(.ntlm)
                     return nextHop(request)
                 } else {
-                    let realm = attempt.challenge?.realm.map { " realm \"\($0)\"" } ?? ""
+                    let realm = attempt.challenge?.realm.map { " realm \(DisplayText.quoted($0))" } ?? ""
                     var message = "the server refused the \(scheme.displayName) credentials\(realm) for user '\(credentials.user)' (401 again after one answer)"
                     if scheme == .ntlm && !response.reusedConnection {
                         message += "; the NTLM handshake needs one kept-alive connection, and the server did not keep it"

@@ -36,7 +36,9 @@ public struct ClientIdentity: Sendable {
     public init(_ bundle: PKCS12Bundle, label: String? = nil) throws(MTLSTrustError) {
         // A client presents one identity: picking the first of several would drop the others unseen.
         if bundle.identities.count > 1 {
-            let names = bundle.identities.enumerated().map { "\($0.offset + 1): " + ($0.element.friendlyName ?? $0.element.certificate?.certificate.subject ?? "key only") }
+            let names = bundle.identities.enumerated().map { identity in
+                "\(identity.offset + 1): " + (identity.element.friendlyName.map { DisplayText.quoted($0) } ?? identity.element.certificate?.certificate.subject ?? "key only")
+            }
             throw MTLSTrustError(
                 .invalidArgument,
                 "\(label ?? "the PKCS#12 bundle") holds \(bundle.identities.count) identities (\(names.joined(separator: ", "))); which one to present is not guessed",

@@ -207,7 +207,7 @@ public struct PKCS12Bundle: Sendable {
     ///
     /// - Throws: `.invalidArgument` naming the identities there are, when none matches.
     public func identity(named name: String? = nil, index: Int? = nil) throws(MTLSTrustError) -> Identity {
-        let listing = identities.enumerated().map { "\($0.offset + 1): \($0.element.friendlyName.map { "\"\($0)\"" } ?? "(no name)")" }.joined(separator: ", ")
+        let listing = identities.enumerated().map { "\($0.offset + 1): \($0.element.friendlyName.map { DisplayText.quoted($0) } ?? "(no name)")" }.joined(separator: ", ")
         if let index {
             guard index >= 1, index <= identities.count else {
                 throw MTLSTrustError(
@@ -219,10 +219,10 @@ public struct PKCS12Bundle: Sendable {
         if let name {
             let found = identities.filter { $0.friendlyName == name }
             guard let first = found.first else {
-                throw MTLSTrustError(.invalidArgument, "no identity is named \"\(name)\"; it holds \(listing.isEmpty ? "no private key" : listing)")
+                throw MTLSTrustError(.invalidArgument, "no identity is named \(DisplayText.quoted(name)); it holds \(listing.isEmpty ? "no private key" : listing)")
             }
             guard found.count == 1 else {
-                throw MTLSTrustError(.invalidArgument, "\(found.count) identities are named \"\(name)\" (\(listing)): pick one by index")
+                throw MTLSTrustError(.invalidArgument, "\(found.count) identities are named \(DisplayText.quoted(name)) (\(listing)): pick one by index")
             }
             return first
         }

@@ -351,7 +351,7 @@ enum PinDocumentReader {
             }
             var expiration: Date?
             if let text = pinSet?.attributes["expiration"] {
-                guard let day = PinDates.day(text) else { throw ReadError(message: "<pin-set expiration=\"\(text)\"> is not yyyy-MM-dd") }
+                guard let day = PinDates.day(text) else { throw ReadError(message: "<pin-set expiration=\(DisplayText.quoted(text))> is not yyyy-MM-dd") }
                 expiration = day
             }
             var enforced = true

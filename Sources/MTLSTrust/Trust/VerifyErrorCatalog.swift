@@ -46,7 +46,7 @@ enum VerifyErrorCatalog {
             default: return nil
             }
         }
-        return names.isEmpty ? "no DNS or IP name at all" : names.joined(separator: ", ")
+        return names.isEmpty ? "no DNS or IP name at all" : DisplayText.escaped(names.joined(separator: ", "))
     }
 
     /// Builds the finding for one error: the rule in plain words and what to do.

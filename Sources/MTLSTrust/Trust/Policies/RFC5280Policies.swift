@@ -122,7 +122,7 @@ struct NameConstraintsProfilePolicy: ChainPolicy {
                     context.finding(
                         .nameConstraintsMalformedName, depth: depth,
                         reason:
-                            "the name constraints of \(label) hold dNSName \(bad.map { "'\($0)'" }.joined(separator: ", ")), which is not a DNS name (no leading period or wildcard is allowed)",
+                            "the name constraints of \(label) hold dNSName \(bad.map { "'\(DisplayText.escaped($0))'" }.joined(separator: ", ")), which is not a DNS name (no leading period or wildcard is allowed)",
                         hint: "a dNSName constraint `example.com` already covers every subdomain; reissue the CA certificate with that form"))
             }
         }
@@ -153,7 +153,7 @@ struct SubjectAltNameSyntaxPolicy: ChainPolicy {
             switch name {
             case .dns(let bytes):
                 let text = String(decoding: bytes, as: UTF8.self)
-                if !bytes.allSatisfy({ $0 >= 0x21 && $0 < 0x7F }) || !DNSNameSyntax.isValidPattern(text) { bad.append("DNS:'\(text)'") }
+                if !bytes.allSatisfy({ $0 >= 0x21 && $0 < 0x7F }) || !DNSNameSyntax.isValidPattern(text) { bad.append("DNS:'\(DisplayText.escaped(text))'") }
             case .ip(let bytes) where bytes.count != 4 && bytes.count != 16:
                 bad.append("IP:\(bytes.count) octets")
             default:

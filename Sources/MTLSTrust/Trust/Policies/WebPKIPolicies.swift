@@ -170,7 +170,7 @@ struct WebPKICommonNamePolicy: ChainPolicy {
         return [
             context.finding(
                 .webPKICommonNameNotInSubjectAltName, depth: 0,
-                reason: "the subject CN '\(cn)' of \(context.label(0)) \(problem) (subjectAltName: \(listed))",
+                reason: "the subject CN '\(DisplayText.escaped(cn))' of \(context.label(0)) \(problem) (subjectAltName: \(DisplayText.escaped(listed)))",
                 hint: "the CN must be an exact copy of a subjectAltName entry; reissue the certificate")
         ]
     }

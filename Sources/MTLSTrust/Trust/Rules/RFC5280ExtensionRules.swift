@@ -224,7 +224,8 @@ struct SubjectAltNameEmailSyntaxPolicy: ChainPolicy {
         return [
             context.finding(
                 .subjectAltNameMalformedEmail, depth: 0,
-                reason: "the subjectAltName of \(context.label(0)) holds email \(bad.map { "'\($0)'" }.joined(separator: ", ")), which is not a mailbox local@domain",
+                reason:
+                    "the subjectAltName of \(context.label(0)) holds email \(bad.map { "'\(DisplayText.escaped($0))'" }.joined(separator: ", ")), which is not a mailbox local@domain",
                 hint: "reissue the certificate with well-formed email addresses")
         ]
     }
@@ -251,7 +252,7 @@ struct NameConstraintsAddressSyntaxPolicy: ChainPolicy {
                 case .ip(let bytes) where !NameConstraintsAddressSyntaxPolicy.isAddressAndMask(bytes):
                     bad.append("IP constraint of \(bytes.count) octets")
                 case .email(let bytes) where !NameConstraintsAddressSyntaxPolicy.isEmailConstraint(bytes):
-                    bad.append("email constraint '\(String(decoding: bytes, as: UTF8.self))'")
+                    bad.append("email constraint '\(DisplayText.escaped(String(decoding: bytes, as: UTF8.self)))'")
                 default:
                     break
                 }

@@ -122,7 +122,7 @@ struct WebPKILeafSubjectAltNameContentPolicy: ChainPolicy {
             context.finding(
                 .webPKILeafSubjectAltNameType, depth: 0,
                 reason:
-                    "the subjectAltName of \(context.label(0)) holds \(Array(Set(others)).sorted().joined(separator: ", ")); a TLS server certificate may only hold dNSName and iPAddress entries (BR 7.1.2.7.12)",
+                    "the subjectAltName of \(context.label(0)) holds \(DisplayText.escaped(Array(Set(others)).sorted().joined(separator: ", "))); a TLS server certificate may only hold dNSName and iPAddress entries (BR 7.1.2.7.12)",
                 hint: "reissue the certificate with DNS and IP names only, or check with \(setting: .profile) rfc5280")
         ]
     }
@@ -377,7 +377,7 @@ struct WebPKISubjectEncodingPolicy: ChainPolicy {
             let value = Array(name[parts[1].contentStart..<parts[1].contentEnd])
             if oid == "2.5.4.3" { commonNames += 1 }
             if oid == "2.5.4.6" && (parts[1].tag != 0x13 || value.count != 2 || !value.allSatisfy({ (0x41...0x5A).contains($0) })) {
-                return "countryName '\(String(decoding: value, as: UTF8.self))' is not a two-letter ISO 3166 code in a PrintableString"
+                return "countryName '\(DisplayText.escaped(String(decoding: value, as: UTF8.self)))' is not a two-letter ISO 3166 code in a PrintableString"
             }
         }
         return commonNames > 1 ? "it holds \(commonNames) commonName attributes (at most one is allowed)" : nil
