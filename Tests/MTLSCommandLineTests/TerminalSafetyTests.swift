@@ -126,6 +126,20 @@ final class TerminalSafetyTests: XCTestCase {
         XCTAssertTrue(swift.stdout.contains("subject: \"OU=\\u{200B}\\u{2028}x,O=\\u{9B}31m\\u{202E}gnp.exe,CN=a.example\""), swift.stdout)
     }
 
+    func testAReportURIThatCouldNotBeWrittenExactlyIsAUsageError() {
+        for uri in ["https://r.example/\u{1B}[2J", "https://r.example/a b", "https://r.example/\"x", "https://r.example/\u{202E}", "https://r.example/é"] {
+            let result = mtls(["pin", Fixtures.path("server.pem"), Fixtures.path("keys/backup.csr"), "--format", "trustkit", "--host", "a.example", "--report-uri", uri])
+            XCTAssertEqual(result.exitCode, 2, uri.debugDescription)
+            XCTAssertTrue(result.stderr.contains("must be an http(s) URL in printable ASCII"), result.stderr)
+            XCTAssertEqual(unsafe(in: result.stderr), [], result.stderr)
+        }
+        XCTAssertEqual(
+            mtls([
+                "pin", Fixtures.path("server.pem"), Fixtures.path("keys/backup.csr"), "--format", "trustkit", "--host", "a.example", "--report-uri",
+                "https://r.example/p?a=1&b=%20",
+            ]).exitCode, 0)
+    }
+
     func testStringLiteralsUseEachLanguagesEscape() {
         let value = "a\u{1B}\u{202E}\u{E0041}\"\\\n"
         XCTAssertEqual(PinWriter.quoted(value, .swift), "\"a\\u{1B}\\u{202E}\\u{E0041}\\\"\\\\\\n\"")

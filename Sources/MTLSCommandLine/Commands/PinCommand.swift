@@ -180,8 +180,14 @@ enum PinCommand {
         }
         options.enforce = !arguments.flag(.reportOnly)
         options.reportURIs = arguments.values(.reportUri)
-        for uri in options.reportURIs where !(uri.hasPrefix("https://") || uri.hasPrefix("http://")) || uri.contains("\"") || uri.contains(" ") {
-            throw CommandFailure.usage("--report-uri '\(uri)' must be an http(s) URL", command: "pin")
+        // Written into string literals and XML: a URL's printable ASCII only (RFC 3986 has no
+        // white space, quotes, angle brackets or controls; anything else is percent-encoded).
+        for uri in options.reportURIs
+        where !(uri.hasPrefix("https://") || uri.hasPrefix("http://"))
+            || !uri.unicodeScalars.allSatisfy({ (0x21..<0x7F).contains($0.value) && !"\"<>\\^`{|}".unicodeScalars.contains($0) })
+        {
+            throw CommandFailure.usage(
+                "--report-uri \(DisplayText.quoted(uri)) must be an http(s) URL in printable ASCII (percent-encode spaces, quotes and other characters)", command: "pin")
         }
         if let name = arguments.value(.name) {
             let valid = name.first.map { $0.isLetter || $0 == "_" } == true && name.allSatisfy { ($0.isLetter || $0.isNumber || $0 == "_") && $0.isASCII }
