@@ -156,6 +156,8 @@ enum PinWriter {
     /// differently from how it compiles, CVE-2021-42574), and no `\u` that Java would decode before
     /// it reads the comment.
     static func commentSafe(_ text: String) -> String {
+        // The common label (printable ASCII without `\` or `*`) needs nothing: one pass over bytes.
+        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x5C && $0 != 0x2A }) { return text }
         var out = ""
         var backslashes = 0
         for scalar in text.unicodeScalars {
