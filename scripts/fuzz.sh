@@ -51,10 +51,11 @@ declare -A SEEDS=(
     [cli-arguments]="Fuzz/seeds/cli-arguments/*"
     [pin-document]="Fuzz/seeds/pin-document/*"
     [trust-fast-path]="TestCerts/*.der Fuzz/seeds/trust-fast-path/*"
+    [display-text]="Fuzz/seeds/display-text/*"
 )
 TARGETS=(certificate-pem certificate-der certificate-loader private-key pkcs12 pkcs12-nopass der-spki
     http-response chunked http-request decompressor url cookie www-authenticate ntlm-challenge html-form cli-arguments
-    pin-document trust-fast-path)
+    pin-document trust-fast-path display-text)
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 
