@@ -269,7 +269,7 @@ public final class HTTPSClient: @unchecked Sendable {
     static func serializeHead(_ request: HTTPRequest, method: String, hostHeader: String, userAgent: String, bodyLength: Int?) throws(HTTPSError) -> [UInt8] {
         var head = RequestHeadWriter(hostHeader: hostHeader)
         guard head.append(token: method) else {
-            throw HTTPSError(.request, host: hostHeader, "the method \(method.debugDescription) is not a valid HTTP token (\(RequestHeadWriter.tokenCharacters))")
+            throw HTTPSError(.request, host: hostHeader, "the method \(DisplayText.quoted(method)) is not a valid HTTP token (\(RequestHeadWriter.tokenCharacters))")
         }
         head.append(line: " ")
         try head.append(target: request.url.target)
@@ -326,7 +326,7 @@ public final class HTTPSClient: @unchecked Sendable {
         /// again here, as `target` is a public field and the head is where CR or LF would do harm.
         mutating func append(target: String) throws(HTTPSError) {
             guard HTTPSURL.isSendableTarget(target) else {
-                throw HTTPSError(.request, host: hostHeader, "the request target \(target.debugDescription) contains white space or control characters; percent-encode them")
+                throw HTTPSError(.request, host: hostHeader, "the request target \(DisplayText.quoted(target)) contains white space or control characters; percent-encode them")
             }
             var target = target
             target.withUTF8 { bytes.append(contentsOf: $0) }
@@ -334,7 +334,7 @@ public final class HTTPSClient: @unchecked Sendable {
 
         mutating func append(_ name: String, _ value: String) throws(HTTPSError) {
             guard append(token: name) else {
-                throw HTTPSError(.request, host: hostHeader, "the header name \(name.debugDescription) is not a valid HTTP token (\(RequestHeadWriter.tokenCharacters))")
+                throw HTTPSError(.request, host: hostHeader, "the header name \(DisplayText.quoted(name)) is not a valid HTTP token (\(RequestHeadWriter.tokenCharacters))")
             }
             try appendValue(value, of: name)
         }

@@ -203,7 +203,7 @@ struct ProbeAnalysis {
                 row("status", "\(hop.status) — \(StatusMeaning.explain(status: hop.status, substatus: substatus, response: isFinal ? final : nil))")
                 for challenge in hop.challenges { row("auth offered", challenge.description) }
                 if let scheme = hop.sentAuthorization { row("credentials", "answered with \(scheme.displayName) (secret not shown)") }
-                if let location = hop.location { row("location", DisplayText.escaped(location)) }
+                if let location = hop.location { row("location", location) }
                 if !hop.cookiesSent.isEmpty { row("cookies sent", hop.cookiesSent.joined(separator: ", ")) }
                 for decision in hop.cookieDecisions { row("cookie", ProbeAnalysis.describe(decision)) }
                 if !hop.droppedHeaders.isEmpty { row("dropped", "\(hop.droppedHeaders.joined(separator: ", ")) (not sent to another origin)") }
@@ -212,8 +212,8 @@ struct ProbeAnalysis {
                 row("body", "\(streamedBodyBytes ?? final.body.count) bytes" + (final.headers["Content-Type"].map { " (\($0))" } ?? ""))
                 if let page {
                     row("charset", "\(page.charset) (\(page.charsetSource))")
-                    if let title = page.title { row("title", DisplayText.escaped(title)) }
-                    if let line = page.firstLine { row("text", DisplayText.escaped(line)) }
+                    if let title = page.title { row("title", title) }
+                    if let line = page.firstLine { row("text", line) }
                 }
             }
         }

@@ -195,8 +195,9 @@ enum PinWriter {
 
     /// A string literal: `\` and `"` escaped alike in all four languages, and every character
     /// ``DisplayText/isUnsafe(_:)`` names written as that language's escape, so that the source
-    /// shows the value and compiles to it exactly.
+    /// shows the value and compiles to it exactly. Swift's is ``DisplayText/quoted(_:)`` itself.
     static func quoted(_ text: String, _ syntax: LiteralSyntax = .swift) -> String {
+        if syntax == .swift { return DisplayText.quoted(text) }
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -206,11 +207,11 @@ enum PinWriter {
             case "\r": out += "\\r"
             case "\t": out += "\\t"
             case _ where DisplayText.isUnsafe(scalar):
-                switch syntax {
-                case .swift: out += DisplayText.escape(scalar)
-                case .javaKotlin: for unit in String(scalar).utf16 { out += "\\u" + String(cFormat: "%04X", UInt32(unit)) }
-                // C admits no universal character name below U+00A0: the UTF-8 bytes, in octal.
-                case .objectiveC: for byte in String(scalar).utf8 { out += "\\" + String(cFormat: "%03o", UInt32(byte)) }
+                if syntax == .javaKotlin {
+                    for unit in String(scalar).utf16 { out += "\\u" + String(cFormat: "%04X", UInt32(unit)) }
+                } else {
+                    // C admits no universal character name below U+00A0: the UTF-8 bytes, in octal.
+                    for byte in String(scalar).utf8 { out += "\\" + String(cFormat: "%03o", UInt32(byte)) }
                 }
             default: out.unicodeScalars.append(scalar)
             }

@@ -70,9 +70,9 @@ enum XMLText {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
-            case "\t", "\n", "\r": out += "&#x\(DisplayText.hex(scalar.value));"
+            case "\t", "\n", "\r": out += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
             case _ where scalar.value < 0x20: out += DisplayText.escape(scalar)
-            case _ where DisplayText.isUnsafe(scalar): out += "&#x\(DisplayText.hex(scalar.value));"
+            case _ where DisplayText.isUnsafe(scalar): out += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -63,8 +63,8 @@ enum CertificateDescription {
     static func chainEntry(_ certificate: Certificate, depth: Int, role: String?, console: Console) -> [String] {
         let marker = role.map { " (\($0))" } ?? ""
         return [
-            "  \(depth)  \(console.paint(certificate.subject.isEmpty ? "(empty subject)" : DisplayText.escaped(certificate.subject), .bold))\(marker)",
-            "     issuer   \(DisplayText.escaped(certificate.issuer))",
+            "  \(depth)  \(console.paint(certificate.subject.isEmpty ? "(empty subject)" : certificate.subject, .bold))\(marker)",
+            "     issuer   \(certificate.issuer)",
             "     valid    \(Timestamp.rfc3339(certificate.notBefore)) to \(Timestamp.rfc3339(certificate.notAfter))",
             "     key      \(certificate.keyAlgorithm)   \(certificate.spkiPin)",
         ]

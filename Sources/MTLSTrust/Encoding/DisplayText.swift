@@ -66,20 +66,8 @@ public enum DisplayText {
         case "\t": return "\\t"
         case "\n": return "\\n"
         case "\r": return "\\r"
-        default: return "\\u{" + hex(scalar.value) + "}"
+        default: return "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
         }
-    }
-
-    /// Upper-case hexadecimal without leading zeros ("1B", "202E").
-    package static func hex(_ value: UInt32) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var bytes: [UInt8] = []
-        var rest = value
-        repeat {
-            bytes.append(digits[Int(rest & 0xF)])
-            rest >>= 4
-        } while rest != 0
-        return String(decoding: bytes.reversed(), as: UTF8.self)
     }
 
     /// False when every byte is printable ASCII (the common case, checked without decoding) or no

@@ -122,7 +122,7 @@ struct WebPKILeafSubjectAltNameContentPolicy: ChainPolicy {
             context.finding(
                 .webPKILeafSubjectAltNameType, depth: 0,
                 reason:
-                    "the subjectAltName of \(context.label(0)) holds \(DisplayText.escaped(Array(Set(others)).sorted().joined(separator: ", "))); a TLS server certificate may only hold dNSName and iPAddress entries (BR 7.1.2.7.12)",
+                    "the subjectAltName of \(context.label(0)) holds \(Array(Set(others)).sorted().joined(separator: ", ")); a TLS server certificate may only hold dNSName and iPAddress entries (BR 7.1.2.7.12)",
                 hint: "reissue the certificate with DNS and IP names only, or check with \(setting: .profile) rfc5280")
         ]
     }
