@@ -45,6 +45,37 @@ final class TerminalSafetyTests: XCTestCase {
         XCTAssertTrue(out.contains("\\u{1B}[31;1m \\u{1B}[38;5;1m \\u{1B}["), "sequences paint does not write are escaped: \(out.debugDescription)")
     }
 
+    /// With colour on, a peer's own `ESC [ 32 m` (a forged green "trusted" inside a subject) is
+    /// escaped like any control: colours come only from this console's `paint`, whose marks are
+    /// random for each console, so neither the sequence nor another console's mark passes.
+    func testAPeerCannotPaintItsOwnText() {
+        var foreignMark = ""
+        let (out, _) = capture(terminal: true) { console in
+            let forged = "CN=evil \u{1B}[32mtrusted\u{1B}[0m"
+            let peer = Console(stdout: { _ in }, stderr: { _ in }, stdoutIsTerminal: true)
+            foreignMark = peer.paint("trusted", .green)
+            console.out("Verdict: " + console.paint("NOT trusted", .red) + " for " + forged + " " + foreignMark + " " + String(Console.markStart) + "32m")
+        }
+        XCTAssertTrue(out.hasPrefix("Verdict: \u{1B}[31mNOT trusted\u{1B}[0m for CN=evil \\u{1B}[32mtrusted\\u{1B}[0m "), out.debugDescription)
+        XCTAssertEqual(out.components(separatedBy: "\u{1B}").count - 1, 2, "only the console's own red and reset: \(out.debugDescription)")
+        XCTAssertTrue(foreignMark.unicodeScalars.contains(Console.markStart), foreignMark.debugDescription)
+        XCTAssertTrue(out.contains("\\u{FDD0}"), "another console's mark and a bare mark are escaped: \(out.debugDescription)")
+        XCTAssertEqual(unsafe(in: out.replacingOccurrences(of: "\u{1B}", with: "")), [])
+    }
+
+    /// The demo runs commands inside a console of its own and shows their lines: the inner
+    /// command's colours arrive as colours and the text as safely as the outer console's own.
+    func testACommandRunWithinAnotherShowsThroughIt() {
+        let (out, _) = capture(terminal: true) { console in
+            var lines: [String] = []
+            let inner = Console(within: console, stdout: { lines.append($0) }, stderr: { lines.append($0) }, environment: Environment([:]))
+            inner.out(inner.paint("trusted", .green) + " " + Self.hostile)
+            for line in lines.joined().split(separator: "\n") { console.out("    " + line) }
+        }
+        XCTAssertTrue(out.hasPrefix("    \u{1B}[32mtrusted\u{1B}[0m \\u{1B}[2J"), out.debugDescription)
+        XCTAssertEqual(unsafe(in: out.replacingOccurrences(of: "\u{1B}", with: "")), [])
+    }
+
     func testWithoutColourNoEscapeReachesTheTerminal() {
         for environment in [[:], ["NO_COLOR": "1"]] {
             let terminal = !environment.isEmpty

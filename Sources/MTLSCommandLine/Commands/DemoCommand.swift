@@ -52,11 +52,12 @@ enum DemoCommand {
             console.out("  $ mtls \(shown)")
             let captured = TraceSink()
             let inner = Console(
+                within: console,
                 // probe repeats its verdict and top fix on stderr for scripts; the tour shows stdout's.
                 stdout: { captured.append($0) },
                 stderr: { text in
                     if !(args.first == "probe" && (text.hasPrefix("Verdict:") || text.hasPrefix("  fix:"))) { captured.append(text) }
-                }, stdoutIsTerminal: console.stdoutIsTerminal,
+                },
                 environment: console.environment.merging(["MTLS_QUIET_PASS_WARNING": "1"]))
             let code = MTLSCommand.run(arguments: args, console: inner)
             var lines = captured.lines.joined().split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

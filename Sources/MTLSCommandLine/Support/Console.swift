@@ -31,6 +31,13 @@ public final class Console: @unchecked Sendable {
     /// Writes raw bytes to standard output (DER); nil sends them to the text sink as ISO 8859-1,
     /// which maps every byte to one character and back.
     private let stdoutBytesSink: (([UInt8]) -> Void)?
+    /// What ``paint(_:_:)`` writes in place of ESC when colour is on; nil when it is off. Random
+    /// for each console, so that no text from a peer or a file can carry it: only this console's
+    /// own colours become escape sequences (``shown(_:)``), and a peer's `ESC [ 32 m` is escaped
+    /// like any other control rather than painting a forged "trusted" green.
+    private let styleMark: String?
+    /// False for a console ``init(within:stdout:stderr:environment:)``, whose lines its parent shows.
+    private let showsLines: Bool
 
     /// A console over the process's standard streams.
     ///
@@ -103,9 +110,18 @@ public final class Console: @unchecked Sendable {
             readStandardInputSecret: nil, stdoutBytes: nil)
     }
 
+    /// A console for a command run inside another (the demo's tour), whose lines the caller shows
+    /// later through `parent`'s ``out(_:)``: they reach `stdout` and `stderr` as built, with
+    /// `parent`'s colour marks, and are made safe once, by `parent`.
+    convenience init(within parent: Console, stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, environment: Environment) {
+        self.init(
+            stdout: stdout, stderr: stderr, stdoutIsTerminal: parent.stdoutIsTerminal, stdinIsTerminal: false, environment: environment,
+            readStandardInput: { [] }, readStandardInputSecret: nil, stdoutBytes: nil, within: parent)
+    }
+
     private init(
         stdout: @escaping (String) -> Void, stderr: @escaping (String) -> Void, stdoutIsTerminal: Bool, stdinIsTerminal: Bool, environment: Environment,
-        readStandardInput: @escaping () -> [UInt8], readStandardInputSecret: (() -> Secret?)?, stdoutBytes: (([UInt8]) -> Void)?
+        readStandardInput: @escaping () -> [UInt8], readStandardInputSecret: (() -> Secret?)?, stdoutBytes: (([UInt8]) -> Void)?, within parent: Console? = nil
     ) {
         self.readStandardInputSecret = readStandardInputSecret
         self.stdoutBytesSink = stdoutBytes
@@ -115,11 +131,32 @@ public final class Console: @unchecked Sendable {
         self.stdinIsTerminal = stdinIsTerminal
         self.environment = environment
         self.readStandardInput = readStandardInput
+        if let parent {
+            self.styleMark = parent.styleMark
+            self.showsLines = false
+        } else {
+            self.styleMark = Console.usesColor(stdoutIsTerminal: stdoutIsTerminal, environment: environment) ? Console.makeStyleMark() : nil
+            self.showsLines = true
+        }
+    }
+
+    /// The first scalar of every style mark, U+FDD0 (a noncharacter: Swift has no literal for it).
+    static let markStart = Unicode.Scalar(0xFDD0 as UInt32)!
+
+    /// U+FDD0 and eleven noncharacters of U+FDD1…U+FDEF chosen at random (54 bits). Noncharacters
+    /// are never printed as they are (``DisplayText/isUnsafe(_:)``), so a mark that ``shown(_:)``
+    /// does not recognise whole is escaped, not shown.
+    static func makeStyleMark() -> String {
+        var generator = SystemRandomNumberGenerator()
+        var mark = String.UnicodeScalarView()
+        mark.append(markStart)
+        for _ in 0..<11 { mark.append(Unicode.Scalar(UInt32.random(in: 0xFDD1...0xFDEF, using: &generator))!) }
+        return String(mark)
     }
 
     /// Writes a line for people to standard output, made safe to show (``shown(_:)``).
     public func out(_ text: String = "") {
-        let line = shown(text) + "\n"
+        let line = (showsLines ? shown(text) : text) + "\n"
         lock.withLock { _ in
             stdoutSink(line)
         }
@@ -146,7 +183,7 @@ public final class Console: @unchecked Sendable {
 
     /// Writes a line for people to standard error, made safe to show (``shown(_:)``).
     public func err(_ text: String) {
-        let line = shown(text) + "\n"
+        let line = (showsLines ? shown(text) : text) + "\n"
         lock.withLock { _ in
             stderrSink(line)
         }
@@ -155,20 +192,21 @@ public final class Console: @unchecked Sendable {
     /// `text` as it may reach a terminal. Lines for people carry names, headers and titles that a
     /// peer or a file chose, and a terminal acts on control characters in them; escaping here, where
     /// every line passes, covers every message, whoever built it. Kept: newlines and tabs (the
-    /// layout of the output itself) and, when colour is on, exactly the colour sequences of
-    /// ``paint(_:_:)``, which can change colour and weight but not move the cursor, hide text or
-    /// set a title. Everything else ``DisplayText/isUnsafe(_:)`` names is escaped (`\u{1B}`).
+    /// layout of the output itself). Colours are this console's own only: ``paint(_:_:)`` marks
+    /// them with ``styleMark``, which becomes `ESC [ <style> m` here; every other ESC, and any
+    /// colour sequence a peer wrote, is escaped (`\u{1B}`) with everything else
+    /// ``DisplayText/isUnsafe(_:)`` names.
     func shown(_ text: String) -> String {
         let layout: (Unicode.Scalar) -> Bool = { $0 == "\n" || $0 == "\t" }
-        guard usesColor, text.utf8.contains(0x1B) else { return DisplayText.escaped(text, keeping: layout, quoting: false) }
+        guard let styleMark, text.unicodeScalars.contains(Console.markStart) else { return DisplayText.escaped(text, keeping: layout, quoting: false) }
         let scalars = text.unicodeScalars
         var out = ""
         var pieceStart = scalars.startIndex
         var index = scalars.startIndex
         while index < scalars.endIndex {
-            if scalars[index] == "\u{1B}", let end = Console.styleSequenceEnd(scalars, at: index) {
+            if scalars[index] == Console.markStart, let (style, end) = Console.style(scalars, at: index, mark: styleMark) {
                 out += DisplayText.escaped(String(scalars[pieceStart..<index]), keeping: layout, quoting: false)
-                out += String(scalars[index..<end])
+                out += "\u{1B}[\(style)m"
                 index = end
                 pieceStart = end
             } else {
@@ -178,27 +216,37 @@ public final class Console: @unchecked Sendable {
         return out + DisplayText.escaped(String(scalars[pieceStart...]), keeping: layout, quoting: false)
     }
 
-    /// The end of the colour sequence `paint` writes (`ESC [ <style or 0> m`) starting at `start`,
-    /// or nil when the ESC there starts anything else.
-    static func styleSequenceEnd(_ scalars: String.UnicodeScalarView, at start: String.UnicodeScalarView.Index) -> String.UnicodeScalarView.Index? {
-        var index = scalars.index(after: start)
-        guard index < scalars.endIndex, scalars[index] == "[" else { return nil }
-        index = scalars.index(after: index)
+    /// The style code of the marked colour `paint` wrote at `start` (`mark <style or 0> m`) and
+    /// where it ends, or nil when the text there is not one.
+    static func style(
+        _ scalars: String.UnicodeScalarView, at start: String.UnicodeScalarView.Index, mark: String
+    ) -> (code: String, end: String.UnicodeScalarView.Index)? {
+        var index = start
+        for expected in mark.unicodeScalars {
+            guard index < scalars.endIndex, scalars[index] == expected else { return nil }
+            index = scalars.index(after: index)
+        }
         var code = ""
         while index < scalars.endIndex, code.utf8.count < 2, ("0"..."9").contains(scalars[index]) {
             code.unicodeScalars.append(scalars[index])
             index = scalars.index(after: index)
         }
         guard index < scalars.endIndex, scalars[index] == "m", code == "0" || Style(rawValue: code) != nil else { return nil }
-        return scalars.index(after: index)
+        return (code, scalars.index(after: index))
     }
 
     /// True when colour may be used on standard output.
-    public var usesColor: Bool { stdoutIsTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb" }
+    public var usesColor: Bool { styleMark != nil }
 
-    /// Paints `text` when colour is on.
+    static func usesColor(stdoutIsTerminal: Bool, environment: Environment) -> Bool {
+        stdoutIsTerminal && environment["NO_COLOR"] == nil && environment["TERM"] != "dumb"
+    }
+
+    /// Paints `text` when colour is on. The colour becomes an escape sequence only in a line
+    /// written by ``out(_:)`` or ``err(_:)`` of this console.
     func paint(_ text: String, _ style: Style) -> String {
-        usesColor ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+        guard let styleMark else { return text }
+        return "\(styleMark)\(style.rawValue)m\(text)\(styleMark)0m"
     }
 
     enum Style: String {
