@@ -28,9 +28,8 @@ final class FastPathTests: XCTestCase {
         assertSameAsFullParse(["pin", Fixtures.path("server-expired.pem")])
     }
 
-    /// Every format that pins keys reads certificate files by summary, the Swift source included
-    /// (before, it took the full parse: 2,000 leaves in 0.8 s instead of 0.05 s), so each must
-    /// write exactly what the full parse gives: subjects, expiry dates, roles, warnings.
+    /// Every format that pins keys reads certificate files by summary, so each must write exactly
+    /// what the full parse gives: subjects, expiry dates, roles, warnings.
     func testEveryKeyPinFormatWritesWhatTheFullParseWrites() throws {
         let sources = ["server.pem", "intermediate-ca.pem", "server-rsa2048.pem", "server-expired.pem"].map(Fixtures.path)
         for format in PinFormat.allCases where !format.pinsCertificates {
