@@ -465,6 +465,24 @@ final class ProbeContractTests: XCTestCase {
         XCTAssertEqual(contents(raw).map { Array($0.suffix(20)) }, Array(sjis.suffix(20)), "--output stays raw")
     }
 
+    /// `--output-text -` is text for reading: on a terminal the page's own controls (a screen
+    /// clear, a title, a right-to-left override) are shown as escapes; into a pipe, the exact text.
+    func testDecodedTextOnATerminalIsShownSafely() throws {
+        let directory = try TemporaryDirectory(self)
+        let page = "<html><body><p>a\u{1B}[2J\u{1B}]0;pwned\u{07}b\u{202E}c\r\n\td</p></body></html>"
+        _ = try directory.write("page", text: "HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + page)
+        let server = try SServer(["-HTTP"], directory: directory.path)
+        defer { server.stop() }
+        let arguments = ["probe", "https://localhost:\(server.port)/page", "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime, "--output-text", "-", "--json"]
+        let terminal = mtls(arguments, environment: ["MTLS_QUIET_PASS_WARNING": "1", "NO_COLOR": "1"], stdoutIsTerminal: true)
+        XCTAssertEqual(terminal.exitCode, 0, terminal.description)
+        XCTAssertTrue(terminal.stdout.hasPrefix(#"<html><body><p>a\u{1B}[2J\u{1B}]0;pwned\u{7}b\u{202E}c\r"# + "\n\td</p>"), terminal.stdout.debugDescription)
+        let pipe = mtls(arguments, environment: ["MTLS_QUIET_PASS_WARNING": "1"])
+        XCTAssertEqual(pipe.exitCode, 0, pipe.description)
+        // Bytes reach the harness's text sink one character each (ISO 8859-1).
+        XCTAssertEqual(pipe.stdout.unicodeScalars.prefix(page.utf8.count).map { UInt8(truncatingIfNeeded: $0.value) }, Array(page.utf8), pipe.stdout.debugDescription)
+    }
+
     // MARK: --output
 
     func testOutputStreamsALargeBodyInConstantMemoryAndTakesDashAndDevNull() throws {

@@ -59,7 +59,9 @@ enum ProbeCommand {
             OptionSpec(.follow, short: "-L", help: "Follow redirects."),
             OptionSpec(.maxRedirects, valueName: "N", help: "The most redirects followed.", defaultValue: "10"),
             OptionSpec(.output, short: "-o", valueName: "FILE", help: "Stream the final body, as received, to FILE ('-': stdout; any size, constant memory)."),
-            OptionSpec(.outputText, valueName: "FILE", help: "Write the final body decoded from its charset to UTF-8 ('-': stdout)."),
+            OptionSpec(
+                .outputText, valueName: "FILE",
+                help: "Write the final body decoded from its charset to UTF-8 ('-': stdout; on a terminal, control characters are shown as escapes)."),
             OptionSpec(.saveChain, valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
             OptionSpec(.at, valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
             OptionSpec(.force, help: "Overwrite --output/--save-chain files."),
@@ -115,7 +117,12 @@ enum ProbeCommand {
         }
         if let textOutput {
             if let page = analysis.page, analysis.streamedBodyBytes == nil || (analysis.bodyPreview?.count ?? 0) == analysis.streamedBodyBytes {
-                try textOutput.append(Array(page.text.utf8)[...])
+                // Text is for reading: on a terminal, a page's controls are shown as escapes like
+                // any line for people (a page chose them); to a file or a pipe, the exact text.
+                let text =
+                    textOutput.path == "-" && console.stdoutIsTerminal
+                    ? DisplayText.escaped(page.text, keeping: { $0 == "\n" || $0 == "\t" }, quoting: false) : page.text
+                try textOutput.append(Array(text.utf8)[...])
                 try textOutput.finish()
             } else {
                 textOutput.discard()
