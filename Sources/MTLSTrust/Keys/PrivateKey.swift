@@ -204,6 +204,12 @@ public struct PrivateKey: Sendable {
         return EVP_PKEY_eq(certificateKey, reference.pointer) == 1
     }
 
+    /// True when `other` is the same key pair (the same public key and parameters), compared by
+    /// OpenSSL's key manager without encoding either key.
+    package func isSameKey(as other: PrivateKey) -> Bool {
+        EVP_PKEY_eq(reference.pointer, other.reference.pointer) == 1
+    }
+
     /// The key as PEM: unencrypted PKCS#8 (`PRIVATE KEY`), or encrypted PKCS#8 with AES-256-CBC and
     /// PBKDF2 when a password is given.
     public func pkcs8PEM(password: Secret? = nil) throws(MTLSTrustError) -> [UInt8] {

@@ -181,8 +181,7 @@ public struct PKCS12Bundle: Sendable {
         }
         var identities: [Identity] = []
         for key in reader.keys {
-            let spki = key.key.publicKey.spkiDER
-            if identities.contains(where: { $0.privateKey.publicKey.spkiDER == spki }) {
+            if identities.contains(where: { $0.privateKey.isSameKey(as: key.key) }) {
                 duplicates += 1
                 continue
             }
