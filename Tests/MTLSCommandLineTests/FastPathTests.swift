@@ -63,6 +63,12 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(fast.stderr.replacingOccurrences(of: "fast.txt", with: "full.txt"), full.stderr)
     }
 
+    func testURLSourcesAreThoseWithASchemeSeparator() {
+        for source in ["https://a.example", "http://x", "a/b.pem", "c:d.pem", "c:/d.pem", "::/", ":://", "x:", "", "é://ü", "dir/https:/x", "a:b://c"] {
+            XCTAssertEqual(PinCommand.isURL(source), source.contains("://"), source)
+        }
+    }
+
     func testFileNameIsNSStringsLastPathComponent() {
         for path in ["a/b.pem", "b.pem", "/abs/dir/c.der", "dir//d.pem", "./e.pem", "f/", "/", "", "a/b/", "~/g.pem", "é/ü.pem"] {
             XCTAssertEqual(PinCommand.fileName(path), (path as NSString).lastPathComponent, path)

@@ -125,6 +125,28 @@ final class CertificateSummaryTests: XCTestCase {
         XCTAssertNil(CertificateSummaryReader.decodeBase64(Array("T=Fu".utf8)), "padding inside")
     }
 
+    /// The strict decoder accepts exactly the canonical encodings: text that Foundation decodes and
+    /// that encodes back to itself. Random data of every length near the quantum boundaries, and
+    /// each with one character replaced (by another letter, `=`, a dash, a NUL or a high byte).
+    func testBase64IsDecodedExactlyWhenCanonical() {
+        var generator = SystemRandomNumberGenerator()
+        let replacements: [UInt8] = Array("AQgw+/=-".utf8) + [0, 0x80, 0xFF]
+        func reference(_ text: [UInt8]) -> [UInt8]? {
+            guard let string = String(bytes: text, encoding: .isoLatin1), let data = Data(base64Encoded: string), data.base64EncodedString() == string else { return nil }
+            return [UInt8](data)
+        }
+        for length in Array(1...40) + [600, 601, 602, 1_000] {
+            for _ in 0..<8 {
+                let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let text = Array(Data(bytes).base64EncodedString().utf8)
+                XCTAssertEqual(CertificateSummaryReader.decodeBase64(text), bytes)
+                var mutated = text
+                mutated[Int.random(in: 0..<text.count, using: &generator)] = replacements.randomElement(using: &generator)!
+                XCTAssertEqual(CertificateSummaryReader.decodeBase64(mutated), reference(mutated), String(decoding: mutated, as: UTF8.self))
+            }
+        }
+    }
+
     func testTheLoaderGivesTheFullParsesFactsWithAnExactSelfSignedFlag() throws {
         for name in ["server.pem", "server.der", "server-fullchain.pem", "self-signed.pem", "intermediate-ca.pem", "root-ca.pem"] {
             let path = TestCertificates.url(name).path

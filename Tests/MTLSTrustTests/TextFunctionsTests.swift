@@ -140,6 +140,24 @@ final class TextFunctionsTests: XCTestCase {
         XCTAssertNil(RFC3339.parse("2030-02-30", allowingDateOnly: true))
     }
 
+    /// The day of a date in UTC (`PinDates.string`, `RFC3339.day`) is what a Gregorian calendar in
+    /// UTC gives, across the range certificates use, and reads back with `PinDates.day`.
+    func testDaysAgreeWithTheGregorianCalendar() {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(secondsFromGMT: 0)!
+        var generator = SystemRandomNumberGenerator()
+        let ends: [TimeInterval] = [0, -1, 86_399, 86_400, 951_782_399, 951_782_400, 2_147_483_647, 253_402_300_799, -631_152_000]
+        let samples = ends + (0..<2_000).map { _ in TimeInterval(Int64.random(in: -631_152_000...253_402_300_799, using: &generator)) }
+        for seconds in samples {
+            let date = Date(timeIntervalSince1970: seconds)
+            let c = calendar.dateComponents([.year, .month, .day], from: date)
+            let expected = String(format: "%04d-%02d-%02d", c.year!, c.month!, c.day!)
+            XCTAssertEqual(PinDates.string(date), expected, "\(seconds)")
+            XCTAssertEqual(RFC3339.day(date) + RFC3339.string(date).drop { $0 != "T" }, RFC3339.string(date), "\(seconds)")
+            XCTAssertEqual(PinDates.day(expected).map(PinDates.string), expected)
+        }
+    }
+
     private static func isNewerThanUnicode15(_ scalar: Unicode.Scalar) -> Bool {
         guard let age = scalar.properties.age else { return false }
         return age.major > 15 || (age.major == 15 && age.minor > 0)

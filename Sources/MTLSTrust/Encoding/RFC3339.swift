@@ -15,14 +15,29 @@
 /// formatter (and its calendar) for every date — descriptions print many.
 package enum RFC3339 {
     package static func string(_ date: Date) -> String {
+        guard let parts = utc(date) else { return Date.ISO8601FormatStyle().format(date) }
+        return "\(day(parts))T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
+    }
+
+    /// The full date alone (`2026-06-01`), in UTC.
+    package static func day(_ date: Date) -> String {
+        guard let parts = utc(date) else { return String(Date.ISO8601FormatStyle().format(date).prefix { $0 != "T" }) }
+        return day(parts)
+    }
+
+    private static func utc(_ date: Date) -> tm? {
         var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
         var parts = tm()
-        guard gmtime_r(&seconds, &parts) != nil else { return Date.ISO8601FormatStyle().format(date) }
-        func pad(_ value: Int32, _ width: Int) -> String {
-            let digits = String(value)
-            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
-        }
-        return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2))Z"
+        return gmtime_r(&seconds, &parts) != nil ? parts : nil
+    }
+
+    private static func day(_ parts: tm) -> String {
+        "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))"
+    }
+
+    private static func pad(_ value: Int32, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
     }
 }
 

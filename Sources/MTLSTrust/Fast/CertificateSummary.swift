@@ -145,30 +145,54 @@ public enum CertificateSummaryReader {
         var padding = 0
         if text[count - 1] == 0x3D { padding += 1 }
         if text[count - 2] == 0x3D { padding += 1 }
-        var out = [UInt8]()
-        out.reserveCapacity(count / 4 * 3)
-        var index = 0
-        while index < count {
-            let last = index + 4 == count
-            let a = base64Value[Int(text[index])]
-            let b = base64Value[Int(text[index + 1])]
-            let c = last && padding == 2 ? 0 : base64Value[Int(text[index + 2])]
-            let d = last && padding >= 1 ? 0 : base64Value[Int(text[index + 3])]
-            guard a < 64, b < 64, c < 64, d < 64 else { return nil }
-            let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
-            out.append(UInt8(word >> 16))
-            if last && padding == 2 {
-                guard word & 0xFFFF == 0 else { return nil }
-            } else if last && padding == 1 {
-                guard word & 0xFF == 0 else { return nil }
-                out.append(UInt8((word >> 8) & 0xFF))
-            } else {
-                out.append(UInt8((word >> 8) & 0xFF))
-                out.append(UInt8(word & 0xFF))
+        // Pointers, not subscripts: a certificate is a thousand characters, and a checked subscript
+        // and the table's lazy-initialisation check per character were most of its cost.
+        var valid = true
+        let out = base64Value.withUnsafeBufferPointer { values in
+            text.withUnsafeBufferPointer { input in
+                [UInt8](unsafeUninitializedCapacity: count / 4 * 3) { output, written in
+                    let table = values.baseAddress!
+                    let source = input.baseAddress!
+                    let target = output.baseAddress!
+                    var index = 0
+                    var end = 0
+                    while index < count - 4 {
+                        let a = table[Int(source[index])]
+                        let b = table[Int(source[index + 1])]
+                        let c = table[Int(source[index + 2])]
+                        let d = table[Int(source[index + 3])]
+                        guard a | b | c | d < 64 else {
+                            valid = false
+                            break
+                        }
+                        let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        target[end] = UInt8(word >> 16)
+                        target[end + 1] = UInt8((word >> 8) & 0xFF)
+                        target[end + 2] = UInt8(word & 0xFF)
+                        end += 3
+                        index += 4
+                    }
+                    // The last quantum, where `=` may stand for the last one or two characters.
+                    if valid {
+                        let a = table[Int(source[index])]
+                        let b = table[Int(source[index + 1])]
+                        let c = padding == 2 ? 0 : table[Int(source[index + 2])]
+                        let d = padding >= 1 ? 0 : table[Int(source[index + 3])]
+                        let word = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        if a | b | c | d >= 64 || (padding == 2 && word & 0xFFFF != 0) || (padding == 1 && word & 0xFF != 0) {
+                            valid = false
+                        } else {
+                            target[end] = UInt8(word >> 16)
+                            if padding < 2 { target[end + 1] = UInt8((word >> 8) & 0xFF) }
+                            if padding == 0 { target[end + 2] = UInt8(word & 0xFF) }
+                            end += 3 - padding
+                        }
+                    }
+                    written = valid ? end : 0
+                }
             }
-            index += 4
         }
-        return out
+        return valid ? out : nil
     }
 
     /// True when `i2d_X509` of the certificate `d2i_X509` parses from `der` gives `der` back:
