@@ -157,7 +157,8 @@ enum PinWriter {
     /// it reads the comment.
     static func commentSafe(_ text: String) -> String {
         // The common label (printable ASCII without `\` or `*`) needs nothing: one pass over bytes.
-        if text.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != 0x5C && $0 != 0x2A }) { return text }
+        let isPlain: (UInt8) -> Bool = { $0 >= 0x20 && $0 < 0x7F && $0 != 0x5C && $0 != 0x2A }
+        if text.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(isPlain) }) ?? text.utf8.allSatisfy(isPlain) { return text }
         var out = ""
         var backslashes = 0
         for scalar in text.unicodeScalars {

@@ -1,5 +1,10 @@
 internal import COpenSSL
 internal import COpenSSLShims
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -83,6 +88,10 @@ public enum CertificateSummaryReader {
     static func strictPEMCertificates(_ bytes: [UInt8]) -> [[UInt8]]? {
         let begin = Array("-----BEGIN CERTIFICATE-----".utf8)
         let end = Array("-----END CERTIFICATE-----".utf8)
+        func isLine(_ line: UnsafeBufferPointer<UInt8>, _ marker: [UInt8]) -> Bool {
+            line.count == marker.count && marker.withUnsafeBufferPointer { memcmp($0.baseAddress!, line.baseAddress!, line.count) == 0 }
+        }
+        // Pointers and memchr: the scan touches every character of every file `mtls pin` reads.
         return bytes.withUnsafeBufferPointer { buffer -> [[UInt8]]? in
             guard let p = buffer.baseAddress else { return nil }
             let n = buffer.count
@@ -91,25 +100,23 @@ public enum CertificateSummaryReader {
             var inside = false
             var lineStart = 0
             while lineStart < n {
-                var lineEnd = lineStart
-                while lineEnd < n && p[lineEnd] != 0x0A { lineEnd += 1 }
+                let newline = memchr(p + lineStart, 0x0A, n - lineStart)
+                let lineEnd = newline.map { UnsafeRawPointer($0) - UnsafeRawPointer(p) } ?? n
                 var contentEnd = lineEnd
                 if contentEnd > lineStart && p[contentEnd - 1] == 0x0D { contentEnd -= 1 }
                 let line = UnsafeBufferPointer(start: p + lineStart, count: contentEnd - lineStart)
                 if inside {
-                    if line.elementsEqual(end) {
+                    if isLine(line, end) {
                         guard let der = decodeBase64(body) else { return nil }
                         blocks.append(der)
                         body.removeAll(keepingCapacity: true)
                         inside = false
                     } else {
+                        // Every character is checked once, by decodeBase64 at the END line.
                         guard !line.isEmpty else { return nil }
-                        for byte in line {
-                            guard base64Value[Int(byte)] != 0xFF || byte == 0x3D else { return nil }
-                        }
                         body.append(contentsOf: line)
                     }
-                } else if line.elementsEqual(begin) {
+                } else if isLine(line, begin) {
                     inside = true
                 } else if containsDashes(line) {
                     return nil  // another label, or a marker the plain form does not have
