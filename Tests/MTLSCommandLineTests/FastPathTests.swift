@@ -63,9 +63,9 @@ final class FastPathTests: XCTestCase {
         XCTAssertEqual(fast.stderr.replacingOccurrences(of: "fast.txt", with: "full.txt"), full.stderr)
     }
 
-    func testURLSourcesAreThoseWithASchemeSeparator() {
-        for source in ["https://a.example", "http://x", "a/b.pem", "c:d.pem", "c:/d.pem", "::/", ":://", "x:", "", "é://ü", "dir/https:/x", "a:b://c"] {
-            XCTAssertEqual(PinCommand.isURL(source), source.contains("://"), source)
+    func testLiveSourcesAreHTTPAndHTTPSURLsInAnyCase() {
+        for source in ["https://a.example", "http://x", "HTTPS://A", "hTtP://x", "a/b.pem", "c:d.pem", "https:/x", "https", "", "é://ü", "dir/https://x", "ftp://x", "httpss://x"] {
+            XCTAssertEqual(PinSources.isLive(source), source.lowercased().hasPrefix("https://") || source.lowercased().hasPrefix("http://"), source)
         }
     }
 

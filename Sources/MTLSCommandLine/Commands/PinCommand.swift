@@ -90,7 +90,7 @@ enum PinCommand {
             now = date
         }
         var options = try outputOptions(arguments, format: format, now: now)
-        if arguments.flag(.offline), let live = arguments.positionals.first(where: { $0.lowercased().hasPrefix("https://") || $0.lowercased().hasPrefix("http://") }) {
+        if arguments.flag(.offline), let live = arguments.positionals.first(where: PinSources.isLive) {
             throw CommandFailure.usage("--offline: \(live) would need the network; pin certificate files instead", command: "pin")
         }
 
@@ -102,7 +102,7 @@ enum PinCommand {
             arguments.value(.check) == nil && !format.pinsCertificates && console.environment["MTLS_PIN_FULL_PARSE"] == nil
         var loaded: [LoadedPinSource] = []
         for source in arguments.positionals {
-            if source.lowercased().hasPrefix("https://") || source.lowercased().hasPrefix("http://") {
+            if PinSources.isLive(source) {
                 loaded.append(try PinSources.live(source, arguments: arguments, evaluationTime: arguments.value(.at) == nil ? nil : now, console: console))
             } else if summariesSuffice, let summary = PinSources.summaryFile(source) {
                 loaded.append(summary)
@@ -208,7 +208,7 @@ enum PinCommand {
     /// text does not depend on where the build ran.
     static func commandLine(_ arguments: ParsedArguments, format: PinFormat) -> String {
         var parts = ["mtls", "pin"]
-        parts += arguments.positionals.map { isURL($0) ? $0 : fileName($0) }
+        parts += arguments.positionals.map { PinSources.isLive($0) ? $0 : fileName($0) }
         parts += ["--format", format.rawValue]
         if let level = arguments.value(.level), level != "all" { parts += ["--level", level] }
         for host in arguments.values(.host) { parts += ["--host", host] }
@@ -220,18 +220,6 @@ enum PinCommand {
         if let version = arguments.value(.okhttpVersion) { parts += ["--okhttp-version", version] }
         // File names and hosts are the user's, but a file name may hold a newline or `*/`.
         return PinWriter.commentSafe(parts.joined(separator: " "))
-    }
-
-    /// True when a source is named by URL (`scheme://…`), found in its bytes: a generic substring
-    /// search costs more per source than the rest of its line in the header.
-    static func isURL(_ source: String) -> Bool {
-        let bytes = source.utf8
-        var index = bytes.startIndex
-        while let colon = bytes[index...].firstIndex(of: UInt8(ascii: ":")) {
-            if bytes[colon...].starts(with: "://".utf8) { return true }
-            index = bytes.index(after: colon)
-        }
-        return false
     }
 
     /// `PathText.lastComponent`, without its copies for the usual `dir/name` (thousands of sources).

@@ -117,11 +117,9 @@ enum ProbeCommand {
         }
         if let textOutput {
             if let page = analysis.page, analysis.streamedBodyBytes == nil || (analysis.bodyPreview?.count ?? 0) == analysis.streamedBodyBytes {
-                // Text is for reading: on a terminal, a page's controls are shown as escapes like
-                // any line for people (a page chose them); to a file or a pipe, the exact text.
-                let text =
-                    textOutput.path == "-" && console.stdoutIsTerminal
-                    ? DisplayText.escaped(page.text, keeping: { $0 == "\n" || $0 == "\t" }, quoting: false) : page.text
+                // Text is for reading: on a terminal it is shown as any line for people is (a page
+                // chose its controls); to a file or a pipe, the exact text.
+                let text = textOutput.path == "-" && console.stdoutIsTerminal ? console.shown(page.text) : page.text
                 try textOutput.append(Array(text.utf8)[...])
                 try textOutput.finish()
             } else {

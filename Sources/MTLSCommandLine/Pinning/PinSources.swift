@@ -22,6 +22,19 @@ struct LoadedPinSource {
 
 /// Loads certificate files, backup keys and live chains.
 enum PinSources {
+    /// True for a live source, an `http://` or `https://` URL in any case; everything else is a
+    /// file. Read on the bytes: `mtls pin` asks once per source, and a run may name thousands.
+    static func isLive(_ source: String) -> Bool {
+        func hasPrefix(_ scheme: StaticString) -> Bool {
+            let bytes = source.utf8
+            guard bytes.count >= scheme.utf8CodeUnitCount else { return false }
+            return scheme.withUTF8Buffer { expected in
+                zip(expected, bytes).allSatisfy { expected, actual in (actual >= 0x41 && actual <= 0x5A ? actual | 0x20 : actual) == expected }
+            }
+        }
+        return hasPrefix("https://") || hasPrefix("http://")
+    }
+
     /// Leaf, intermediate or root, from a certificate's own facts and its place in its file.
     static func role(of certificate: Certificate, index: Int) -> PinRole {
         role(isCA: certificate.basicConstraints?.isCA ?? false, isSelfSigned: certificate.isSelfSigned, index: index)

@@ -65,19 +65,10 @@ public enum PinDates {
     // not link it) identifiers are not resolved and that is nil.
     public static let utc = TimeZone.gmt
 
-    /// Parses `YYYY-MM-DD` strictly (a real calendar day).
+    /// Parses `YYYY-MM-DD` strictly (a real calendar day): RFC 3339's full-date, read by the same
+    /// reader as `--at`, so that ``string(_:)`` of the result gives the text back.
     public static func day(_ text: String) -> Date? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
-        else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = utc
-        let components = DateComponents(timeZone: utc, year: year, month: month, day: day)
-        guard let date = calendar.date(from: components) else { return nil }
-        let back = calendar.dateComponents([.year, .month, .day], from: date)
-        guard back.year == year, back.month == month, back.day == day else { return nil }
-        return date
+        text.utf8.count == 10 ? RFC3339.parse(text, allowingDateOnly: true) : nil
     }
 
     /// `YYYY-MM-DD` of a date, in UTC (by `gmtime_r`: a pin list prints one per pin, and a
