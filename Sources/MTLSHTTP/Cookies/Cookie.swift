@@ -110,56 +110,59 @@ enum CookieRules {
 
     /// §5.1.1: the forgiving cookie date parser (`Wed, 09 Jun 2021 10:18:14 GMT`, `Wednesday,
     /// 09-Jun-21 10:18:14 GMT`, `Wed Jun  9 10:18:14 2021` …). Nil when no valid date is found.
+    /// The grammar is over octets, so the tokens are read as bytes: a digit followed by a
+    /// combining mark is still a digit followed by a non-digit.
     static func parseDate(_ text: String) -> Date? {
-        let delimiters: Set<UInt8> = Set([0x09] + Array(0x20...0x2F) + Array(0x3B...0x40) + Array(0x5B...0x60) + Array(0x7B...0x7E))
-        let tokens = Array(text.utf8).split(whereSeparator: { delimiters.contains($0) }).map { String(decoding: $0, as: UTF8.self) }
+        // delimiter = %x09 / %x20-2F / %x3B-40 / %x5B-60 / %x7B-7E
+        let isDelimiter = { (byte: UInt8) in
+            byte == 0x09 || (0x20...0x2F).contains(byte) || (0x3B...0x40).contains(byte) || (0x5B...0x60).contains(byte) || (0x7B...0x7E).contains(byte)
+        }
+        let isDigit = { (byte: UInt8) in byte >= 0x30 && byte <= 0x39 }
+        /// `min*max DIGIT ( non-digit *OCTET )` from `start`: the number and where its digits end.
+        func digits(_ token: ArraySlice<UInt8>, from start: Int, min: Int, max: Int) -> (value: Int, end: Int)? {
+            var end = start
+            var value = 0
+            while end < token.endIndex, isDigit(token[end]) {
+                guard end - start < max else { return nil }
+                value = value * 10 + Int(token[end] - 0x30)
+                end += 1
+            }
+            return end - start >= min ? (value, end) : nil
+        }
+        /// `hms-time ( non-digit *OCTET )`, where `hms-time = time-field ":" time-field ":" time-field`.
+        func hmsTime(_ token: ArraySlice<UInt8>) -> (Int, Int, Int)? {
+            guard let hour = digits(token, from: token.startIndex, min: 1, max: 2), hour.end < token.endIndex, token[hour.end] == 0x3A,
+                let minute = digits(token, from: hour.end + 1, min: 1, max: 2), minute.end < token.endIndex, token[minute.end] == 0x3A,
+                let second = digits(token, from: minute.end + 1, min: 1, max: 2)
+            else { return nil }
+            return (hour.value, minute.value, second.value)
+        }
+        let months: [StaticString] = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+        /// `month = ( "jan" / … / "dec" ) *OCTET`, in any ASCII case.
+        func monthNumber(_ token: ArraySlice<UInt8>) -> Int? {
+            guard token.count >= 3 else { return nil }
+            let prefix = token.prefix(3).map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+            return months.firstIndex { name in name.withUTF8Buffer { Array($0) == prefix } }.map { $0 + 1 }
+        }
         var time: (Int, Int, Int)?
         var day: Int?
         var month: Int?
         var year: Int?
-        let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
-        func leadingDigits(_ token: String, min: Int, max: Int) -> Int? {
-            let digits = token.prefix { $0.isASCII && $0.isNumber }
-            guard digits.count >= min, digits.count <= max else { return nil }
-            if let next = token.dropFirst(digits.count).first, next.isASCII && next.isNumber { return nil }
-            return Int(digits)
-        }
-        for token in tokens {
-            if time == nil {
-                let parts = token.split(separator: ":", omittingEmptySubsequences: false)
-                if parts.count == 3, let h = leadingDigits(String(parts[0]), min: 1, max: 2), parts[0].count <= 2, parts[1].count <= 2,
-                    let m = leadingDigits(String(parts[1]), min: 1, max: 2), let s = leadingDigits(String(parts[2]), min: 1, max: 2)
-                {
-                    time = (h, m, s)
-                    continue
-                }
-            }
-            if day == nil, let value = leadingDigits(token, min: 1, max: 2) {
-                day = value
-                continue
-            }
-            if month == nil, token.count >= 3, let index = months.firstIndex(of: token.prefix(3).lowercased()) {
-                month = index + 1
-                continue
-            }
-            if year == nil, let value = leadingDigits(token, min: 2, max: 4) {
-                year = value
-                continue
+        for token in Array(text.utf8).split(whereSeparator: isDelimiter) {
+            if time == nil, let found = hmsTime(token) {
+                time = found
+            } else if day == nil, let found = digits(token, from: token.startIndex, min: 1, max: 2) {
+                day = found.value
+            } else if month == nil, let found = monthNumber(token) {
+                month = found
+            } else if year == nil, let found = digits(token, from: token.startIndex, min: 2, max: 4) {
+                year = found.value
             }
         }
         guard var year, let day, let month, let time else { return nil }
         if year >= 70 && year <= 99 { year += 1900 } else if year >= 0 && year <= 69 { year += 2000 }
         guard (1...31).contains(day), year >= 1601, time.0 <= 23, time.1 <= 59, time.2 <= 59 else { return nil }
-        var components = DateComponents()
-        components.year = year
-        components.month = month
-        components.day = day
-        components.hour = time.0
-        components.minute = time.1
-        components.second = time.2
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone.gmt
-        guard let date = calendar.date(from: components), calendar.component(.day, from: date) == day else { return nil }
-        return date
+        // Step 7: a date that does not exist (31 April) is refused, not carried into the next month.
+        return RFC3339.utcDate(year: year, month: month, day: day, hour: time.0, minute: time.1, second: time.2)
     }
 }

@@ -64,10 +64,9 @@ extension RFC3339 {
             return true
         }
         guard let year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2) else { return nil }
-        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
-        let days = daysSinceEpoch(year: year, month: month, day: day)
+        guard let midnight = utcSeconds(year: year, month: month, day: day) else { return nil }
         if index == bytes.count {
-            return allowingDateOnly ? Date(timeIntervalSince1970: TimeInterval(days * 86400)) : nil
+            return allowingDateOnly ? Date(timeIntervalSince1970: TimeInterval(midnight)) : nil
         }
         guard index < bytes.count, bytes[index] == UInt8(ascii: "T") || bytes[index] == UInt8(ascii: "t") else { return nil }
         index += 1
@@ -98,8 +97,22 @@ extension RFC3339 {
             return nil
         }
         guard index == bytes.count else { return nil }
-        let seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset
+        let seconds = midnight + hour * 3600 + minute * 60 + second - offset
         return Date(timeIntervalSince1970: TimeInterval(seconds) + fraction)
+    }
+
+    /// The instant of a civil date and time in UTC, in the proleptic Gregorian calendar: the one
+    /// calendar of the package, for RFC 3339 text and for the dates of cookies (RFC 6265 5.1.1).
+    /// Nil when no such date exists (month 13, 31 April, 29 February of a common year, hour 24).
+    package static func utcDate(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Date? {
+        utcSeconds(year: year, month: month, day: day, hour: hour, minute: minute, second: second).map { Date(timeIntervalSince1970: TimeInterval($0)) }
+    }
+
+    /// ``utcDate(year:month:day:hour:minute:second:)`` as whole seconds since 1970.
+    private static func utcSeconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Int? {
+        guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year) else { return nil }
+        guard (0..<24).contains(hour), (0..<60).contains(minute), (0..<60).contains(second) else { return nil }
+        return daysSinceEpoch(year: year, month: month, day: day) * 86400 + hour * 3600 + minute * 60 + second
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {
