@@ -4,7 +4,7 @@ import XCTest
 
 @testable import MTLSCommandLine
 
-/// PKCS#12 files other software made (TestCerts/third-party/pkcs12/MANIFEST.tsv: BoringSSL, Go,
+/// PKCS#12 files other software made (TestCerts/third-party/pkcs12/MANIFEST.tsv: BoringSSL, Go, forge, .NET (Windows exports),
 /// pyca, RFC 9579), each read by `openssl pkcs12 -legacy`, by Python `cryptography` and by
 /// `mtls import`. We must read every file either of them reads, with the same leaf, a matching
 /// key and the same certificates; and a wrong password must give exit 3, say "password" and write
