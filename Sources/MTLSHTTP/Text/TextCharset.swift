@@ -54,14 +54,16 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         case "euc-jp", "x-euc-jp", "cseucpkdfmtjapanese", "eucjp", "euc-jp-ms": self = .eucJP
         case "iso-2022-jp", "csiso2022jp": self = .iso2022JP
         case "windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "us-ascii", "ascii", "ansi_x3.4-1968", "cp819", "ibm819", "iso-ir-100",
-            "csisolatin1", "iso88591":
+            "csisolatin1", "iso88591", "iso_8859-1:1987":
             self = .windows1252
         case "utf-16le", "utf-16", "unicode", "ucs-2", "csunicode", "unicodefeff", "iso-10646-ucs-2": self = .utf16LE
         case "utf-16be", "unicodefffe": self = .utf16BE
-        case "gbk", "gb2312", "x-gbk", "cp936", "ms936", "windows-936", "csgb2312", "chinese", "gb_2312-80": self = TextCharset("GBK", iconv: "GBK")
+        case "gbk", "gb2312", "x-gbk", "cp936", "ms936", "windows-936", "csgb2312", "chinese", "gb_2312-80", "gb_2312", "csiso58gb231280", "iso-ir-58":
+            self = TextCharset("GBK", iconv: "GBK")
         case "gb18030": self = TextCharset("gb18030", iconv: "GB18030")
         case "big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5": self = TextCharset("Big5", iconv: "BIG5-HKSCS")
-        case "euc-kr", "ks_c_5601-1987", "windows-949", "cp949", "korean", "cseuckr", "ksc5601": self = TextCharset("EUC-KR", iconv: "CP949")
+        case "euc-kr", "ks_c_5601-1987", "windows-949", "cp949", "korean", "cseuckr", "ksc5601", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601":
+            self = TextCharset("EUC-KR", iconv: "CP949")
         default:
             let upper = key.uppercased()
             guard TextCharset.iconvKnows(upper) else { return nil }
@@ -92,11 +94,26 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             }
             return String(decoding: units, as: UTF16.self)
         default:
-            guard let iconvName, let converted = Iconv.convert(bytes, from: iconvName, to: "UTF-8", onInvalid: .replace(Array("\u{FFFD}".utf8))) else {
+            let policy: Iconv.InvalidPolicy = self == .shiftJIS ? .resynchronize(TextCharset.shiftJISError) : .replace(Array("\u{FFFD}".utf8))
+            guard let iconvName, let converted = Iconv.convert(bytes, from: iconvName, to: "UTF-8", onInvalid: policy) else {
                 return String(decoding: bytes, as: UTF8.self)
             }
             return String(decoding: converted, as: UTF8.self)
         }
+    }
+
+    /// What the WHATWG Shift_JIS decoder (Encoding Standard 13.3.1) makes of a sequence CP932
+    /// cannot decode, so that a page reads as in a browser: 0x80 is U+0080; a lead byte and the
+    /// byte after it that map to nothing are one U+FFFD, and when that byte is ASCII it is read
+    /// again as itself; any other byte is U+FFFD. (iconv would resume one byte on, turning a
+    /// bad pair's trail byte into a katakana of its own.) Every pair that maps decodes as the
+    /// standard's index has it, which `CharsetWHATWGTests` checks pair by pair.
+    static func shiftJISError(_ remaining: UnsafeBufferPointer<UInt8>) -> (output: [UInt8], skip: Int) {
+        let replacement: [UInt8] = [0xEF, 0xBF, 0xBD]
+        let lead = remaining[0]
+        if lead == 0x80 { return ([0xC2, 0x80], 1) }
+        guard (0x81...0x9F).contains(lead) || (0xE0...0xFC).contains(lead), remaining.count > 1 else { return (replacement, 1) }
+        return (replacement, remaining[1] < 0x80 ? 1 : 2)
     }
 
     /// Encodes text in this charset. A character the charset cannot represent is written as an
@@ -116,10 +133,23 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             return text.utf16.flatMap { [UInt8($0 >> 8), UInt8($0 & 0xFF)] }
         default:
             guard let iconvName else { return Array(text.utf8) }
-            if let whole = Iconv.convert(Array(text.utf8), from: "UTF-8", to: iconvName, onInvalid: .fail) { return whole }
+            // Shift_JIS as the WHATWG encoder writes it: U+0080 is the byte 0x80, and the private
+            // use area CP932 maps to its user-defined rows is not encoded (a browser writes `&#N;`).
+            let exception: (Unicode.Scalar) -> [UInt8]? = { scalar in
+                guard self == .shiftJIS else { return nil }
+                if scalar.value == 0x80 { return [0x80] }
+                return (0xE000...0xE757).contains(scalar.value) ? Array("&#\(scalar.value);".utf8) : nil
+            }
+            if self != .shiftJIS || !text.unicodeScalars.contains(where: { exception($0) != nil }),
+                let whole = Iconv.convert(Array(text.utf8), from: "UTF-8", to: iconvName, onInvalid: .fail)
+            {
+                return whole
+            }
             var out: [UInt8] = []
             for scalar in text.unicodeScalars {
-                if let bytes = Iconv.convert(Array(String(scalar).utf8), from: "UTF-8", to: iconvName, onInvalid: .fail) {
+                if let bytes = exception(scalar) {
+                    out += bytes
+                } else if let bytes = Iconv.convert(Array(String(scalar).utf8), from: "UTF-8", to: iconvName, onInvalid: .fail) {
                     out += bytes
                 } else {
                     out += Array("&#\(scalar.value);".utf8)
@@ -144,6 +174,9 @@ enum Iconv {
         case fail
         /// Write these bytes in place of each undecodable input byte and go on.
         case replace([UInt8])
+        /// At an undecodable sequence (the input from there on, never empty), write what the
+        /// rule returns and go on after `skip` bytes (at least one).
+        case resynchronize((_ remaining: UnsafeBufferPointer<UInt8>) -> (output: [UInt8], skip: Int))
     }
 
     static func convert(_ input: [UInt8], from: String, to: String, onInvalid: InvalidPolicy) -> [UInt8]? {
@@ -183,14 +216,23 @@ enum Iconv {
                 case E2BIG:
                     continue
                 case EILSEQ, EINVAL:
-                    guard case .replace(let replacement) = onInvalid else {
+                    let skip: Int
+                    switch onInvalid {
+                    case .fail:
                         failed = true
                         return
+                    case .replace(let replacement):
+                        output += replacement
+                        skip = 1
+                    case .resynchronize(let rule):
+                        guard inLeft > 0, let at = inPointer else { return }
+                        let (written, count) = rule(UnsafeBufferPointer(start: UnsafeRawPointer(at).assumingMemoryBound(to: UInt8.self), count: inLeft))
+                        output += written
+                        skip = max(1, min(count, inLeft))
                     }
-                    output += replacement
                     if inLeft > 0 {
-                        inPointer = inPointer.map { $0 + 1 }
-                        inLeft -= 1
+                        inPointer = inPointer.map { $0 + skip }
+                        inLeft -= skip
                     }
                     if inLeft == 0 && errorCode == EINVAL { return }
                 default:

@@ -1,0 +1,200 @@
+import Foundation
+import XCTest
+
+@testable import MTLSHTTP
+
+/// The page decoders and form encoders against the WHATWG Encoding Standard, the rules browsers
+/// follow, with its own indexes as the judge (TestCerts/third-party/whatwg-encoding, CC BY 4.0;
+/// origin in its README). Every byte and every Shift_JIS byte pair is decoded, and every code point
+/// of the index encoded, the standard's way (its algorithms written out below from the spec
+/// text) and ours.
+final class CharsetWHATWGTests: XCTestCase {
+    private static let directory = HTTPFixtures.testCerts.appendingPathComponent("third-party/whatwg-encoding")
+
+    /// An index file: `pointer <tab> 0xCODEPOINT …` lines.
+    private static func index(_ name: String) throws -> [Int: UInt32] {
+        let text = try String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8)
+        var index: [Int: UInt32] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            let fields = line.split(separator: "\t")
+            guard fields.count >= 2, let pointer = Int(fields[0].trimmingCharacters(in: .whitespaces)), let code = UInt32(fields[1].dropFirst(2), radix: 16) else { continue }
+            index[pointer] = code
+        }
+        return index
+    }
+
+    private static let jis0208: [Int: UInt32] = (try? index("index-jis0208.txt")) ?? [:]
+
+    private func scalars(_ values: [UInt32]) -> String { String(String.UnicodeScalarView(values.map { Unicode.Scalar($0)! })) }
+
+    /// The Shift_JIS decoder (Encoding Standard 13.3.1) for a lead byte and the byte after it,
+    /// as a stream of those two bytes: an unmapped pair whose trail is ASCII gives U+FFFD and then
+    /// that ASCII character (the trail is read again).
+    private func whatwgShiftJIS(lead: UInt8, trail: UInt8) -> String {
+        let offset = lead < 0xA0 ? 0x81 : 0xC1
+        let trailOffset = trail < 0x7F ? 0x40 : 0x41
+        var pointer: Int?
+        if (0x40...0x7E).contains(trail) || (0x80...0xFC).contains(trail) {
+            pointer = (Int(lead) - offset) * 188 + Int(trail) - trailOffset
+        }
+        if let pointer, (8836...10715).contains(pointer) { return scalars([0xE000 - 8836 + UInt32(pointer)]) }
+        if let pointer, let code = Self.jis0208[pointer] { return scalars([code]) }
+        return trail < 0x80 ? scalars([0xFFFD, UInt32(trail)]) : scalars([0xFFFD])
+    }
+
+    /// One byte alone: ASCII and 0x80 as themselves, 0xA1–0xDF half-width katakana, a lead byte
+    /// at the end of the stream or any other byte an error.
+    private func whatwgShiftJIS(single byte: UInt8) -> String {
+        if byte <= 0x80 { return scalars([UInt32(byte)]) }
+        if (0xA1...0xDF).contains(byte) { return scalars([0xFF61 - 0xA1 + UInt32(byte)]) }
+        return scalars([0xFFFD])
+    }
+
+    func testShiftJISDecodesEveryByteAndEveryPairAsTheStandardDoes() throws {
+        XCTAssertEqual(Self.jis0208.count, 7724, "index-jis0208.txt entries")
+        var differences: [String] = []
+        for byte in UInt8.min...UInt8.max {
+            let ours = TextCharset.shiftJIS.decode([byte])
+            let theirs = whatwgShiftJIS(single: byte)
+            if ours != theirs {
+                differences.append(
+                    String(
+                        format: "%02X: ours %@, standard %@", byte, ours.unicodeScalars.map { String(format: "U+%04X", $0.value) }.joined(separator: " "),
+                        theirs.unicodeScalars.map { String(format: "U+%04X", $0.value) }.joined(separator: " ")))
+            }
+        }
+        for lead in Array(UInt8(0x81)...0x9F) + Array(UInt8(0xE0)...0xFC) {
+            for trail in UInt8.min...UInt8.max {
+                let ours = TextCharset.shiftJIS.decode([lead, trail])
+                let theirs = whatwgShiftJIS(lead: lead, trail: trail)
+                if ours != theirs {
+                    differences.append(
+                        String(
+                            format: "%02X %02X: ours %@, standard %@", lead, trail, ours.unicodeScalars.map { String(format: "U+%04X", $0.value) }.joined(separator: " "),
+                            theirs.unicodeScalars.map { String(format: "U+%04X", $0.value) }.joined(separator: " ")))
+                }
+            }
+        }
+        XCTAssertEqual(differences.count, 0, "\(differences.count) differences, the first: \(differences.prefix(40).joined(separator: "; "))")
+    }
+
+    /// The whole Shift_JIS decoder as the standard writes it, over a stream.
+    private func whatwgShiftJIS(_ bytes: [UInt8]) -> String {
+        var out: [UInt32] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            index += 1
+            guard (0x81...0x9F).contains(byte) || (0xE0...0xFC).contains(byte) else {
+                out += whatwgShiftJIS(single: byte).unicodeScalars.map(\.value)
+                continue
+            }
+            guard index < bytes.count else {
+                out.append(0xFFFD)
+                break
+            }
+            let trail = bytes[index]
+            index += 1
+            let decoded = whatwgShiftJIS(lead: byte, trail: trail).unicodeScalars.map(\.value)
+            if decoded.count == 2 {
+                out.append(0xFFFD)
+                index -= 1  // the ASCII trail is read again
+            } else {
+                out += decoded
+            }
+        }
+        return scalars(out)
+    }
+
+    /// Random streams of the bytes where the decoders could part (ASCII, 0x80, lead bytes,
+    /// half-width katakana, trail-only and never-valid bytes, lead bytes at the end).
+    func testShiftJISStreamsDecodeAsTheStandardDoes() {
+        let alphabet: [UInt8] = [
+            0x00, 0x40, 0x5C, 0x7E, 0x7F, 0x80, 0x81, 0x82, 0x87, 0x88, 0x9F, 0xA0, 0xA1, 0xB0, 0xDF, 0xE0, 0xEA, 0xED, 0xEE, 0xF0, 0xF9, 0xFA, 0xFC, 0xFD, 0xFF, 0x9E, 0x3F, 0xA8,
+        ]
+        var generator = SystemRandomNumberGenerator()
+        var failures: [String] = []
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 1...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            let ours = TextCharset.shiftJIS.decode(bytes)
+            let theirs = whatwgShiftJIS(bytes)
+            if ours != theirs, failures.count < 20 {
+                failures.append(
+                    "\(bytes.map { String(format: "%02X", $0) }.joined(separator: " ")): ours \(ours.unicodeScalars.map { String($0.value, radix: 16) }), standard \(theirs.unicodeScalars.map { String($0.value, radix: 16) })"
+                )
+            }
+        }
+        XCTAssertEqual(failures, [])
+    }
+
+    /// The Shift_JIS encoder (Encoding Standard 13.3.2) in a form submission's error mode: a
+    /// code point it cannot encode is written as `&#N;`.
+    private func whatwgShiftJISEncode(_ code: UInt32) -> [UInt8] {
+        if code <= 0x80 { return [UInt8(code)] }
+        if code == 0xA5 { return [0x5C] }
+        if code == 0x203E { return [0x7E] }
+        if (0xFF61...0xFF9F).contains(code) { return [UInt8(code - 0xFF61 + 0xA1)] }
+        let wanted = code == 0x2212 ? 0xFF0D : code
+        // The index Shift_JIS pointer: the first pointer of the code point, pointers 8272–8835 excluded.
+        guard let pointer = Self.shiftJISPointers[wanted] else { return Array("&#\(code);".utf8) }
+        let lead = pointer / 188
+        let trail = pointer % 188
+        return [UInt8(lead + (lead < 0x1F ? 0x81 : 0xC1)), UInt8(trail + (trail < 0x3F ? 0x40 : 0x41))]
+    }
+
+    private static let shiftJISPointers: [UInt32: Int] = {
+        var pointers: [UInt32: Int] = [:]
+        for (pointer, code) in jis0208 where !(8272...8835).contains(pointer) {
+            if let existing = pointers[code], existing < pointer { continue }
+            pointers[code] = pointer
+        }
+        return pointers
+    }()
+
+    func testShiftJISEncodesEveryCodePointOfTheIndexAsTheStandardDoes() {
+        var codes = Set(Self.jis0208.values)
+        codes.formUnion([0x80, 0xA5, 0x203E, 0x2212, 0xFF61, 0xFF9F, 0xE000, 0xE757, 0x20AC, 0x1F511])
+        var differences: [String] = []
+        for code in codes.sorted() {
+            let ours = TextCharset.shiftJIS.encode(String(Unicode.Scalar(code)!))
+            let theirs = whatwgShiftJISEncode(code)
+            if ours != theirs {
+                differences.append(
+                    String(
+                        format: "U+%04X: ours %@, standard %@", code, ours.map { String(format: "%02X", $0) }.joined(separator: " "),
+                        theirs.map { String(format: "%02X", $0) }.joined(separator: " ")))
+            }
+        }
+        XCTAssertEqual(differences.count, 0, "\(differences.count) differences: \(differences.prefix(40).joined(separator: "; "))")
+    }
+
+    /// Every label the standard gives the encodings mtls names itself finds that encoding
+    /// (labels are matched without surrounding white space and in any ASCII case).
+    func testEveryLabelOfTheStandardFindsItsEncoding() throws {
+        struct Group: Decodable {
+            struct Encoding: Decodable {
+                let name: String
+                let labels: [String]
+            }
+            let encodings: [Encoding]
+        }
+        let data = try Data(contentsOf: Self.directory.appendingPathComponent("encodings.json"))
+        let ours: Set<String> = ["UTF-8", "Shift_JIS", "EUC-JP", "ISO-2022-JP", "windows-1252", "UTF-16LE", "UTF-16BE", "GBK", "gb18030", "Big5", "EUC-KR"]
+        var checked = 0
+        for encoding in try JSONDecoder().decode([Group].self, from: data).flatMap(\.encodings) where ours.contains(encoding.name) {
+            for label in encoding.labels {
+                XCTAssertEqual(TextCharset(label: " \(label.uppercased())\t")?.name, encoding.name, "the label \(label)")
+                checked += 1
+            }
+        }
+        XCTAssertEqual(checked, 70, "labels checked")
+    }
+
+    func testWindows1252DecodesEveryByteAsTheStandardDoes() throws {
+        let index = try Self.index("index-windows-1252.txt")
+        for byte in UInt8.min...UInt8.max {
+            let expected = byte < 0x80 ? UInt32(byte) : index[Int(byte) - 0x80]!
+            XCTAssertEqual(TextCharset.windows1252.decode([byte]).unicodeScalars.map(\.value), [expected], String(format: "%02X", byte))
+        }
+    }
+}
