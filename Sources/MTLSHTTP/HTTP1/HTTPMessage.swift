@@ -263,56 +263,28 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
     /// it is the scheme's default. Kept with the parts it is made of, as every request sends it.
     public private(set) var hostHeader: String
 
-    /// Parses a URL; `https://` is assumed when no scheme is given.
+    /// Parses a URL as a browser does (the WHATWG URL Standard, for http and https: ``URLParser``);
+    /// `https://` is assumed when no scheme is given (`example.com:8443/x`). Credentials in the
+    /// URL are never sent, and the fragment stays here.
+    ///
+    /// - Throws: `HTTPSError` `.url` naming the part that is wrong (scheme, host, port).
     public init(_ text: String) throws(HTTPSError) {
-        var rest = text.trimmingWhitespace()
-        var scheme = "https"
-        if let range = rest.firstRange(of: "://") {
-            scheme = rest[..<range.lowerBound].lowercased()
-            rest = String(rest[range.upperBound...])
+        do throws(URLParser.Failure) {
+            self.init(try URLParser.parse(text))
+        } catch {
+            throw HTTPSError(.url, host: text, error.message)
         }
-        guard scheme == "https" || scheme == "http" else {
-            throw HTTPSError(.url, host: text, "the scheme \(scheme):// is not supported; use https://")
-        }
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? rest.endIndex
-        var authority = String(rest[..<authorityEnd])
-        var target = String(rest[authorityEnd...])
-        if let hash = target.firstIndex(of: "#") { target = String(target[..<hash]) }
-        if target.isEmpty || target.hasPrefix("?") { target = "/" + target }
-        if let at = authority.lastIndex(of: "@") {
-            authority = String(authority[authority.index(after: at)...])  // never send userinfo
-        }
-        var host = authority
-        var port = scheme == "https" ? 443 : 80
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { throw HTTPSError(.url, host: text, "the IPv6 address has no closing bracket") }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") {
-                guard let value = Int(after.dropFirst()), (1...65535).contains(value) else {
-                    throw HTTPSError(.url, host: text, "the port '\(after.dropFirst())' is not a number from 1 to 65535")
-                }
-                port = value
-            } else if !after.isEmpty {
-                throw HTTPSError(.url, host: text, "unexpected text after the IPv6 address")
-            }
-        } else if let colon = authority.lastIndex(of: ":") {
-            host = String(authority[..<colon])
-            let portText = authority[authority.index(after: colon)...]
-            guard let value = Int(portText), (1...65535).contains(value) else { throw HTTPSError(.url, host: text, "the port '\(portText)' is not a number from 1 to 65535") }
-            port = value
-        }
-        guard !host.isEmpty else { throw HTTPSError(.url, host: text, "the URL has no host") }
-        guard host.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F && !"<>\"{}|\\^`".unicodeScalars.contains($0) }) else {
-            throw HTTPSError(.url, host: text, "the host '\(host)' contains characters a host name cannot have")
-        }
-        try Self.checkTarget(target, url: text)
-        self.scheme = scheme
-        self.host = host.lowercased()
-        self.port = port
-        self.target = target
-        self.hostHeader = Self.hostHeader(scheme, self.host, port)
     }
+
+    init(_ parts: URLParser.Parts) {
+        self.scheme = parts.scheme
+        self.host = parts.host
+        self.port = parts.port
+        self.target = parts.target
+        self.hostHeader = Self.hostHeader(parts.scheme, parts.host, parts.port)
+    }
+
+    var parts: URLParser.Parts { URLParser.Parts(scheme: scheme, host: host, port: port, target: target) }
 
     /// Takes a Foundation `URL` (`https://` or `http://`), with the same checks as the text form.
     ///
@@ -332,22 +304,14 @@ public struct HTTPSURL: Sendable, Hashable, CustomStringConvertible {
     public var path: String { String(target.prefix { $0 != "?" }) }
     public var description: String { "\(scheme)://\(hostHeader)\(target)" }
 
-    /// Resolves a `Location` value against this URL.
+    /// Resolves a reference (a `Location` value, a form's `action`, a `<base href>`) against this
+    /// URL, as a browser does.
     public func resolving(_ location: String) throws(HTTPSError) -> HTTPSURL {
-        if location.contains("://") { return try HTTPSURL(location) }
-        if location.hasPrefix("//") { return try HTTPSURL("\(scheme):\(location)") }
-        var copy = self
-        if location.hasPrefix("/") {
-            copy.target = location
-        } else if location.hasPrefix("?") {
-            copy.target = path + location
-        } else {
-            let base = path.hasSuffix("/") ? path : String(path[..<(path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.endIndex)])
-            copy.target = base + location
+        do throws(URLParser.Failure) {
+            return HTTPSURL(try URLParser.parse(location, base: parts))
+        } catch {
+            throw HTTPSError(.url, host: location, error.message)
         }
-        if let hash = copy.target.firstIndex(of: "#") { copy.target = String(copy.target[..<hash]) }
-        try Self.checkTarget(copy.target, url: location)
-        return copy
     }
 
     /// A request target goes on the request line as it is: no space, tab, line break or other
