@@ -8,6 +8,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let fields = input.fields()
         let text = FuzzedData.text(fields.first ?? [])
         let base = (try? HTTPSURL(text)) ?? (try! HTTPSURL("https://example.com:8443/a/b?c=d"))
+        // What goes on the request line is printable ASCII: the parser percent-encodes the rest
+        // and drops tabs and line breaks (the WHATWG URL Standard).
+        let sendable = { (target: String) in target.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
+        check(sendable(base.target), "target \(base.target.debugDescription) is not printable ASCII")
+        check(base.host.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "host \(base.host.debugDescription) is not printable ASCII")
         _ = base.origin
         _ = base.hostHeader
         _ = base.path
@@ -21,6 +26,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         for location in fields.dropFirst().prefix(4) {
             if let next = try? base.resolving(FuzzedData.text(location)) {
                 check(next.target.utf8.first == UInt8(ascii: "/"), "resolved target '\(next.target)' does not start with /")
+                check(sendable(next.target), "resolved target \(next.target.debugDescription) is not printable ASCII")
                 _ = next.description
             }
         }
