@@ -125,28 +125,6 @@ struct HTMLDocument: Sendable {
 
     /// Every element named `name`, in document order.
     func elements(named name: String) -> [Element] { root.descendants(named: name) }
-
-    /// The charset label the document declares in `<meta charset>` or
-    /// `<meta http-equiv="Content-Type" content="…; charset=…">`, the first one in document order.
-    var declaredCharset: String? {
-        for meta in elements(named: "meta") {
-            if let charset = meta.attribute("charset"), !charset.trimmingWhitespace().isEmpty {
-                return charset.trimmingWhitespace()
-            }
-            if meta.attribute("http-equiv")?.lowercased().trimmingWhitespace() == "content-type",
-                let content = meta.attribute("content"), let charset = MediaType(content).parameters["charset"], !charset.isEmpty
-            {
-                return charset
-            }
-        }
-        return nil
-    }
-
-    /// Reads only the declared charset: the bytes are parsed as ISO-8859-1 (every byte is a
-    /// character), so the declaration is found whatever the real encoding.
-    static func declaredCharset(in bytes: [UInt8]) -> String? {
-        HTMLDocument(bytes: Array(bytes.prefix(64 * 1024)), encoding: "ISO-8859-1").declaredCharset
-    }
 }
 
 /// A media type such as `text/html; charset="Shift_JIS"`, split into type and parameters.

@@ -48,9 +48,7 @@ public struct DecodedText: Sendable, CustomStringConvertible {
             return
         }
         let looksLikeHTML = media?.isHTML ?? (media == nil)
-        if looksLikeHTML, let label = HTMLDocument.declaredCharset(in: body), var charset = TextCharset(label: label) {
-            // A page cannot declare UTF-16 in ASCII-compatible bytes (HTML standard): read UTF-8.
-            if charset == .utf16LE || charset == .utf16BE { charset = .utf8 }
+        if looksLikeHTML, let (label, charset) = EncodingPrescan.declaredEncoding(in: body) {
             self.init(text: charset.decode(body), charset: charset, source: .meta, declaredLabel: label)
             return
         }

@@ -43,30 +43,32 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
     /// UTF-16BE.
     public static let utf16BE = TextCharset("UTF-16BE", iconv: nil)
 
-    /// Looks up a charset label (case-insensitive, surrounding whitespace and quotes ignored).
-    /// Returns nil for labels neither the table nor the system's iconv knows.
+    /// Looks up a charset label as the WHATWG Encoding Standard's "get an encoding" does: ASCII
+    /// white space around it ignored, ASCII case-insensitive, every label of the standard
+    /// (``whatwgLabels``). Beyond the standard, Microsoft's code-page names that Windows servers
+    /// send (`cp932`, `cp936`, `cp949`, `euc-jp-ms`) and any other name the system's iconv knows.
+    /// Nil for anything else, so that a page's next declaration is tried, as a browser tries it.
     public init?(label: String) {
-        let key = label.trimming(charactersIn: " \t\"'").lowercased()
+        let isSpace = { (scalar: Unicode.Scalar) in scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}" }
+        let scalars = label.unicodeScalars.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
+        var key = String(String.UnicodeScalarView(scalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
+        // A label quoted whole (`"Shift_JIS"`, as a Content-Type may carry it) is that label; a
+        // stray quote (`<meta charset=sjis">`) makes it no label at all, as in a browser.
+        if key.count >= 2, let first = key.first, first == "\"" || first == "'", key.last == first { key = String(key.dropFirst().dropLast()) }
         guard !key.isEmpty else { return nil }
+        if let name = TextCharset.whatwgLabels[key] {
+            self = TextCharset(name, iconv: TextCharset.iconvName(forWHATWGName: name))
+            return
+        }
         switch key {
-        case "utf-8", "utf8", "unicode-1-1-utf-8", "unicode11utf8", "unicode20utf8", "x-unicode20utf8": self = .utf8
-        case "shift_jis", "shift-jis", "sjis", "x-sjis", "ms_kanji", "ms932", "csshiftjis", "windows-31j", "cp932", "x-ms-cp932": self = .shiftJIS
-        case "euc-jp", "x-euc-jp", "cseucpkdfmtjapanese", "eucjp", "euc-jp-ms": self = .eucJP
-        case "iso-2022-jp", "csiso2022jp": self = .iso2022JP
-        case "windows-1252", "cp1252", "x-cp1252", "iso-8859-1", "iso8859-1", "iso_8859-1", "latin1", "l1", "us-ascii", "ascii", "ansi_x3.4-1968", "cp819", "ibm819", "iso-ir-100",
-            "csisolatin1", "iso88591", "iso_8859-1:1987":
-            self = .windows1252
-        case "utf-16le", "utf-16", "unicode", "ucs-2", "csunicode", "unicodefeff", "iso-10646-ucs-2": self = .utf16LE
-        case "utf-16be", "unicodefffe": self = .utf16BE
-        case "gbk", "gb2312", "x-gbk", "cp936", "ms936", "windows-936", "csgb2312", "chinese", "gb_2312-80", "gb_2312", "csiso58gb231280", "iso-ir-58":
-            self = TextCharset("GBK", iconv: "GBK")
-        case "gb18030": self = TextCharset("gb18030", iconv: "GB18030")
-        case "big5", "big5-hkscs", "cn-big5", "csbig5", "x-x-big5": self = TextCharset("Big5", iconv: "BIG5-HKSCS")
-        case "euc-kr", "ks_c_5601-1987", "windows-949", "cp949", "korean", "cseuckr", "ksc5601", "csksc56011987", "iso-ir-149", "ks_c_5601-1989", "ksc_5601":
-            self = TextCharset("EUC-KR", iconv: "CP949")
+        case "cp932", "x-ms-cp932": self = .shiftJIS
+        case "eucjp", "euc-jp-ms": self = .eucJP
+        case "cp936", "ms936", "windows-936": self = TextCharset("GBK", iconv: "GBK")
+        case "cp949": self = TextCharset("EUC-KR", iconv: "CP949")
         default:
             let upper = key.uppercased()
-            guard TextCharset.iconvKnows(upper) else { return nil }
+            guard upper.unicodeScalars.allSatisfy({ ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "-_.:".unicodeScalars.contains($0) }), TextCharset.iconvKnows(upper)
+            else { return nil }
             self = TextCharset(upper.hasPrefix("WINDOWS-") ? key : upper, iconv: upper)
         }
     }
@@ -81,6 +83,12 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             return String(decoding: bytes, as: UTF8.self)
         case "windows-1252":
             return String(String.UnicodeScalarView(bytes.map { Windows1252.scalar($0) }))
+        case "replacement":
+            // ISO-2022-KR, HZ and the like: one U+FFFD, as browsers read them (their escape
+            // sequences have hidden markup from filters).
+            return bytes.isEmpty ? "" : "\u{FFFD}"
+        case "x-user-defined":
+            return String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0 < 0x80 ? UInt32($0) : 0xF780 + UInt32($0) - 0x80)! }))
         case "UTF-16LE", "UTF-16BE":
             let little = name == "UTF-16LE"
             var units: [UInt16] = []
@@ -125,6 +133,14 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         case "windows-1252":
             return text.unicodeScalars.flatMap { scalar -> [UInt8] in
                 if let byte = Windows1252.byte(scalar) { return [byte] }
+                return Array("&#\(scalar.value);".utf8)
+            }
+        case "replacement":
+            return Array(text.utf8)  // a form in this encoding is submitted as UTF-8
+        case "x-user-defined":
+            return text.unicodeScalars.flatMap { scalar -> [UInt8] in
+                if scalar.isASCII { return [UInt8(scalar.value)] }
+                if (0xF780...0xF7FF).contains(scalar.value) { return [UInt8(scalar.value - 0xF780 + 0x80)] }
                 return Array("&#\(scalar.value);".utf8)
             }
         case "UTF-16LE":
