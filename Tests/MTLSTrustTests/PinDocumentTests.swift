@@ -153,7 +153,14 @@ final class PinDocumentTests: XCTestCase {
         XCTAssertThrowsError(try PinDocument(bytes: Array("not a pin\n".utf8), source: "pins.txt")) { error in
             let error = error as? MTLSTrustError
             XCTAssertEqual(error?.reason, .malformedInput)
-            XCTAssertTrue(error?.message.hasPrefix("pins.txt: 'not' is not a SHA-256 pin") == true, error?.message ?? "")
+            XCTAssertTrue(error?.message.hasPrefix("pins.txt: \"not\" is not a SHA-256 pin") == true, error?.message ?? "")
+        }
+        // The file's own text is quoted as a Swift literal, its controls escaped: a pin file is
+        // input too, and its message may reach a terminal or a CI log.
+        XCTAssertThrowsError(try PinDocument(bytes: Array("sha256/\u{1B}[32mtrusted\u{202E}\n".utf8), source: "pins.txt")) { error in
+            let message = (error as? MTLSTrustError)?.message ?? ""
+            XCTAssertTrue(message.contains(#""sha256/\u{1B}[32mtrusted\u{202E}""#), message)
+            XCTAssertFalse(message.unicodeScalars.contains { $0 == "\u{1B}" || $0 == "\u{202E}" }, message)
         }
         XCTAssertThrowsError(try PinDocument(bytes: [], source: "empty.txt")) { error in
             XCTAssertEqual((error as? MTLSTrustError)?.reason, .emptyInput)

@@ -92,7 +92,7 @@ enum PinDocumentReader {
                         return PinDocument(
                             format: "SPKI pin list", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: [pin])])])
                     }
-                    throw ReadError(message: "'\(token)' is not a curl pin (sha256// followed by 44 base64 characters)")
+                    throw ReadError(message: "\(DisplayText.quoted(token)) is not a curl pin (sha256// followed by 44 base64 characters)")
                 }
                 pins.append(Pin(kind: .publicKey, digest: digest))
             }
@@ -118,13 +118,13 @@ enum PinDocumentReader {
             if body.isEmpty { continue }
             if body.lowercased().hasPrefix("expires") {
                 let value = body.dropFirst(7).trimming(charactersIn: " :=\t")
-                guard let day = PinDates.day(String(value.prefix(10))) else { throw ReadError(message: "'\(body)' is not an expiry: expected expires YYYY-MM-DD") }
+                guard let day = PinDates.day(String(value.prefix(10))) else { throw ReadError(message: "\(DisplayText.quoted(body)) is not an expiry: expected expires YYYY-MM-DD") }
                 expires = day
                 continue
             }
             let first = body.split(separator: " ").first.map(String.init) ?? body
             guard let pin = PinText.parse(first) else {
-                throw ReadError(message: "'\(first)' is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
+                throw ReadError(message: "\(DisplayText.quoted(first)) is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
             }
             pins.append(pin)
         }
@@ -160,12 +160,12 @@ enum PinDocumentReader {
         for entry in (dictionary["pins"] as? [Any]) ?? [] {
             let text = (entry as? String) ?? ((entry as? [String: Any]).flatMap { ($0["pin"] ?? $0["spki"] ?? $0["sha256"]) as? String })
             guard let text else { continue }
-            guard let pin = PinText.parse(text) else { throw ReadError(message: "'\(text)' is not a SHA-256 pin") }
+            guard let pin = PinText.parse(text) else { throw ReadError(message: "\(DisplayText.quoted(text)) is not a SHA-256 pin") }
             pins.append(pin)
         }
         var expires: Date?
         if let text = dictionary["expires"] as? String {
-            guard let day = PinDates.day(String(text.prefix(10))) else { throw ReadError(message: "\"expires\": '\(text)' is not a YYYY-MM-DD date") }
+            guard let day = PinDates.day(String(text.prefix(10))) else { throw ReadError(message: "\"expires\": \(DisplayText.quoted(text)) is not a YYYY-MM-DD date") }
             expires = day
         }
         let hosts = (dictionary["hosts"] as? [String]) ?? []
@@ -192,7 +192,7 @@ enum PinDocumentReader {
                 directive = directive[directive.index(after: separator)...].trimmingWhitespace()
             }
             if directive.lowercased().hasPrefix("pin-sha256") {
-                guard let pin = PinText.parse(directive) else { throw ReadError(message: "'\(directive)' is not a pin-sha256 directive with a 44-character base64 digest") }
+                guard let pin = PinText.parse(directive) else { throw ReadError(message: "\(DisplayText.quoted(directive)) is not a pin-sha256 directive with a 44-character base64 digest") }
                 pins.append(pin)
             }
         }
@@ -239,7 +239,7 @@ enum PinDocumentReader {
                     var pins: [Pin] = []
                     for identity in identities {
                         guard let text = identity["SPKI-SHA256-BASE64"] as? String else { continue }
-                        guard let digest = PinText.digest(text) else { throw ReadError(message: "\(host) \(key): '\(text)' is not a base64 SHA-256 digest") }
+                        guard let digest = PinText.digest(text) else { throw ReadError(message: "\(host) \(key): \(DisplayText.quoted(text)) is not a base64 SHA-256 digest") }
                         pins.append(Pin(kind: .publicKey, digest: digest))
                     }
                     requirements.append(PinRequirement(scope: scope, pins: pins, name: key))
@@ -255,12 +255,12 @@ enum PinDocumentReader {
     static func trustKitDomain(host: String, hashes: [String], includeSubdomains: Bool?, expiration: String?, enforce: Bool?) throws(ReadError) -> PinDomain {
         var pins: [Pin] = []
         for hash in hashes {
-            guard let digest = PinText.digest(hash) ?? PinText.parse(hash)?.digest else { throw ReadError(message: "\(host): '\(hash)' is not a base64 SHA-256 digest") }
+            guard let digest = PinText.digest(hash) ?? PinText.parse(hash)?.digest else { throw ReadError(message: "\(host): \(DisplayText.quoted(hash)) is not a base64 SHA-256 digest") }
             pins.append(Pin(kind: .publicKey, digest: digest))
         }
         var day: Date?
         if let expiration {
-            guard let parsed = PinDates.day(expiration) else { throw ReadError(message: "\(host): the expiration date '\(expiration)' is not yyyy-MM-dd") }
+            guard let parsed = PinDates.day(expiration) else { throw ReadError(message: "\(host): the expiration date \(DisplayText.quoted(expiration)) is not yyyy-MM-dd") }
             day = parsed
         }
         return PinDomain(
@@ -291,10 +291,10 @@ enum PinDocumentReader {
         for call in CodeLiteralScanner.addCalls(in: tokens) {
             guard let pattern = call.first else { continue }
             for text in call.dropFirst() {
-                guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else { throw ReadError(message: "'\(text)': OkHttp pins start with sha256/ (or sha1/)") }
+                guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else { throw ReadError(message: "\(DisplayText.quoted(text)): OkHttp pins start with sha256/ (or sha1/)") }
                 guard text.hasPrefix("sha256/") else { continue }
                 guard let digest = PinText.digest(String(text.dropFirst("sha256/".count))) else {
-                    throw ReadError(message: "'\(text)' is not sha256/ followed by 44 base64 characters")
+                    throw ReadError(message: "\(DisplayText.quoted(text)) is not sha256/ followed by 44 base64 characters")
                 }
                 if byPattern[pattern] == nil { order.append(pattern) }
                 byPattern[pattern, default: []].append(Pin(kind: .publicKey, digest: digest))
@@ -310,7 +310,7 @@ enum PinDocumentReader {
     static func swiftSource(_ text: String) throws(ReadError) -> PinDocument {
         var pins: [Pin] = []
         for match in matches(#"Pin\(pin: "([^"]+)""#, in: text) {
-            guard let pin = PinText.parse(match) else { throw ReadError(message: "'\(match)' is not a SHA-256 pin") }
+            guard let pin = PinText.parse(match) else { throw ReadError(message: "\(DisplayText.quoted(match)) is not a SHA-256 pin") }
             pins.append(pin)
         }
         if pins.isEmpty {
@@ -322,7 +322,7 @@ enum PinDocumentReader {
         let subdomains = text.contains("static let includesSubdomains = true")
         var expires: Date?
         if let text = matches(#"static let expires: String\? = "([^"]+)""#, in: text).first {
-            guard let day = PinDates.day(text) else { throw ReadError(message: "expires '\(text)' is not YYYY-MM-DD") }
+            guard let day = PinDates.day(text) else { throw ReadError(message: "expires \(DisplayText.quoted(text)) is not YYYY-MM-DD") }
             expires = day
         }
         let requirement = PinRequirement(scope: .chain, pins: pins)
