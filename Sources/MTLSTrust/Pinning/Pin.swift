@@ -44,7 +44,8 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
     public init(parsing text: String) throws(MTLSTrustError) {
         guard let pin = PinText.parse(text) else {
             throw MTLSTrustError(
-                .invalidArgument, "\(DisplayText.quoted(text)) is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
+                .invalidArgument,
+                "\(DisplayText.quoted(text)) is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
         }
         self = pin
     }

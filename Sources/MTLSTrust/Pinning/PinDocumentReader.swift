@@ -118,13 +118,16 @@ enum PinDocumentReader {
             if body.isEmpty { continue }
             if body.lowercased().hasPrefix("expires") {
                 let value = body.dropFirst(7).trimming(charactersIn: " :=\t")
-                guard let day = PinDates.day(String(value.prefix(10))) else { throw ReadError(message: "\(DisplayText.quoted(body)) is not an expiry: expected expires YYYY-MM-DD") }
+                guard let day = PinDates.day(String(value.prefix(10))) else {
+                    throw ReadError(message: "\(DisplayText.quoted(body)) is not an expiry: expected expires YYYY-MM-DD")
+                }
                 expires = day
                 continue
             }
             let first = body.split(separator: " ").first.map(String.init) ?? body
             guard let pin = PinText.parse(first) else {
-                throw ReadError(message: "\(DisplayText.quoted(first)) is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
+                throw ReadError(
+                    message: "\(DisplayText.quoted(first)) is not a SHA-256 pin: expected sha256/ followed by 44 base64 characters (or cert-sha256/… for a whole-certificate pin)")
             }
             pins.append(pin)
         }
@@ -192,7 +195,9 @@ enum PinDocumentReader {
                 directive = directive[directive.index(after: separator)...].trimmingWhitespace()
             }
             if directive.lowercased().hasPrefix("pin-sha256") {
-                guard let pin = PinText.parse(directive) else { throw ReadError(message: "\(DisplayText.quoted(directive)) is not a pin-sha256 directive with a 44-character base64 digest") }
+                guard let pin = PinText.parse(directive) else {
+                    throw ReadError(message: "\(DisplayText.quoted(directive)) is not a pin-sha256 directive with a 44-character base64 digest")
+                }
                 pins.append(pin)
             }
         }
@@ -255,7 +260,9 @@ enum PinDocumentReader {
     static func trustKitDomain(host: String, hashes: [String], includeSubdomains: Bool?, expiration: String?, enforce: Bool?) throws(ReadError) -> PinDomain {
         var pins: [Pin] = []
         for hash in hashes {
-            guard let digest = PinText.digest(hash) ?? PinText.parse(hash)?.digest else { throw ReadError(message: "\(host): \(DisplayText.quoted(hash)) is not a base64 SHA-256 digest") }
+            guard let digest = PinText.digest(hash) ?? PinText.parse(hash)?.digest else {
+                throw ReadError(message: "\(host): \(DisplayText.quoted(hash)) is not a base64 SHA-256 digest")
+            }
             pins.append(Pin(kind: .publicKey, digest: digest))
         }
         var day: Date?
@@ -291,7 +298,9 @@ enum PinDocumentReader {
         for call in CodeLiteralScanner.addCalls(in: tokens) {
             guard let pattern = call.first else { continue }
             for text in call.dropFirst() {
-                guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else { throw ReadError(message: "\(DisplayText.quoted(text)): OkHttp pins start with sha256/ (or sha1/)") }
+                guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else {
+                    throw ReadError(message: "\(DisplayText.quoted(text)): OkHttp pins start with sha256/ (or sha1/)")
+                }
                 guard text.hasPrefix("sha256/") else { continue }
                 guard let digest = PinText.digest(String(text.dropFirst("sha256/".count))) else {
                     throw ReadError(message: "\(DisplayText.quoted(text)) is not sha256/ followed by 44 base64 characters")
