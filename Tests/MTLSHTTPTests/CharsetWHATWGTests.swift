@@ -194,6 +194,91 @@ final class CharsetWHATWGTests: XCTestCase {
         }
     }
 
+    private static let jis0212: [Int: UInt32] = (try? index("index-jis0212.txt")) ?? [:]
+
+    /// The EUC-JP decoder (Encoding Standard 13.1.1) over a stream.
+    private func whatwgEUCJP(_ bytes: [UInt8]) -> String {
+        var out: [UInt32] = []
+        var lead: UInt8 = 0
+        var jis0212 = false
+        var index = 0
+        while index < bytes.count || lead != 0 {
+            guard index < bytes.count else {
+                out.append(0xFFFD)  // a lead at the end of the stream
+                break
+            }
+            let byte = bytes[index]
+            index += 1
+            if lead == 0x8E && (0xA1...0xDF).contains(byte) {
+                lead = 0
+                out.append(0xFF61 - 0xA1 + UInt32(byte))
+                continue
+            }
+            if lead == 0x8F && (0xA1...0xFE).contains(byte) {
+                jis0212 = true
+                lead = byte
+                continue
+            }
+            if lead != 0 {
+                let pointer = (0xA1...0xFE).contains(lead) && (0xA1...0xFE).contains(byte) ? (Int(lead) - 0xA1) * 94 + Int(byte) - 0xA1 : nil
+                let code = pointer.flatMap { jis0212 ? Self.jis0212[$0] : Self.jis0208[$0] }
+                lead = 0
+                jis0212 = false
+                if let code {
+                    out.append(code)
+                    continue
+                }
+                if byte < 0x80 { index -= 1 }
+                out.append(0xFFFD)
+                continue
+            }
+            if byte < 0x80 {
+                out.append(UInt32(byte))
+            } else if byte == 0x8E || byte == 0x8F || (0xA1...0xFE).contains(byte) {
+                lead = byte
+            } else {
+                out.append(0xFFFD)
+            }
+        }
+        return scalars(out)
+    }
+
+    func testEUCJPDecodesEveryPairAndTripleAsTheStandardDoes() throws {
+        XCTAssertEqual(Self.jis0212.count, 6067, "index-jis0212.txt entries")
+        let euc = try XCTUnwrap(TextCharset(label: "euc-jp"))
+        var inputs: [[UInt8]] = (UInt8.min...UInt8.max).map { [$0] }
+        for lead in [UInt8(0x8E)] + Array(UInt8(0xA1)...0xFE) {
+            for trail in UInt8.min...UInt8.max { inputs.append([lead, trail]) }
+        }
+        for second in UInt8(0xA1)...0xFE {
+            for third in UInt8(0xA1)...0xFE { inputs.append([0x8F, second, third]) }
+            inputs.append([0x8F, second, 0x41])
+        }
+        var differences: [String] = []
+        for bytes in inputs {
+            let ours = euc.decode(bytes)
+            let theirs = whatwgEUCJP(bytes)
+            if ours != theirs {
+                differences.append(
+                    "\(bytes.map { String(format: "%02X", $0) }.joined(separator: " ")): ours \(ours.unicodeScalars.map { String($0.value, radix: 16) }), standard \(theirs.unicodeScalars.map { String($0.value, radix: 16) })"
+                )
+            }
+        }
+        XCTAssertEqual(differences.count, 0, "\(differences.count) of \(inputs.count) differ: \(differences.prefix(30).joined(separator: "; "))")
+    }
+
+    func testEUCJPStreamsDecodeAsTheStandardDoes() throws {
+        let euc = try XCTUnwrap(TextCharset(label: "euc-jp"))
+        let alphabet: [UInt8] = [0x00, 0x41, 0x5C, 0x7E, 0x80, 0x8D, 0x8E, 0x8F, 0xA0, 0xA1, 0xA4, 0xB0, 0xDF, 0xE0, 0xF4, 0xF9, 0xFC, 0xFE, 0xFF, 0xAD, 0xA9]
+        var generator = SystemRandomNumberGenerator()
+        var failures: [String] = []
+        for _ in 0..<20_000 {
+            let bytes = (0..<Int.random(in: 1...10, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }
+            if euc.decode(bytes) != whatwgEUCJP(bytes), failures.count < 10 { failures.append(bytes.map { String(format: "%02X", $0) }.joined(separator: " ")) }
+        }
+        XCTAssertEqual(failures, [])
+    }
+
     func testWindows1252DecodesEveryByteAsTheStandardDoes() throws {
         let index = try Self.index("index-windows-1252.txt")
         for byte in UInt8.min...UInt8.max {

@@ -83,6 +83,8 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             return String(decoding: bytes, as: UTF8.self)
         case "windows-1252":
             return String(String.UnicodeScalarView(bytes.map { Windows1252.scalar($0) }))
+        case "EUC-JP":
+            return TextCharset.decodeEUCJP(bytes)
         case "replacement":
             // ISO-2022-KR, HZ and the like: one U+FFFD, as browsers read them (their escape
             // sequences have hidden markup from filters).
@@ -122,6 +124,84 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         if lead == 0x80 { return ([0xC2, 0x80], 1) }
         guard (0x81...0x9F).contains(lead) || (0xE0...0xFC).contains(lead), remaining.count > 1 else { return (replacement, 1) }
         return (replacement, remaining[1] < 0x80 ? 1 : 2)
+    }
+
+    /// The WHATWG EUC-JP decoder (Encoding Standard 13.1.1). Its two-byte codes index the same
+    /// JIS X 0208 table as Shift_JIS, where CP932 decodes every entry as the standard does
+    /// (`CharsetWHATWGTests`), so each pair is rewritten as the Shift_JIS pair of the same index
+    /// and decoded there: iconv's EUC-JP-MS would put the IBM extension rows (0xF9–0xFC, kanji
+    /// such as 髙 and 﨑 in family names) in the private use area. JIS X 0212 (0x8F, three bytes)
+    /// is decoded by glibc's plain EUC-JP, whose table is the standard's (EUC-JP-MS adds rows the
+    /// standard does not have). Errors are U+FFFD, the byte after a bad lead read again when it is
+    /// ASCII, as the standard says.
+    static func decodeEUCJP(_ bytes: [UInt8]) -> String {
+        var text = ""
+        var shiftJIS: [UInt8] = []
+        shiftJIS.reserveCapacity(bytes.count)
+        let invalid: UInt8 = 0xFF  // a byte Shift_JIS decodes as one U+FFFD
+        // In the rewritten bytes a pair CP932 cannot decode stands for two EUC-JP bytes that are
+        // both above 0x7F, so the error takes both, whatever the rewritten trail byte is.
+        let pairError: (UnsafeBufferPointer<UInt8>) -> (output: [UInt8], skip: Int) = { remaining in
+            let isLead = (0x81...0x9F).contains(remaining[0]) || (0xE0...0xFC).contains(remaining[0])
+            return ([0xEF, 0xBF, 0xBD], isLead && remaining.count > 1 ? 2 : 1)
+        }
+        func flush() {
+            if !shiftJIS.isEmpty, let decoded = Iconv.convert(shiftJIS, from: "CP932", to: "UTF-8", onInvalid: .resynchronize(pairError)) {
+                text += String(decoding: decoded, as: UTF8.self)
+            }
+            shiftJIS.removeAll(keepingCapacity: true)
+        }
+        /// An error at a lead byte: the byte after it is consumed with it unless it is ASCII.
+        func error(after index: Int) -> Int {
+            shiftJIS.append(invalid)
+            return index < bytes.count && bytes[index] >= 0x80 ? index + 1 : index
+        }
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let next: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
+            switch lead {
+            case 0x00...0x7F:
+                shiftJIS.append(lead)
+                index += 1
+            case 0x8E:
+                if let next, (0xA1...0xDF).contains(next) {
+                    shiftJIS.append(next)  // half-width katakana, the same byte in Shift_JIS
+                    index += 2
+                } else {
+                    index = error(after: index + 1)
+                }
+            case 0x8F:
+                guard let next, (0xA1...0xFE).contains(next) else {
+                    index = error(after: index + 1)
+                    continue
+                }
+                guard index + 2 < bytes.count, (0xA1...0xFE).contains(bytes[index + 2]) else {
+                    index = error(after: index + 2)
+                    continue
+                }
+                flush()
+                let decoded = Iconv.convert(Array(bytes[index...(index + 2)]), from: "EUC-JP", to: "UTF-8", onInvalid: .fail).map { String(decoding: $0, as: UTF8.self) }
+                text += decoded.flatMap { $0.unicodeScalars.count == 1 ? $0 : nil } ?? "\u{FFFD}"
+                index += 3
+            case 0xA1...0xFE:
+                guard let next, (0xA1...0xFE).contains(next) else {
+                    index = error(after: index + 1)
+                    continue
+                }
+                let pointer = (Int(lead) - 0xA1) * 94 + Int(next) - 0xA1
+                let row = pointer / 188
+                let cell = pointer % 188
+                shiftJIS.append(UInt8(row + (row < 0x1F ? 0x81 : 0xC1)))
+                shiftJIS.append(UInt8(cell + (cell < 0x3F ? 0x40 : 0x41)))
+                index += 2
+            default:
+                shiftJIS.append(invalid)
+                index += 1
+            }
+        }
+        flush()
+        return text
     }
 
     /// Encodes text in this charset. A character the charset cannot represent is written as an
