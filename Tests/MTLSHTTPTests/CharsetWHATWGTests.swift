@@ -279,6 +279,39 @@ final class CharsetWHATWGTests: XCTestCase {
         XCTAssertEqual(failures, [])
     }
 
+    /// The EUC-JP encoder (13.1.2) in a form submission's error mode: the first pointer of the
+    /// code point in the index (no range left out, unlike Shift_JIS), or `&#N;`.
+    private func whatwgEUCJPEncode(_ code: UInt32) -> [UInt8] {
+        if code < 0x80 { return [UInt8(code)] }
+        if code == 0xA5 { return [0x5C] }
+        if code == 0x203E { return [0x7E] }
+        if (0xFF61...0xFF9F).contains(code) { return [0x8E, UInt8(code - 0xFF61 + 0xA1)] }
+        let wanted = code == 0x2212 ? 0xFF0D : code
+        guard let pointer = Self.jis0208.filter({ $0.value == wanted }).map(\.key).min() else { return Array("&#\(code);".utf8) }
+        return [UInt8(pointer / 94 + 0xA1), UInt8(pointer % 94 + 0xA1)]
+    }
+
+    func testEUCJPEncodesEveryCodePointOfTheIndexAsTheStandardDoes() throws {
+        let euc = try XCTUnwrap(TextCharset(label: "euc-jp"))
+        var firstPointer: [UInt32: Int] = [:]
+        for (pointer, code) in Self.jis0208 where firstPointer[code].map({ pointer < $0 }) ?? true { firstPointer[code] = pointer }
+        var differences: [String] = []
+        for code in Set(firstPointer.keys).union([0x80, 0xA5, 0x203E, 0x2212, 0xFF61, 0xFF9F, 0xE000, 0xE757, 0x20AC]).sorted() {
+            let ours = euc.encode(String(Unicode.Scalar(code)!))
+            let theirs: [UInt8]
+            if let pointer = firstPointer[code], ![0xA5, 0x203E].contains(code) {
+                theirs = [UInt8(pointer / 94 + 0xA1), UInt8(pointer % 94 + 0xA1)]
+            } else {
+                theirs = whatwgEUCJPEncode(code)
+            }
+            if ours != theirs {
+                differences.append(
+                    String(format: "U+%04X: ours %@, standard %@", code, ours.map { String(format: "%02X", $0) }.joined(), theirs.map { String(format: "%02X", $0) }.joined()))
+            }
+        }
+        XCTAssertEqual(differences.count, 0, "\(differences.count) differences: \(differences.prefix(30).joined(separator: "; "))")
+    }
+
     func testWindows1252DecodesEveryByteAsTheStandardDoes() throws {
         let index = try Self.index("index-windows-1252.txt")
         for byte in UInt8.min...UInt8.max {

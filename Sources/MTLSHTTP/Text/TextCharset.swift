@@ -204,6 +204,47 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         return text
     }
 
+    /// The WHATWG EUC-JP encoder (13.1.2) for one code point; nil when it has no EUC-JP form. The
+    /// standard takes a character's first place in the JIS X 0208 index. CP932 gives its first
+    /// place outside the NEC-selected IBM rows (pointers 8272–8835), as the Shift_JIS encoder
+    /// does; the rows themselves come from ``necSelectedRows``. (iconv's EUC-JP-MS wrote the IBM
+    /// extension kanji as JIS X 0212 and the private use area as user-defined rows.)
+    static func encodeEUCJP(_ scalar: Unicode.Scalar) -> [UInt8]? {
+        switch scalar.value {
+        case 0x00...0x7F: return [UInt8(scalar.value)]
+        case 0xA5: return [0x5C]
+        case 0x203E: return [0x7E]
+        case 0xFF61...0xFF9F: return [0x8E, UInt8(scalar.value - 0xFF61 + 0xA1)]
+        default: break
+        }
+        let code = scalar.value == 0x2212 ? Unicode.Scalar(0xFF0D)! : scalar
+        var pointer: Int? = nil
+        if let bytes = Iconv.convert(Array(String(code).utf8), from: "UTF-8", to: "CP932", onInvalid: .fail), bytes.count == 2 {
+            let lead = Int(bytes[0])
+            let trail = Int(bytes[1])
+            pointer = (lead - (lead < 0xA0 ? 0x81 : 0xC1)) * 188 + trail - (trail < 0x7F ? 0x40 : 0x41)
+        }
+        if let nec = necSelectedRows[code.value], pointer.map({ nec < $0 }) ?? true { pointer = nec }
+        guard let pointer, pointer < 94 * 94 else { return nil }
+        return [UInt8(pointer / 94 + 0xA1), UInt8(pointer % 94 + 0xA1)]
+    }
+
+    /// The characters of the index's NEC-selected IBM extension rows (pointers 8272–8835), each
+    /// at its first pointer there, read once from CP932 (whose table is the index's).
+    static let necSelectedRows: [UInt32: Int] = {
+        var rows: [UInt32: Int] = [:]
+        for pointer in 8272...8835 {
+            let row = pointer / 188
+            let cell = pointer % 188
+            let pair = [UInt8(row + (row < 0x1F ? 0x81 : 0xC1)), UInt8(cell + (cell < 0x3F ? 0x40 : 0x41))]
+            guard let decoded = Iconv.convert(pair, from: "CP932", to: "UTF-8", onInvalid: .fail),
+                let scalar = String(decoding: decoded, as: UTF8.self).unicodeScalars.first, rows[scalar.value] == nil
+            else { continue }
+            rows[scalar.value] = pointer
+        }
+        return rows
+    }()
+
     /// Encodes text in this charset. A character the charset cannot represent is written as an
     /// HTML numeric character reference (`&#9312;`), as browsers do in form submissions.
     public func encode(_ text: String) -> [UInt8] {
@@ -217,6 +258,8 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             }
         case "replacement":
             return Array(text.utf8)  // a form in this encoding is submitted as UTF-8
+        case "EUC-JP":
+            return text.unicodeScalars.flatMap { TextCharset.encodeEUCJP($0) ?? Array("&#\($0.value);".utf8) }
         case "x-user-defined":
             return text.unicodeScalars.flatMap { scalar -> [UInt8] in
                 if scalar.isASCII { return [UInt8(scalar.value)] }
