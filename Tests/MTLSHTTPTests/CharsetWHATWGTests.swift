@@ -312,6 +312,134 @@ final class CharsetWHATWGTests: XCTestCase {
         XCTAssertEqual(differences.count, 0, "\(differences.count) differences: \(differences.prefix(30).joined(separator: "; "))")
     }
 
+    /// The ISO-2022-JP decoder (13.2.1), its states and its output flag, as the spec writes them.
+    private func whatwgISO2022JP(_ bytes: [UInt8]) -> String {
+        enum State { case ascii, roman, katakana, leadByte, trailByte, escapeStart, escape }
+        var queue = bytes[...]
+        var out: [UInt32] = []
+        var state = State.ascii
+        var outputState = State.ascii
+        var lead: UInt8 = 0
+        var output = false
+        while true {
+            let byte = queue.popFirst()
+            switch state {
+            case .ascii:
+                guard let byte else { return scalars(out) }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    continue
+                }
+                output = false
+                out.append(byte < 0x80 && byte != 0x0E && byte != 0x0F ? UInt32(byte) : 0xFFFD)
+            case .roman:
+                guard let byte else { return scalars(out) }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    continue
+                }
+                output = false
+                out.append(byte == 0x5C ? 0xA5 : byte == 0x7E ? 0x203E : byte < 0x80 && byte != 0x0E && byte != 0x0F ? UInt32(byte) : 0xFFFD)
+            case .katakana:
+                guard let byte else { return scalars(out) }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    continue
+                }
+                output = false
+                out.append((0x21...0x5F).contains(byte) ? 0xFF61 - 0x21 + UInt32(byte) : 0xFFFD)
+            case .leadByte:
+                guard let byte else { return scalars(out) }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    continue
+                }
+                output = false
+                if (0x21...0x7E).contains(byte) {
+                    lead = byte
+                    state = .trailByte
+                } else {
+                    out.append(0xFFFD)
+                }
+            case .trailByte:
+                guard let byte else {
+                    state = .leadByte
+                    out.append(0xFFFD)
+                    continue
+                }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    out.append(0xFFFD)
+                    continue
+                }
+                state = .leadByte
+                if (0x21...0x7E).contains(byte), let code = Self.jis0208[(Int(lead) - 0x21) * 94 + Int(byte) - 0x21] {
+                    out.append(code)
+                } else {
+                    out.append(0xFFFD)
+                }
+            case .escapeStart:
+                if let byte, byte == 0x24 || byte == 0x28 {
+                    lead = byte
+                    state = .escape
+                    continue
+                }
+                if let byte { queue.insert(byte, at: queue.startIndex) }
+                output = false
+                state = outputState
+                out.append(0xFFFD)
+            case .escape:
+                let escapeLead = lead
+                lead = 0
+                var next: State? = nil
+                if escapeLead == 0x28 && byte == 0x42 { next = .ascii }
+                if escapeLead == 0x28 && byte == 0x4A { next = .roman }
+                if escapeLead == 0x28 && byte == 0x49 { next = .katakana }
+                if escapeLead == 0x24 && (byte == 0x40 || byte == 0x42) { next = .leadByte }
+                if let next {
+                    state = next
+                    outputState = next
+                    if output { out.append(0xFFFD) }
+                    output = true
+                    continue
+                }
+                if let byte { queue.insert(byte, at: queue.startIndex) }
+                queue.insert(escapeLead, at: queue.startIndex)
+                output = false
+                state = outputState
+                out.append(0xFFFD)
+            }
+        }
+    }
+
+    func testISO2022JPDecodesAsTheStandardDoes() throws {
+        let jis = try XCTUnwrap(TextCharset(label: "iso-2022-jp"))
+        var differences: [String] = []
+        func compare(_ bytes: [UInt8]) {
+            let ours = jis.decode(bytes)
+            let theirs = whatwgISO2022JP(bytes)
+            if ours != theirs, differences.count < 20 {
+                differences.append(
+                    "\(bytes.map { String(format: "%02X", $0) }.joined(separator: " ")): ours \(ours.unicodeScalars.map { String($0.value, radix: 16) }), standard \(theirs.unicodeScalars.map { String($0.value, radix: 16) })"
+                )
+            }
+        }
+        // Every JIS X 0208 pair after ESC $ B, with and without the return to ASCII.
+        for lead in UInt8(0x21)...0x7E {
+            for trail in UInt8(0x21)...0x7E { compare([0x1B, 0x24, 0x42, lead, trail, 0x1B, 0x28, 0x42, 0x41]) }
+        }
+        // Random streams over escape sequences, their pieces and the bytes each state refuses.
+        let pieces: [[UInt8]] = [
+            [0x1B, 0x24, 0x42], [0x1B, 0x24, 0x40], [0x1B, 0x28, 0x42], [0x1B, 0x28, 0x4A], [0x1B, 0x28, 0x49], [0x1B], [0x1B, 0x24], [0x1B, 0x28],
+            [0x1B, 0x24, 0x41], [0x24], [0x28], [0x21], [0x2D], [0x30], [0x5C], [0x5F], [0x74], [0x7E], [0x0E], [0x0F], [0x7F], [0x80], [0xA4], [0x0A], [0x41],
+        ]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            compare((0..<Int.random(in: 1...8, using: &generator)).flatMap { _ in pieces.randomElement(using: &generator)! })
+        }
+        XCTAssertEqual(differences, [])
+    }
+
     func testWindows1252DecodesEveryByteAsTheStandardDoes() throws {
         let index = try Self.index("index-windows-1252.txt")
         for byte in UInt8.min...UInt8.max {

@@ -85,6 +85,8 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             return String(String.UnicodeScalarView(bytes.map { Windows1252.scalar($0) }))
         case "EUC-JP":
             return TextCharset.decodeEUCJP(bytes)
+        case "ISO-2022-JP":
+            return TextCharset.decodeISO2022JP(bytes)
         case "replacement":
             // ISO-2022-KR, HZ and the like: one U+FFFD, as browsers read them (their escape
             // sequences have hidden markup from filters).
@@ -126,34 +128,56 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         return (replacement, remaining[1] < 0x80 ? 1 : 2)
     }
 
-    /// The WHATWG EUC-JP decoder (Encoding Standard 13.1.1). Its two-byte codes index the same
-    /// JIS X 0208 table as Shift_JIS, where CP932 decodes every entry as the standard does
-    /// (`CharsetWHATWGTests`), so each pair is rewritten as the Shift_JIS pair of the same index
-    /// and decoded there: iconv's EUC-JP-MS would put the IBM extension rows (0xF9–0xFC, kanji
-    /// such as 髙 and 﨑 in family names) in the private use area. JIS X 0212 (0x8F, three bytes)
-    /// is decoded by glibc's plain EUC-JP, whose table is the standard's (EUC-JP-MS adds rows the
-    /// standard does not have). Errors are U+FFFD, the byte after a bad lead read again when it is
-    /// ASCII, as the standard says.
-    static func decodeEUCJP(_ bytes: [UInt8]) -> String {
-        var text = ""
-        var shiftJIS: [UInt8] = []
-        shiftJIS.reserveCapacity(bytes.count)
-        let invalid: UInt8 = 0xFF  // a byte Shift_JIS decodes as one U+FFFD
-        // In the rewritten bytes a pair CP932 cannot decode stands for two EUC-JP bytes that are
-        // both above 0x7F, so the error takes both, whatever the rewritten trail byte is.
-        let pairError: (UnsafeBufferPointer<UInt8>) -> (output: [UInt8], skip: Int) = { remaining in
+    /// Text built from JIS X 0208 index pointers, half-width katakana, ASCII, errors and other
+    /// characters, for the EUC-JP and ISO-2022-JP decoders. Their two-byte codes index the same
+    /// JIS X 0208 table as Shift_JIS, where CP932 decodes every entry as the WHATWG standard does
+    /// (`CharsetWHATWGTests`), so each pointer is written as the Shift_JIS pair of the same index
+    /// and CP932 decodes the run: iconv's own EUC-JP-MS and ISO-2022-JP would put the IBM
+    /// extension rows (0xF9–0xFC, kanji such as 髙 and 﨑 in family names) in the private use
+    /// area or refuse them.
+    struct JIS0208Text {
+        private(set) var text = ""
+        private var shiftJIS: [UInt8] = []
+
+        mutating func ascii(_ byte: UInt8) { shiftJIS.append(byte) }
+        /// U+FF61–U+FF9F, given as its Shift_JIS byte (0xA1–0xDF).
+        mutating func katakana(_ byte: UInt8) { shiftJIS.append(byte) }
+        mutating func error() { shiftJIS.append(0xFF) }  // a byte Shift_JIS decodes as one U+FFFD
+        mutating func pointer(_ pointer: Int) {
+            let row = pointer / 188
+            let cell = pointer % 188
+            shiftJIS.append(UInt8(row + (row < 0x1F ? 0x81 : 0xC1)))
+            shiftJIS.append(UInt8(cell + (cell < 0x3F ? 0x40 : 0x41)))
+        }
+        mutating func scalar(_ text: String) {
+            flush()
+            self.text += text
+        }
+
+        /// A pair CP932 cannot decode stands for one two-byte code of the source, so the error
+        /// takes both rewritten bytes, whatever the second is.
+        private static func pairError(_ remaining: UnsafeBufferPointer<UInt8>) -> (output: [UInt8], skip: Int) {
             let isLead = (0x81...0x9F).contains(remaining[0]) || (0xE0...0xFC).contains(remaining[0])
             return ([0xEF, 0xBF, 0xBD], isLead && remaining.count > 1 ? 2 : 1)
         }
-        func flush() {
-            if !shiftJIS.isEmpty, let decoded = Iconv.convert(shiftJIS, from: "CP932", to: "UTF-8", onInvalid: .resynchronize(pairError)) {
+
+        mutating func flush() {
+            if !shiftJIS.isEmpty, let decoded = Iconv.convert(shiftJIS, from: "CP932", to: "UTF-8", onInvalid: .resynchronize(Self.pairError)) {
                 text += String(decoding: decoded, as: UTF8.self)
             }
             shiftJIS.removeAll(keepingCapacity: true)
         }
+    }
+
+    /// The WHATWG EUC-JP decoder (Encoding Standard 13.1.1), over ``JIS0208Text``. JIS X 0212
+    /// (0x8F, three bytes) is decoded by glibc's plain EUC-JP, whose table is the standard's
+    /// (EUC-JP-MS adds rows the standard does not have). Errors are U+FFFD, the byte after a bad
+    /// lead read again when it is ASCII, as the standard says.
+    static func decodeEUCJP(_ bytes: [UInt8]) -> String {
+        var out = JIS0208Text()
         /// An error at a lead byte: the byte after it is consumed with it unless it is ASCII.
         func error(after index: Int) -> Int {
-            shiftJIS.append(invalid)
+            out.error()
             return index < bytes.count && bytes[index] >= 0x80 ? index + 1 : index
         }
         var index = 0
@@ -162,11 +186,11 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             let next: UInt8? = index + 1 < bytes.count ? bytes[index + 1] : nil
             switch lead {
             case 0x00...0x7F:
-                shiftJIS.append(lead)
+                out.ascii(lead)
                 index += 1
             case 0x8E:
                 if let next, (0xA1...0xDF).contains(next) {
-                    shiftJIS.append(next)  // half-width katakana, the same byte in Shift_JIS
+                    out.katakana(next)
                     index += 2
                 } else {
                     index = error(after: index + 1)
@@ -180,28 +204,115 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
                     index = error(after: index + 2)
                     continue
                 }
-                flush()
                 let decoded = Iconv.convert(Array(bytes[index...(index + 2)]), from: "EUC-JP", to: "UTF-8", onInvalid: .fail).map { String(decoding: $0, as: UTF8.self) }
-                text += decoded.flatMap { $0.unicodeScalars.count == 1 ? $0 : nil } ?? "\u{FFFD}"
+                out.scalar(decoded.flatMap { $0.unicodeScalars.count == 1 ? $0 : nil } ?? "\u{FFFD}")
                 index += 3
             case 0xA1...0xFE:
                 guard let next, (0xA1...0xFE).contains(next) else {
                     index = error(after: index + 1)
                     continue
                 }
-                let pointer = (Int(lead) - 0xA1) * 94 + Int(next) - 0xA1
-                let row = pointer / 188
-                let cell = pointer % 188
-                shiftJIS.append(UInt8(row + (row < 0x1F ? 0x81 : 0xC1)))
-                shiftJIS.append(UInt8(cell + (cell < 0x3F ? 0x40 : 0x41)))
+                out.pointer((Int(lead) - 0xA1) * 94 + Int(next) - 0xA1)
                 index += 2
             default:
-                shiftJIS.append(invalid)
+                out.error()
                 index += 1
             }
         }
-        flush()
-        return text
+        out.flush()
+        return out.text
+    }
+
+    /// The WHATWG ISO-2022-JP decoder (Encoding Standard 13.2.1), over ``JIS0208Text``: ASCII,
+    /// Roman (`ESC ( J`: 0x5C is ¥, 0x7E is ‾), half-width katakana (`ESC ( I`) and JIS X 0208
+    /// (`ESC $ @`, `ESC $ B`); an escape sequence followed at once by another is an error, and
+    /// so is every byte a state does not take. glibc's ISO-2022-JP refuses `ESC ( I` and the NEC
+    /// and IBM rows the standard's index has.
+    static func decodeISO2022JP(_ bytes: [UInt8]) -> String {
+        enum State { case ascii, roman, katakana, leadByte, trailByte, escapeStart, escape }
+        var out = JIS0208Text()
+        var state = State.ascii
+        var outputState = State.ascii
+        var lead: UInt8 = 0
+        var outputFlag = false
+        var index = 0
+        while true {
+            let byte: UInt8? = index < bytes.count ? bytes[index] : nil
+            index += 1
+            switch state {
+            case .ascii, .roman, .katakana, .leadByte:
+                guard let byte else { return finish(&out) }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    continue
+                }
+                outputFlag = false
+                switch state {
+                case .ascii where byte < 0x80 && byte != 0x0E && byte != 0x0F: out.ascii(byte)
+                case .roman where byte == 0x5C: out.scalar("\u{00A5}")
+                case .roman where byte == 0x7E: out.scalar("\u{203E}")
+                case .roman where byte < 0x80 && byte != 0x0E && byte != 0x0F: out.ascii(byte)
+                case .katakana where (0x21...0x5F).contains(byte): out.katakana(byte + 0x80)
+                case .leadByte where (0x21...0x7E).contains(byte):
+                    lead = byte
+                    state = .trailByte
+                default: out.error()
+                }
+            case .trailByte:
+                guard let byte else {
+                    out.error()
+                    return finish(&out)
+                }
+                if byte == 0x1B {
+                    state = .escapeStart
+                    out.error()
+                    continue
+                }
+                state = .leadByte
+                if (0x21...0x7E).contains(byte) {
+                    out.pointer((Int(lead) - 0x21) * 94 + Int(byte) - 0x21)
+                } else {
+                    out.error()
+                }
+            case .escapeStart:
+                if byte == 0x24 || byte == 0x28 {
+                    lead = byte!
+                    state = .escape
+                    continue
+                }
+                index -= 1  // read again in the state before the escape
+                outputFlag = false
+                state = outputState
+                out.error()
+            case .escape:
+                let escapeLead = lead
+                lead = 0
+                var next: State? = nil
+                switch (escapeLead, byte) {
+                case (0x28, 0x42): next = .ascii
+                case (0x28, 0x4A): next = .roman
+                case (0x28, 0x49): next = .katakana
+                case (0x24, 0x40), (0x24, 0x42): next = .leadByte
+                default: break
+                }
+                if let next {
+                    state = next
+                    outputState = next
+                    if outputFlag { out.error() }
+                    outputFlag = true
+                    continue
+                }
+                index -= 2  // the escape's lead and this byte are read again
+                outputFlag = false
+                state = outputState
+                out.error()
+            }
+        }
+
+        func finish(_ out: inout JIS0208Text) -> String {
+            out.flush()
+            return out.text
+        }
     }
 
     /// The WHATWG EUC-JP encoder (13.1.2) for one code point; nil when it has no EUC-JP form. The
