@@ -1,3 +1,5 @@
+import MTLSTrust
+
 /// The WHATWG URL Standard's basic URL parser (https://url.spec.whatwg.org/), for the two special
 /// schemes mtls speaks, http and https: a URL typed on the command line, a `Location` header, a
 /// form's `action` and a page's `<base href>` are read the way a browser reads them. Where a
@@ -51,7 +53,7 @@ enum URLParser {
                 _ = prefixed.scheme()
                 return try authority(&prefixed, scheme: "https")
             }
-            throw Failure("the scheme \(scheme): is not supported; use https://")
+            throw Failure("the scheme \(DisplayText.quoted(scheme + ":")) is not supported; use https://")
         }
         if let base, base.scheme == scheme, !reader.startsWith("//") {
             // `http:foo` against an http base is relative (special relative or authority state).
@@ -90,11 +92,11 @@ enum URLParser {
             let digits = hostAndPort[(colon + 1)...]
             if !digits.isEmpty {
                 guard digits.allSatisfy({ ("0"..."9").contains($0) }) else {
-                    throw Failure("the port '\(String(String.UnicodeScalarView(digits)))' is not a number from 1 to 65535")
+                    throw Failure("the port \(DisplayText.quoted(String(String.UnicodeScalarView(digits)))) is not a number from 1 to 65535")
                 }
                 let value = digits.drop { $0 == "0" }.prefix(6).reduce(0) { $0 * 10 + Int($1.value - 0x30) }
                 guard digits.drop(while: { $0 == "0" }).count <= 5, (1...65535).contains(value) else {
-                    throw Failure("the port '\(String(String.UnicodeScalarView(digits)))' is not a number from 1 to 65535")
+                    throw Failure("the port \(DisplayText.quoted(String(String.UnicodeScalarView(digits)))) is not a number from 1 to 65535")
                 }
                 port = value
             }
@@ -218,8 +220,8 @@ enum URLParser {
     static func parseHost(_ input: [Unicode.Scalar]) throws(Failure) -> String {
         let text = String(String.UnicodeScalarView(input))
         if input.first == "[" {
-            guard input.last == "]" else { throw Failure("the IPv6 address \(text) has no closing bracket") }
-            guard let address = parseIPv6(Array(input.dropFirst().dropLast())) else { throw Failure("\(text) is not an IPv6 address") }
+            guard input.last == "]" else { throw Failure("the IPv6 address \(DisplayText.quoted(text)) has no closing bracket") }
+            guard let address = parseIPv6(Array(input.dropFirst().dropLast())) else { throw Failure("\(DisplayText.quoted(text)) is not an IPv6 address") }
             return serializeIPv6(address)
         }
         // Percent-decoded as bytes, then read as UTF-8.
@@ -236,19 +238,22 @@ enum URLParser {
             }
         }
         guard bytes.allSatisfy({ $0 < 0x80 }) else {
-            throw Failure("the host \(text) is not ASCII; internationalised names are not supported here: use the xn-- (Punycode) form")
+            throw Failure("the host \(DisplayText.quoted(text)) is not ASCII; internationalised names are not supported here: use the xn-- (Punycode) form")
         }
         let domain = String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
         guard !domain.isEmpty else { throw Failure("the URL has no host") }
         if let forbidden = domain.unicodeScalars.first(where: isForbiddenDomainCodePoint) {
             throw Failure(
-                "the host \(text) contains \(forbidden.value < 0x20 || forbidden.value == 0x7F ? "a control character" : "'\(forbidden)'"), which a host name cannot have")
+                "the host \(DisplayText.quoted(text)) contains \(forbidden.value < 0x20 || forbidden.value == 0x7F ? "a control character" : DisplayText.quoted(String(forbidden))), which a host name cannot have"
+            )
         }
         for label in domain.split(separator: ".", omittingEmptySubsequences: false) where label.hasPrefix("xn--") {
-            guard label.count > 4, punycodeDecodes(label.dropFirst(4)) else { throw Failure("the host \(text) has the label \(label), which is not valid Punycode") }
+            guard label.count > 4, punycodeDecodes(label.dropFirst(4)) else {
+                throw Failure("the host \(DisplayText.quoted(text)) has the label \(DisplayText.quoted(String(label))), which is not valid Punycode")
+            }
         }
         if endsInANumber(domain) {
-            guard let address = parseIPv4(domain) else { throw Failure("the host \(text) ends in a number but is not an IPv4 address") }
+            guard let address = parseIPv4(domain) else { throw Failure("the host \(DisplayText.quoted(text)) ends in a number but is not an IPv4 address") }
             return (0..<4).map { String(address >> (24 - 8 * UInt32($0)) & 0xFF) }.joined(separator: ".")
         }
         return domain
