@@ -5,7 +5,10 @@ import MTLSHTTP
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     runFuzzer(data, size) { input in
-        let contentTypes = ["text/html", "text/html; charset=utf-8", "text/html; charset=shift_jis", "text/html; charset=euc-jp", "text/html; charset=iso-8859-1", "application/xhtml+xml"]
+        let contentTypes = [
+            "text/html", "text/html; charset=utf-8", "text/html; charset=shift_jis", "text/html; charset=euc-jp", "text/html; charset=iso-8859-1",
+            "application/xhtml+xml",
+        ]
         let contentType = contentTypes[input.choice(contentTypes.count)]
         _ = MediaType(contentType).isHTML
         let decoded = DecodedText(body: input.rest(), contentType: contentType)

@@ -224,23 +224,12 @@ enum URLParser {
             guard let address = parseIPv6(Array(input.dropFirst().dropLast())) else { throw Failure("\(DisplayText.quoted(text)) is not an IPv6 address") }
             return serializeIPv6(address)
         }
-        // Percent-decoded as bytes, then read as UTF-8.
-        var bytes: [UInt8] = []
-        let utf8 = Array(text.utf8)
-        var index = 0
-        while index < utf8.count {
-            if utf8[index] == 0x25, index + 2 < utf8.count, let high = hexValue(utf8[index + 1]), let low = hexValue(utf8[index + 2]) {
-                bytes.append(high << 4 | low)
-                index += 3
-            } else {
-                bytes.append(utf8[index])
-                index += 1
-            }
-        }
-        guard bytes.allSatisfy({ $0 < 0x80 }) else {
+        // Percent-decoded, then read as UTF-8 (a byte that is not UTF-8 becomes U+FFFD, not ASCII).
+        let decoded = FormURLEncoding.percentDecode(text, plusAsSpace: false)
+        guard decoded.unicodeScalars.allSatisfy(\.isASCII) else {
             throw Failure("the host \(DisplayText.quoted(text)) is not ASCII; internationalised names are not supported here: use the xn-- (Punycode) form")
         }
-        let domain = String(decoding: bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+        let domain = String(decoding: decoded.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
         guard !domain.isEmpty else { throw Failure("the URL has no host") }
         if let forbidden = domain.unicodeScalars.first(where: isForbiddenDomainCodePoint) {
             throw Failure(
@@ -257,15 +246,6 @@ enum URLParser {
             return (0..<4).map { String(address >> (24 - 8 * UInt32($0)) & 0xFF) }.joined(separator: ".")
         }
         return domain
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case 0x30...0x39: byte - 0x30
-        case 0x41...0x46: byte - 0x41 + 10
-        case 0x61...0x66: byte - 0x61 + 10
-        default: nil
-        }
     }
 
     private static func isForbiddenDomainCodePoint(_ scalar: Unicode.Scalar) -> Bool {
