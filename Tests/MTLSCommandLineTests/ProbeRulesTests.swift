@@ -304,15 +304,15 @@ final class ProbeRulesTests: XCTestCase {
         let sjis: [UInt8] =
             Array("<html><head><title>".utf8) + [0x83, 0x65, 0x83, 0x58, 0x83, 0x67] + Array("</title></head><body><p>".utf8) + [0x82, 0xB1, 0x82, 0xF1]
             + Array("</p></body></html>".utf8)
-        let page = ProbePage(body: sjis, contentType: "text/html; charset=Shift_JIS")
+        let page = ProbePage(body: sjis, mediaType: MediaType("text/html; charset=Shift_JIS"))
         XCTAssertEqual(page.title, "テスト")
         XCTAssertEqual(page.firstLine, "こん")
         XCTAssertEqual(page.charset, "Shift_JIS")
         let latin = ProbePage(
-            body: Array("<title>Caf".utf8) + [0xE9] + Array("</title><h1>Men".utf8) + [0xFC] + Array("</h1>".utf8), contentType: "text/html; charset=windows-1252")
+            body: Array("<title>Caf".utf8) + [0xE9] + Array("</title><h1>Men".utf8) + [0xFC] + Array("</h1>".utf8), mediaType: MediaType("text/html; charset=windows-1252"))
         XCTAssertEqual(latin.title, "Café")
         XCTAssertEqual(latin.firstLine, "Menü")
-        let euc = ProbePage(body: [0xA4, 0xB3, 0xA4, 0xF3], contentType: "text/plain; charset=EUC-JP")
+        let euc = ProbePage(body: [0xA4, 0xB3, 0xA4, 0xF3], mediaType: MediaType("text/plain; charset=EUC-JP"))
         XCTAssertEqual(euc.firstLine, "こん")
         XCTAssertNil(euc.title)
     }

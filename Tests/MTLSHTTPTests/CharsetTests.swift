@@ -4,9 +4,11 @@ import XCTest
 
 final class CharsetTests: XCTestCase {
     func testShiftJISLabelsMeanCP932() {
-        for label in ["Shift_JIS", "shift_jis", "SJIS", "windows-31j", "CP932", "x-sjis", "\"Shift_JIS\""] {
+        for label in ["Shift_JIS", "shift_jis", "SJIS", "windows-31j", "CP932", "x-sjis", " Shift_JIS\t"] {
             XCTAssertEqual(TextCharset(label: label), .shiftJIS, label)
         }
+        // Quotes belong to the syntax around a label (MediaType and the prescan take them off).
+        XCTAssertNil(TextCharset(label: "\"Shift_JIS\""))
         // ①② (NEC row 13) exist only in CP932.
         XCTAssertEqual(TextCharset.shiftJIS.decode([0x87, 0x40, 0x87, 0x41]), "①②")
         // 0x8160 is the wave dash, which CP932 maps to U+FF5E.

@@ -59,15 +59,15 @@ struct ProbeAnalysis {
     }
 
     /// The body a person reads: the final response's, or the preview of a streamed one.
-    var readableBody: (bytes: [UInt8], contentType: String?)? {
+    var readableBody: (bytes: [UInt8], mediaType: MediaType?)? {
         guard let final else { return nil }
-        return (bodyPreview ?? final.body, final.headers["Content-Type"])
+        return (bodyPreview ?? final.body, final.headers.mediaType)
     }
 
     /// The page's title and first line of text, decoded from its charset.
     var page: ProbePage? {
         guard let body = readableBody, !body.bytes.isEmpty else { return nil }
-        return ProbePage(body: body.bytes, contentType: body.contentType)
+        return ProbePage(body: body.bytes, mediaType: body.mediaType)
     }
 
     // MARK: Human output
@@ -422,12 +422,12 @@ struct ProbePage {
     /// The whole body as UTF-8 (for --output-text).
     var text: String
 
-    init(body: [UInt8], contentType: String?) {
-        let decoded = DecodedText(body: body, contentType: contentType)
+    init(body: [UInt8], mediaType: MediaType?) {
+        let decoded = DecodedText(body: body, mediaType: mediaType)
         text = decoded.text
         charset = decoded.charset.name
         charsetSource = decoded.source.rawValue
-        let isHTML = contentType.map { MediaType($0).isHTML } ?? text.lowercased().contains("<html")
+        let isHTML = mediaType.map(\.isHTML) ?? text.lowercased().contains("<html")
         var visible = text
         if isHTML {
             // Scalar by scalar, as the ICU expressions these were written for match.

@@ -125,7 +125,7 @@ struct LoginStateMachine {
     func endsFlow(_ head: HTTPResponseHead) -> Bool {
         if head.status == 401 && options.credentials != nil { return false }
         if options.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
-        if options.submitsPostBindingForms && MediaType(head.headers["Content-Type"] ?? "text/html").isHTML { return false }
+        if options.submitsPostBindingForms && (head.headers.mediaType?.isHTML ?? true) { return false }
         return true
     }
 
@@ -261,7 +261,7 @@ struct LoginStateMachine {
         }
 
         // SAML / WS-Federation HTTP-POST binding.
-        let formsApply = options.submitsPostBindingForms && MediaType(response.headers["Content-Type"] ?? "text/html").isHTML
+        let formsApply = options.submitsPostBindingForms && (response.headers.mediaType?.isHTML ?? true)
         if formsApply, let failure = HTMLDocument.parserFailure, response.body.count < 1 << 24,
             String(decoding: response.body, as: UTF8.self).lowercased().contains("<form")
         {

@@ -29,9 +29,20 @@ public struct DecodedText: Sendable, CustomStringConvertible {
     ///
     /// - Parameters:
     ///   - body: The body bytes (already decompressed).
-    ///   - contentType: The `Content-Type` header value.
+    ///   - contentType: One `Content-Type` value (``HTTPResponse/decodedText`` reads all of a
+    ///     response's fields, as ``HTTPHeaders/mediaType`` does).
     public init(body: [UInt8], contentType: String?) {
-        let media = contentType.map(MediaType.init)
+        self.init(body: body, mediaType: contentType.flatMap(MediaType.init))
+    }
+
+    /// Decodes a body by its media type: a byte-order mark first, then the `charset` parameter,
+    /// then (for HTML, or when no media type is known) the page's `<meta>` declaration, then a
+    /// guess. An unknown label falls through to the next source, as in a browser.
+    ///
+    /// - Parameters:
+    ///   - body: The body bytes (already decompressed).
+    ///   - mediaType: The response's media type (``HTTPHeaders/mediaType``), nil when it has none.
+    public init(body: [UInt8], mediaType media: MediaType?) {
         var bytes = body[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) {
             self.init(text: TextCharset.utf8.decode(Array(bytes.dropFirst(3))), charset: .utf8, source: .byteOrderMark, declaredLabel: nil)
@@ -43,11 +54,11 @@ public struct DecodedText: Sendable, CustomStringConvertible {
             self.init(text: charset.decode(Array(bytes)), charset: charset, source: .byteOrderMark, declaredLabel: nil)
             return
         }
-        if let label = media?.parameters["charset"], let charset = TextCharset(label: label) {
+        if let label = media?.charset, let charset = TextCharset(label: label) {
             self.init(text: charset.decode(body), charset: charset, source: .contentType, declaredLabel: label)
             return
         }
-        let looksLikeHTML = media?.isHTML ?? (media == nil)
+        let looksLikeHTML = media?.isHTML ?? true
         if looksLikeHTML, let (label, charset) = EncodingPrescan.declaredEncoding(in: body) {
             self.init(text: charset.decode(body), charset: charset, source: .meta, declaredLabel: label)
             return
@@ -69,5 +80,5 @@ public struct DecodedText: Sendable, CustomStringConvertible {
 
 extension HTTPResponse {
     /// The body decoded by its `Content-Type` charset, or its `<meta charset>`, or a guess.
-    public var decodedText: DecodedText { DecodedText(body: body, contentType: headers["Content-Type"]) }
+    public var decodedText: DecodedText { DecodedText(body: body, mediaType: headers.mediaType) }
 }

@@ -51,10 +51,10 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
     public init?(label: String) {
         let isSpace = { (scalar: Unicode.Scalar) in scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}" }
         let scalars = label.unicodeScalars.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
-        var key = String(String.UnicodeScalarView(scalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
-        // A label quoted whole (`"Shift_JIS"`, as a Content-Type may carry it) is that label; a
-        // stray quote (`<meta charset=sjis">`) makes it no label at all, as in a browser.
-        if key.count >= 2, let first = key.first, first == "\"" || first == "'", key.last == first { key = String(key.dropFirst().dropLast()) }
+        // Quotes are not part of a label: `MediaType` and the `<meta>` prescan take them off
+        // where the syntax has them, and a quote left in (`charset='gbk'`, `sjis"`) makes the
+        // text no label at all, as in a browser.
+        let key = String(String.UnicodeScalarView(scalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
         guard !key.isEmpty else { return nil }
         if let name = TextCharset.whatwgLabels[key] {
             self = TextCharset(name, iconv: TextCharset.iconvName(forWHATWGName: name))
