@@ -59,20 +59,33 @@ public struct AuthChallenge: Sendable, Equatable, CustomStringConvertible {
         headerValues.flatMap { parse(value: $0) }
     }
 
-    /// Parses the challenges of one header value.
+    /// Parses the challenges of one header value by RFC 9110's grammar:
+    /// `challenge = auth-scheme [ 1*SP ( token68 / #auth-param ) ]`, in a comma-separated list.
+    ///
+    /// The commas are what make this hard: they separate both challenges and the parameters of one
+    /// challenge. An element `name = value` after a comma is a parameter of the current
+    /// challenge; anything else starts the next challenge. Empty list elements (`Basic , realm="x"`,
+    /// `,,`) are allowed wherever a list is. Beyond the grammar, as curl reads them: a value not in
+    /// quotes runs to white space or a comma (`nonce=MTIz==`, which is no token, is `MTIz==`), a
+    /// missing closing quote ends the value at the end of the field, the first of a repeated
+    /// parameter is the one looked up, and parameters separated by white space alone
+    /// (`nonce="a" opaque="b"`) are both read. An element that is not a challenge (`realm="x"`
+    /// after `Basic,`) is skipped up to the next comma.
     public static func parse(value: String) -> [AuthChallenge] {
         var scanner = ChallengeScanner(Array(value.utf8))
         var challenges: [AuthChallenge] = []
         while true {
             scanner.skip { $0 == 0x20 || $0 == 0x09 || $0 == 0x2C }
             guard !scanner.atEnd else { break }
-            guard let scheme = scanner.token() else {
-                scanner.skipToComma()  // garbage: skip to the next element
+            guard let scheme = scanner.token(), scanner.atEnd || [0x20, 0x09, 0x2C].contains(scanner.peek) else {
+                scanner.skipToComma()  // not a challenge: skip to the next element
                 continue
             }
             var challenge = AuthChallenge(scheme: scheme)
-            scanner.skipWhitespace()
-            // token68: token68 characters, then '='*, then OWS and ',' or the end.
+            guard scanner.skipWhitespace() else {  // `Basic,` or the end: a scheme alone
+                challenges.append(challenge)
+                continue
+            }
             let mark = scanner.position
             if let run = scanner.token68(), scanner.atElementEnd() {
                 challenge.token68 = run
@@ -80,42 +93,25 @@ public struct AuthChallenge: Sendable, Equatable, CustomStringConvertible {
                 continue
             }
             scanner.position = mark
-            // auth-params: name OWS '=' OWS (token / quoted-string), separated by commas.
+            // #auth-param: each element a parameter while it reads `token OWS "="`.
             while true {
-                scanner.skipWhitespace()
-                let parameterStart = scanner.position
-                guard let name = scanner.token() else { break }
-                scanner.skipWhitespace()
-                guard scanner.consume(0x3D) else {  // '=': not a parameter, so a new challenge starts here
-                    scanner.position = parameterStart
-                    break
-                }
-                scanner.skipWhitespace()
-                let value: String
-                if scanner.peek == 0x22 {
-                    value = scanner.quotedString()
-                } else {
-                    value = scanner.token() ?? ""
-                }
-                challenge.parameters.append(Parameter(name: name, value: value))
-                scanner.skipWhitespace()
-                if scanner.atEnd { break }
-                guard scanner.consume(0x2C) else {
-                    scanner.skipToComma()
-                    _ = scanner.consume(0x2C)
-                    continue
-                }
-                // After a comma: another parameter of this challenge, or a new challenge.
                 scanner.skip { $0 == 0x20 || $0 == 0x09 || $0 == 0x2C }
-                let lookahead = scanner.position
-                if scanner.token() != nil {
-                    scanner.skipWhitespace()
-                    let isParameter = scanner.peek == 0x3D
-                    scanner.position = lookahead
-                    if !isParameter { break }
-                } else {
-                    scanner.position = lookahead
+                let elementStart = scanner.position
+                guard let name = scanner.token() else {
+                    scanner.position = elementStart
                     break
+                }
+                scanner.skipWhitespace()
+                guard scanner.consume(0x3D) else {  // not `name =`: the next challenge starts here
+                    scanner.position = elementStart
+                    break
+                }
+                scanner.skipWhitespace()
+                let parameterValue = scanner.peek == 0x22 ? scanner.quotedString() : scanner.bareValue()
+                if let parameterValue { challenge.parameters.append(Parameter(name: name, value: parameterValue)) }
+                scanner.skipWhitespace()
+                if !(scanner.atEnd || scanner.peek == 0x2C || scanner.startsParameter()) {
+                    scanner.skipToComma()  // `name=` with no value, or text after a quoted value
                 }
             }
             challenges.append(challenge)
@@ -138,7 +134,22 @@ private struct ChallengeScanner {
         while let byte = peek, predicate(byte) { position += 1 }
     }
 
-    mutating func skipWhitespace() { skip { $0 == 0x20 || $0 == 0x09 } }
+    /// Skips spaces and tabs; true when there were any.
+    @discardableResult
+    mutating func skipWhitespace() -> Bool {
+        let start = position
+        skip { $0 == 0x20 || $0 == 0x09 }
+        return position > start
+    }
+
+    /// True at `token OWS "="` (a parameter), without moving.
+    mutating func startsParameter() -> Bool {
+        let mark = position
+        defer { position = mark }
+        guard token() != nil else { return false }
+        skipWhitespace()
+        return peek == 0x3D
+    }
 
     mutating func skipToComma() {
         var inQuotes = false
@@ -168,6 +179,14 @@ private struct ChallengeScanner {
     mutating func token() -> String? {
         let start = position
         skip(while: HTTPResponseParser.isTokenByte)
+        guard position > start else { return nil }
+        return String(decoding: bytes[start..<position], as: UTF8.self)
+    }
+
+    /// A parameter value not in quotes: everything up to white space or a comma (nil when empty).
+    mutating func bareValue() -> String? {
+        let start = position
+        skip { $0 != 0x20 && $0 != 0x09 && $0 != 0x2C }
         guard position > start else { return nil }
         return String(decoding: bytes[start..<position], as: UTF8.self)
     }
