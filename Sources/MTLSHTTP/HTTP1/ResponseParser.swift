@@ -211,6 +211,18 @@ public struct HTTPResponseParser: Sendable {
 
     /// Feeds bytes; returns the events they complete.
     public mutating func feed(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> [Event] {
+        try read(bytes, stoppingAtEnd: false).events
+    }
+
+    /// Feeds bytes up to the end of this response: returns the events they complete and the index
+    /// of the first byte after the response (`bytes.endIndex` when every byte was read), where the
+    /// next response on the connection starts.
+    mutating func feedUpToEnd(_ bytes: ArraySlice<UInt8>) throws(ParseError) -> (events: [Event], next: Int) {
+        try read(bytes, stoppingAtEnd: true)
+    }
+
+    @inline(__always)
+    private mutating func read(_ bytes: ArraySlice<UInt8>, stoppingAtEnd: Bool) throws(ParseError) -> (events: [Event], next: Int) {
         var events: [Event] = []
         events.reserveCapacity(4)  // a small response is a head, a body and its end: one allocation
         var index = bytes.startIndex
@@ -220,7 +232,7 @@ public struct HTTPResponseParser: Sendable {
                 guard let newline = HTTPResponseParser.firstNewline(in: bytes, from: index) else {
                     lineBuffer += bytes[index...]
                     try checkLineLength()
-                    return events
+                    return (events, bytes.endIndex)
                 }
                 if lineBuffer.isEmpty {
                     // The whole line is in this read (the usual case): parsed where it lies.
@@ -260,14 +272,15 @@ public struct HTTPResponseParser: Sendable {
                 events.append(.body(Array(bytes[index...])))
                 index = bytes.endIndex
             case .done:
+                if stoppingAtEnd { return (events, index) }
                 // Whitespace between responses is tolerated; anything else is not ours to read.
-                if bytes[index...].allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return events }
+                if bytes[index...].allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return (events, bytes.endIndex) }
                 throw ParseError.dataAfterEnd
             case .failed:
                 throw ParseError.dataAfterEnd
             }
         }
-        return events
+        return (events, bytes.endIndex)
     }
 
     /// The stream ended: completes a read-until-close body, or reports truncation.
