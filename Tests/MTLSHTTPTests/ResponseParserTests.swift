@@ -375,4 +375,18 @@ final class ResponseParserTests: XCTestCase {
         process.waitUntilExit()
         return [UInt8](data)
     }
+
+    /// A CR without LF in the status line (llhttp: "Expected LF after CR"): a reader that ends the
+    /// line there sees a Content-Length this parser would have read as part of the reason.
+    func testCRWithoutLFInTheStatusLineIsRefused() {
+        for text in ["HTTP/1.1 200 OK\rContent-Length: 0\r\n\r\n", "HTTP/1.1 200 OK\r\rContent-Length: 4\r\n\r\nEvil", "HTTP/1.1 200 O\0K\r\n\r\n"] {
+            for size in [1, 1000] {
+                XCTAssertThrowsError(try parse(text, chunkSize: size)) { error in
+                    guard case .badStatusLine(let line) = error as? HTTPResponseParser.ParseError else { return XCTFail("\(text): \(error)") }
+                    XCTAssertTrue(line.hasPrefix("HTTP/1.1 200 O"))
+                }
+            }
+        }
+        XCTAssertEqual(try parse("HTTP/1.1 200 Oriëntatie\tprobleem\r\nContent-Length: 0\r\n\r\n").0?.reason, "Oriëntatie\tprobleem")
+    }
 }

@@ -309,11 +309,14 @@ public struct HTTPResponseParser: Sendable {
         switch state {
         case .statusLine:
             if line.isEmpty && pendingStatus == 0 && head == nil { return }  // tolerate a leading CRLF
-            // `HTTP/1.x SP 3DIGIT [SP reason]`, read as bytes.
+            // `HTTP/1.x SP 3DIGIT [SP reason]`, read as bytes. The reason may hold no CR (a CR
+            // without LF: a reader that takes it for a line end sees the rest as a header field)
+            // and no NUL, as field values (RFC 9110 5.5).
             let start = line.startIndex
             let digits = line.dropFirst(9).prefix(3)
             guard line.count >= 12, HTTPResponseParser.startsWithVersionPrefix(line), line[start + 7] < 0x80, line[start + 8] == 0x20,
-                digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30, line.count == 12 || line[start + 12] == 0x20
+                digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), digits.first != 0x30, line.count == 12 || line[start + 12] == 0x20,
+                !line.dropFirst(13).contains(where: { $0 == 0x0D || $0 == 0 })
             else {
                 state = .failed
                 throw ParseError.badStatusLine(String(decoding: line, as: UTF8.self))
