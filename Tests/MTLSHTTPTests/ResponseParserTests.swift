@@ -389,4 +389,30 @@ final class ResponseParserTests: XCTestCase {
         }
         XCTAssertEqual(try parse("HTTP/1.1 200 Oriëntatie\tprobleem\r\nContent-Length: 0\r\n\r\n").0?.reason, "Oriëntatie\tprobleem")
     }
+
+    /// A field line that starts with white space (llhttp: "Unexpected space after start line") is
+    /// refused at its first byte, whether or not the rest of the line ever comes.
+    func testFoldedOrIndentedFieldLineIsRefusedAtItsFirstByte() {
+        for text in ["HTTP/1.1 200 OK\r\n Host: foo", "HTTP/1.1 200 OK\r\nA: b\r\n\tc", "HTTP/1.1 200 OK\r\nA: b\r\n c\r\n\r\n"] {
+            for size in [1, 1000] {
+                XCTAssertThrowsError(try parse(text, chunkSize: size, finish: false)) { error in
+                    guard case .badHeader = error as? HTTPResponseParser.ParseError else { return XCTFail("\(text): \(error)") }
+                }
+            }
+        }
+    }
+
+    /// Trailer fields are checked as header fields are: a CR without LF, a NUL, a name that is not a
+    /// token or a folded line is refused.
+    func testMalformedTrailerFieldsAreRefused() throws {
+        let chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n"
+        for trailer in ["X-T: a\rb", "X-T: a\0b", "X T: a", ": a", " X-T: a", "X-T"] {
+            for size in [1, 1000] {
+                XCTAssertThrowsError(try parse(chunked + trailer + "\r\n\r\n", chunkSize: size)) { error in
+                    guard case .badHeader = error as? HTTPResponseParser.ParseError else { return XCTFail("\(trailer): \(error)") }
+                }
+            }
+        }
+        XCTAssertEqual(try parse(chunked + "X-T: a\r\nX-U:\r\n\r\n").1, Array("ok".utf8))
+    }
 }

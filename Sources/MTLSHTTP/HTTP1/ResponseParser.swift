@@ -230,6 +230,7 @@ public struct HTTPResponseParser: Sendable {
             switch state {
             case .statusLine, .headers, .chunkSize, .chunkEnd, .trailers:
                 guard let newline = HTTPResponseParser.firstNewline(in: bytes, from: index) else {
+                    if lineBuffer.isEmpty { try checkFieldLineStart(bytes[index...]) }
                     lineBuffer += bytes[index...]
                     try checkLineLength()
                     return (events, bytes.endIndex)
@@ -295,6 +296,19 @@ public struct HTTPResponseParser: Sendable {
         case .body(let remaining): throw ParseError.truncated(expected: "\(remaining) more body bytes announced by Content-Length")
         case .chunkSize, .chunkData, .chunkEnd, .trailers: throw ParseError.truncated(expected: "the chunked body has no final 0-size chunk")
         default: throw ParseError.truncated(expected: "the headers are incomplete")
+        }
+    }
+
+    /// A field line that starts with a space or tab (obsolete line folding, or white space before
+    /// the first field) is refused when its first byte comes, not only once its LF has: the whole
+    /// line is refused anyway, and a server may never send the rest.
+    private mutating func checkFieldLineStart(_ start: ArraySlice<UInt8>) throws(ParseError) {
+        guard let first = start.first, first == 0x20 || first == 0x09 else { return }
+        switch state {
+        case .headers, .trailers:
+            state = .failed
+            throw ParseError.badHeader(String(decoding: start, as: UTF8.self))
+        default: return
         }
     }
 
@@ -383,6 +397,12 @@ public struct HTTPResponseParser: Sendable {
                 if headerBytes > limits.maximumHeaderBytes {
                     state = .failed
                     throw ParseError.headersTooLarge(limits.maximumHeaderBytes)
+                }
+                // Trailer fields are not kept, but they are field lines like the head's: a token name, no
+                // CR or NUL in the value, no folding.
+                guard line.withUnsafeBufferPointer({ HTTPResponseParser.splitHeaderLine($0) != nil }) else {
+                    state = .failed
+                    throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
                 }
             }
         default:
