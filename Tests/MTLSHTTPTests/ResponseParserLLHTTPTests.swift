@@ -58,11 +58,6 @@ final class ResponseParserLLHTTPTests: XCTestCase {
             ),
     ]
 
-    /// Parser faults the suite found, not fixed yet.
-    private static let faults: Set<String> = [
-        "transfer-encoding: No extension after semicolon", "transfer-encoding: Unbalanced chunk extensions quoting",
-    ]
-
     // MARK: - Reading the markdown
 
     private struct Case {
@@ -320,13 +315,12 @@ final class ResponseParserLLHTTPTests: XCTestCase {
                 switch Self.deliberateRules[item.name] {
                 case .refuses?: XCTAssertTrue(whole.refused && !expected.refused, "\(item.name): the rule says mtls refuses what llhttp reads")
                 case .accepts?: XCTAssertTrue(!whole.refused && expected.refused, "\(item.name): the rule says mtls reads what llhttp refuses")
-                case nil where Self.faults.contains(item.name): break
                 case nil: XCTFail("\(item.name): llhttp \(expected), mtls \(whole)")
                 }
             }
         }
-        XCTAssertEqual(agreed.count, 64, "agreeing default-mode tests")
-        XCTAssertEqual(Set(differing), Set(Self.deliberateRules.keys).union(Self.faults), "deliberate rules")
+        XCTAssertEqual(agreed.count, 66, "agreeing default-mode tests")
+        XCTAssertEqual(Set(differing), Set(Self.deliberateRules.keys), "deliberate rules")
         XCTAssertEqual(
             lenient.sorted(),
             [

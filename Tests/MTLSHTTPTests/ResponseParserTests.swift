@@ -415,4 +415,24 @@ final class ResponseParserTests: XCTestCase {
         }
         XCTAssertEqual(try parse(chunked + "X-T: a\r\nX-U:\r\n\r\n").1, Array("ok".utf8))
     }
+
+    /// Chunk extensions follow RFC 9112 7.1.1 (llhttp: "No extension after semicolon", "Unbalanced
+    /// chunk extensions quoting"): a parser that reads a quoted value past the line end, or a
+    /// malformed line some other way, frames the body differently.
+    func testMalformedChunkExtensionsAreRefused() throws {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        for line in ["2;", "2;;a", "2; =b", "2;a=", "2;a=\"b", "2;a=\"b\\\"", "2;a=b c", "2;a=\"\rb\"", "2;a=\"\0\"", "2 a", " 2", "\t2", "2;a=b;", "2;a=@"] {
+            for size in [1, 1000] {
+                XCTAssertThrowsError(try parse(head + line + "\r\nok\r\n0\r\n\r\n", chunkSize: size)) { error in
+                    guard case .badChunkSize = error as? HTTPResponseParser.ParseError else { return XCTFail("\(line): \(error)") }
+                }
+            }
+        }
+        for line in ["2", "002", "2;a", "2 ; a = b ;c", "2;a=\"x;\\\"y\\\\\"", "2;a=\"\"", "2  ", "2\t;a=\"é\"", "2;a=b"] {
+            XCTAssertEqual(try parse(head + line + "\r\nok\r\n0\r\n\r\n", chunkSize: 1).1, Array("ok".utf8), line)
+        }
+        XCTAssertThrowsError(try parse(head + "0000000000001000000000000000\r\n")) { error in
+            XCTAssertEqual(error as? HTTPResponseParser.ParseError, .chunkSizeOverflow)
+        }
+    }
 }

@@ -371,15 +371,11 @@ public struct HTTPResponseParser: Sendable {
                 throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
             }
         case .chunkSize:
-            let text = String(decoding: line, as: UTF8.self)
-            let sizeText = text.prefix { $0 != ";" }.trimmingWhitespace()
-            guard !sizeText.isEmpty, sizeText.utf8.allSatisfy(HTTPResponseParser.isHexDigitByte) else {
+            let size = HTTPResponseParser.chunkSize(line)
+            guard size >= 0 else {
                 state = .failed
-                throw ParseError.badChunkSize(text)
-            }
-            guard sizeText.drop(while: { $0 == "0" }).count <= 15, let size = Int(sizeText, radix: 16) else {
-                state = .failed
-                throw ParseError.chunkSizeOverflow
+                if size == -2 { throw ParseError.chunkSizeOverflow }
+                throw ParseError.badChunkSize(String(decoding: line, as: UTF8.self))
             }
             state = size == 0 ? .trailers : .chunkData(remaining: size)
         case .chunkEnd:
@@ -462,6 +458,78 @@ public struct HTTPResponseParser: Sendable {
             return
         }
         state = .untilClose
+    }
+
+    /// The size a chunk-size line gives (RFC 9112 7.1.1), read as bytes: hex digits, then the chunk
+    /// extensions, each `BWS ";" BWS name [BWS "=" BWS value]` where the name is a token and the value
+    /// a token or a quoted string. Spaces and tabs after the size are skipped (curl and Chromium
+    /// do; some servers pad sizes); white space before it, a name missing after `;`, a quote left
+    /// open or any other byte is malformed: parsers that read such a line differently could frame
+    /// the body differently. -1 when malformed, -2 when the size has more than 15 significant digits.
+    static func chunkSize(_ line: ArraySlice<UInt8>) -> Int {
+        var index = line.startIndex
+        let end = line.endIndex
+        var size = 0
+        var digits = 0
+        while index < end {
+            let byte = line[index]
+            let value: Int
+            switch byte {
+            case 0x30...0x39: value = Int(byte &- 0x30)
+            case 0x41...0x46: value = Int(byte &- 0x37)
+            case 0x61...0x66: value = Int(byte &- 0x57)
+            default: value = -1
+            }
+            if value < 0 { break }
+            if size != 0 || value != 0 { digits += 1 }
+            if digits > 15 { return -2 }
+            size = size << 4 | value
+            index += 1
+        }
+        guard index > line.startIndex else { return -1 }
+        skipWhitespace(line, &index)
+        while index < end {
+            guard line[index] == 0x3B else { return -1 }  // ;
+            index += 1
+            skipWhitespace(line, &index)
+            guard skipToken(line, &index) else { return -1 }
+            skipWhitespace(line, &index)
+            if index < end && line[index] == 0x3D {  // =
+                index += 1
+                skipWhitespace(line, &index)
+                if index < end && line[index] == 0x22 {  // a quoted string
+                    index += 1
+                    while true {
+                        guard index < end else { return -1 }
+                        let byte = line[index]
+                        if byte == 0x22 { break }
+                        if byte == 0x5C {  // a quoted pair: \ and HTAB, SP, VCHAR or obs-text
+                            index += 1
+                            guard index < end, line[index] == 0x09 || (line[index] >= 0x20 && line[index] != 0x7F) else { return -1 }
+                        } else if byte != 0x09 && (byte < 0x20 || byte == 0x7F) {
+                            return -1
+                        }
+                        index += 1
+                    }
+                    index += 1
+                } else if !skipToken(line, &index) {
+                    return -1
+                }
+                skipWhitespace(line, &index)
+            }
+        }
+        return size
+    }
+
+    private static func skipWhitespace(_ line: ArraySlice<UInt8>, _ index: inout Int) {
+        while index < line.endIndex && (line[index] == 0x20 || line[index] == 0x09) { index += 1 }
+    }
+
+    /// Skips a token; false when there is none.
+    private static func skipToken(_ line: ArraySlice<UInt8>, _ index: inout Int) -> Bool {
+        let start = index
+        while index < line.endIndex && isTokenByte(line[index]) { index += 1 }
+        return index > start
     }
 
     /// A Content-Length: 1 to 18 ASCII digits (no sign, no white space), else nil.
