@@ -435,4 +435,17 @@ final class ResponseParserTests: XCTestCase {
             XCTAssertEqual(error as? HTTPResponseParser.ParseError, .chunkSizeOverflow)
         }
     }
+
+    /// Transfer-Encoding with Content-Length is refused where they frame a body (RFC 9112 6.3: "ought
+    /// to be handled as an error"; llhttp refuses it), in either order.
+    func testTransferEncodingWithContentLengthIsRefused() throws {
+        for fields in ["Transfer-Encoding: chunked\r\nContent-Length: 2", "Content-Length: 2\r\nTransfer-Encoding: chunked", "Content-Length: 2\r\nTransfer-Encoding: identity"] {
+            XCTAssertThrowsError(try parse("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n2\r\nok\r\n0\r\n\r\n")) { error in
+                XCTAssertEqual(error as? HTTPResponseParser.ParseError, .transferEncodingWithContentLength)
+            }
+            // No body to frame: nothing to disagree about.
+            XCTAssertTrue(try parse("HTTP/1.1 304 Not Modified\r\n\(fields)\r\n\r\n", finish: false).2)
+            XCTAssertTrue(try parse("HTTP/1.1 200 OK\r\n\(fields)\r\n\r\n", method: "HEAD", finish: false).2)
+        }
+    }
 }

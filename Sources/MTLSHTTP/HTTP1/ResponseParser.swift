@@ -42,6 +42,7 @@ public struct HTTPResponseParser: Sendable {
         case tooManyInformationalResponses(Int)
         case badHeader(String)
         case conflictingContentLength
+        case transferEncodingWithContentLength
         case badContentLength(String)
         case badChunkSize(String)
         case chunkSizeOverflow
@@ -58,6 +59,8 @@ public struct HTTPResponseParser: Sendable {
             case .tooManyInformationalResponses(let limit): "the server sent more than \(limit) informational (1xx) responses before the final one"
             case .badHeader(let line): "a header field is malformed: \(DisplayText.quoted(String(line.prefix(80))))"
             case .conflictingContentLength: "the response has two different Content-Length values (a request-smuggling sign)"
+            case .transferEncodingWithContentLength:
+                "the response has both Transfer-Encoding and Content-Length, which frame its body differently (a response-smuggling sign)"
             case .badContentLength(let value): "the Content-Length \(DisplayText.quoted(String(value.prefix(40)))) is not a number"
             case .badChunkSize(let line): "a chunk size line is malformed: \(DisplayText.quoted(String(line.prefix(40))))"
             case .chunkSizeOverflow: "a chunk size is too large"
@@ -429,6 +432,12 @@ public struct HTTPResponseParser: Sendable {
         let transferEncodings = framing.transferEncodings
         let lengths = framing.lengths
         if !transferEncodings.isEmpty {
+            // RFC 9112 6.3: Transfer-Encoding overrides Content-Length, but "ought to be handled as an
+            // error"; llhttp (Node.js) refuses it too. Only where they frame a body.
+            if !lengths.isEmpty {
+                state = .failed
+                throw ParseError.transferEncodingWithContentLength
+            }
             guard transferEncodings.last == "chunked" else {
                 if transferEncodings.allSatisfy({ $0 == "identity" }) {
                     state = .untilClose
