@@ -122,6 +122,26 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
             bounds.append(Bounds(name: base..<base + nameEnd, value: base + valueStart..<base + valueEnd))
         }
 
+        /// Continues the last field's value with a folded line (one that started with a space or
+        /// tab): its white space and the line end before it become one space. False when the line
+        /// holds a CR or NUL, as a value may not.
+        mutating func appendToLastValue(continuation line: UnsafeBufferPointer<UInt8>) -> Bool {
+            guard let last = bounds.indices.last else { return false }
+            var first = 0
+            var end = line.count
+            while first < end && (line[first] == 0x20 || line[first] == 0x09) { first += 1 }
+            while end > first && (line[end - 1] == 0x20 || line[end - 1] == 0x09) { end -= 1 }
+            guard !line[first..<end].contains(where: { $0 == 0 || $0 == 0x0D }) else { return false }
+            guard first < end else { return true }  // a line of white space adds nothing
+            bytes.removeLast(bytes.count - bounds[last].value.upperBound)
+            if !bounds[last].value.isEmpty { bytes.append(0x20) }
+            let start = bytes.count
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: line[first..<end]))
+            let valueStart = bounds[last].value.isEmpty ? start : bounds[last].value.lowerBound
+            bounds[last].value = valueStart..<bytes.count
+            return true
+        }
+
         func name(at index: Int) -> String { String(decoding: bytes[bounds[index].name], as: UTF8.self) }
 
         func value(at index: Int) -> String { HTTPResponseParser.decodeValue(bytes[bounds[index].value]) }

@@ -87,6 +87,8 @@ public struct HTTPResponseParser: Sendable {
     private var pendingReason = ""
     private var pendingFields = HTTPHeaders.Received(reservingBytes: 0, fields: 0)
     private var framing = FramingFields()
+    /// Which framing field the last field line of the head was, if any (a fold may not continue one).
+    private var lastFieldFraming: FramingFields.Field?
     private var informationalCount = 0
 
     /// The fields that frame the body and say how it is coded, noted as each header line is read.
@@ -302,18 +304,24 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
-    /// A field line that starts with a space or tab (obsolete line folding, or white space before
-    /// the first field) is refused when its first byte comes, not only once its LF has: the whole
+    /// A field line that starts with a space or tab is refused when its first byte comes, not only
+    /// once its LF has, where it cannot be a fold ``foldsIntoPreviousField`` accepts: the whole
     /// line is refused anyway, and a server may never send the rest.
     private mutating func checkFieldLineStart(_ start: ArraySlice<UInt8>) throws(ParseError) {
         guard let first = start.first, first == 0x20 || first == 0x09 else { return }
         switch state {
-        case .headers, .trailers:
+        case .headers where !foldsIntoPreviousField, .trailers:
             state = .failed
             throw ParseError.badHeader(String(decoding: start, as: UTF8.self))
         default: return
         }
     }
+
+    /// True when a line starting with a space or tab here is obsolete line folding (RFC 9112 5.2)
+    /// that a user agent must read as one space in the previous field's value: there is a previous
+    /// field, and it does not frame or code the body (a folded Content-Length or Transfer-Encoding
+    /// could be read two ways, so it is refused as llhttp refuses it).
+    private var foldsIntoPreviousField: Bool { pendingFields.count > 0 && lastFieldFraming == nil }
 
     private mutating func checkLineLength() throws(ParseError) {
         if lineBuffer.count > limits.maximumLineLength {
@@ -343,6 +351,7 @@ public struct HTTPResponseParser: Sendable {
             pendingReason = line.count > 13 ? String(decoding: line[(start + 13)...], as: UTF8.self) : ""
             pendingFields = HTTPHeaders.Received(reservingBytes: 512, fields: 16)
             framing = FramingFields()
+            lastFieldFraming = nil
             headerBytes = line.count
             state = .headers
         case .headers:
@@ -359,10 +368,19 @@ public struct HTTPResponseParser: Sendable {
                 state = .failed
                 throw ParseError.tooManyHeaders(limits.maximumHeaderCount)
             }
-            // Obsolete line folding (a leading space or tab) is refused with the rest: it is not a token.
+            if let first = line.first, first == 0x20 || first == 0x09 {
+                // Obsolete line folding: the line continues the previous field's value.
+                let unfolded = foldsIntoPreviousField && line.withUnsafeBufferPointer { pendingFields.appendToLastValue(continuation: $0) }
+                guard unfolded else {
+                    state = .failed
+                    throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
+                }
+                return
+            }
             let valid = line.withUnsafeBufferPointer { line in
                 guard let field = HTTPResponseParser.splitHeaderLine(line) else { return false }
                 pendingFields.append(line: line, nameEnd: field.nameEnd, valueStart: field.valueStart, valueEnd: field.valueEnd)
+                lastFieldFraming = field.framing
                 // Only the fields that frame the body become strings here; the rest when read.
                 if let framingField = field.framing {
                     framing.note(framingField, value: HTTPResponseParser.decodeValue(UnsafeBufferPointer(rebasing: line[field.valueStart..<field.valueEnd])))
