@@ -3,16 +3,22 @@
 #else
     import Foundation
 #endif
+import MTLSTrust
 import Synchronization
 
 /// An RFC 6265 cookie store: parses `Set-Cookie`, enforces Domain (host-only cookies, IP hosts,
 /// no single-label domains such as `Domain=com`), Path, Secure, HttpOnly, Max-Age/Expires,
 /// SameSite and the `__Secure-`/`__Host-` prefixes, and saves and loads curl's Netscape format.
 ///
-/// No public-suffix list is used: a `Domain` attribute of one label is refused (unless it names the
-/// host itself, which makes a host-only cookie), but `Domain=co.uk` is not.
+/// A `Domain` attribute that is a public suffix (`com`, `co.uk`, `github.io`: ``PublicSuffixList``)
+/// is refused, as browsers and curl refuse it, unless it names the host itself, which makes a
+/// host-only cookie (RFC 6265 5.3 step 5). Without a list (none installed: see
+/// ``PublicSuffixList/isAvailable``), only a single-label `Domain` is refused that way.
 public final class CookieJar: Sendable {
     private let store = Mutex<[Cookie]>([])
+
+    /// The list `Domain` attributes are checked against.
+    public let publicSuffixes: PublicSuffixList
 
     /// The most cookies kept per domain and in all; the least recently created go first.
     public let maximumPerDomain: Int
@@ -48,9 +54,13 @@ public final class CookieJar: Sendable {
     }
 
     /// Creates an empty jar.
-    public init(maximumPerDomain: Int = 180, maximumTotal: Int = 3000) {
+    ///
+    /// - Parameter publicSuffixes: The Public Suffix List for `Domain` attributes; by default the
+    ///   operating system's (``PublicSuffixList/system``, read when a `Domain` attribute first needs it).
+    public init(maximumPerDomain: Int = 180, maximumTotal: Int = 3000, publicSuffixes: PublicSuffixList = .system) {
         self.maximumPerDomain = maximumPerDomain
         self.maximumTotal = maximumTotal
+        self.publicSuffixes = publicSuffixes
     }
 
     /// Every cookie, expired ones included until the next access.
@@ -141,10 +151,12 @@ public final class CookieJar: Sendable {
         var hostOnly = true
         var domain = host
         if let domainAttribute {
-            if !domainAttribute.contains(".") && !CookieRules.isIPAddress(domainAttribute) {
-                // A single label (Domain=com, Domain=localhost): only acceptable as the host itself.
+            if !CookieRules.isIPAddress(domainAttribute) && publicSuffixes.isPublicSuffix(domainAttribute) {
+                // Domain=com, Domain=co.uk, Domain=localhost: shared by unrelated hosts, so only
+                // acceptable as the host itself (a host-only cookie).
                 guard domainAttribute == host else {
-                    return .rejected(name: name, reason: "Domain=\(domainAttribute) is a single-label domain (a top-level domain), refused")
+                    let what = domainAttribute.contains(".") ? "a public suffix (a domain shared by unrelated sites)" : "a single-label domain (a top-level domain)"
+                    return .rejected(name: name, reason: "Domain=\(domainAttribute) is \(what), refused")
                 }
             } else {
                 guard CookieRules.domainMatch(host: host, domain: domainAttribute) else {

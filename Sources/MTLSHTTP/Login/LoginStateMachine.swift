@@ -325,12 +325,12 @@ struct LoginStateMachine {
         return next
     }
 
-    /// The site of a URL for SameSite: the scheme and the registrable domain, approximated without a
-    /// public-suffix list by the last two labels (the whole host for IP addresses).
-    static func site(of url: HTTPSURL) -> String {
+    /// The site of a URL for SameSite: the scheme and the registrable domain by the Public Suffix
+    /// List (the whole host for IP addresses and for hosts that are themselves public suffixes;
+    /// without a list installed, the last two labels).
+    static func site(of url: HTTPSURL, publicSuffixes: PublicSuffixList = .system) -> String {
         if CookieRules.isIPAddress(url.host) { return "\(url.scheme)://\(url.host)" }
-        let labels = url.host.split(separator: ".")
-        return "\(url.scheme)://" + labels.suffix(2).joined(separator: ".")
+        return "\(url.scheme)://" + (publicSuffixes.registrableDomain(of: url.host) ?? url.host)
     }
 
     /// Picks the strongest scheme offered and prepares its answer.

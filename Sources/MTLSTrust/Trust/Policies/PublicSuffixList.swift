@@ -3,16 +3,77 @@
 #else
     import Foundation
 #endif
+import Synchronization
 
-/// The Public Suffix List (publicsuffix.org), read from the copy the system ships.
+/// The Public Suffix List (https://publicsuffix.org): the domains under which unrelated parties
+/// register names (`com`, `co.uk`, `kobe.jp`'s `*.kobe.jp`, `github.io`). Browsers and curl (via
+/// libpsl) use it so that `Domain=co.uk` cannot set a cookie for every British site, and to tell
+/// which hosts are the same *site* for `SameSite`: `idp.example.co.uk` and `sp.other.co.uk` are not.
 ///
-/// Debian and Ubuntu install it as `/usr/share/publicsuffix/public_suffix_list.dat` (package
-/// `publicsuffix`, which `libpsl5` and so curl pull in); `MTLS_PUBLIC_SUFFIX_LIST` names another
-/// file. Both the ICANN and the PRIVATE sections count, as the CA/Browser Forum requires. When no
-/// list is found only the implicit rule remains (every single label, such as `com`, is a suffix).
-struct PublicSuffixList: Sendable {
-    /// Where the list is looked for, in order.
-    static var searchPaths: [String] {
+/// The list's format and algorithm (https://github.com/publicsuffix/list/wiki/Format): a rule of
+/// labels, a wildcard rule `*.ck` (any one label there), an exception `!www.ck`; the prevailing
+/// rule is an exception if one matches, else the matching rule with most labels, else `*` (any
+/// top-level domain not listed is a public suffix). `xn--` labels are compared as the Unicode they
+/// encode, as the list writes internationalised rules.
+///
+/// Both the ICANN and the PRIVATE sections count, as browsers, curl and the CA/Browser Forum
+/// (for wildcard certificates) count them. ``system`` is the operating system's copy (Debian's
+/// and Fedora's `publicsuffix` package, which curl's libpsl also reads; `MTLS_PUBLIC_SUFFIX_LIST`
+/// names another file), read once, when first needed.
+public struct PublicSuffixList: Sendable {
+    private struct Rules: Sendable {
+        var rules: Set<String> = []
+        var wildcards: Set<String> = []  // the part after `*.`
+        var exceptions: Set<String> = []  // without the `!`
+        var count: Int { rules.count + wildcards.count + exceptions.count }
+    }
+
+    /// The rules, read when first needed: ``system`` costs nothing until a cookie or a site asks.
+    private final class Source: Sendable {
+        private let load: @Sendable () -> Rules?
+        private let cache = Mutex<Rules??>(nil)  // nil: not read yet; .some(nil): no list
+
+        init(_ load: @escaping @Sendable () -> Rules?) { self.load = load }
+
+        var rules: Rules? {
+            cache.withLock { cache in
+                if let cache { return cache }
+                let rules = load()
+                cache = .some(rules)
+                return rules
+            }
+        }
+    }
+
+    private let source: Source
+
+    /// The number of rules (0 for a list that could not be read).
+    public var count: Int { source.rules?.count ?? 0 }
+
+    /// True when the list has rules. With none, only the implicit rule `*` applies: every single
+    /// label is a public suffix, and a registrable domain is the last two labels.
+    public var isAvailable: Bool { count > 0 }
+
+    /// Reads the list's text: one rule per line up to the first white space; `//` comments and
+    /// blank lines are skipped.
+    public init(rules text: String) {
+        let rules = PublicSuffixList.parse(text)
+        source = Source { rules }
+    }
+
+    /// Reads the list from a file; nil when it cannot be read or holds no rule.
+    public init?(contentsOfFile path: String) {
+        guard let rules = PublicSuffixList.read(path) else { return nil }
+        source = Source { rules }
+    }
+
+    private init(lazilyFrom paths: @escaping @Sendable () -> [String]) {
+        source = Source { paths().lazy.compactMap(PublicSuffixList.read).first }
+    }
+
+    /// Where the list is looked for, in order: `MTLS_PUBLIC_SUFFIX_LIST`, then where operating
+    /// systems and Homebrew install it.
+    public static var systemPaths: [String] {
         var paths = [
             "/usr/share/publicsuffix/public_suffix_list.dat", "/usr/share/publicsuffix/effective_tld_names.dat",
             "/usr/local/share/publicsuffix/public_suffix_list.dat", "/opt/homebrew/share/publicsuffix/public_suffix_list.dat",
@@ -21,59 +82,87 @@ struct PublicSuffixList: Sendable {
         return paths
     }
 
-    /// The system's list, loaded on first use.
-    static let shared: PublicSuffixList = {
-        for path in searchPaths {
-            if let data = FileManager.default.contents(atPath: path), let list = PublicSuffixList(text: String(decoding: data, as: UTF8.self), source: path) {
-                return list
-            }
-        }
-        return PublicSuffixList(rules: [], wildcards: [], exceptions: [], source: nil)
-    }()
+    /// The operating system's copy of the list, read from ``systemPaths`` when first asked. Where
+    /// none is installed it is not ``isAvailable``: ``CookieJar`` then refuses only single-label
+    /// `Domain` attributes, and a login's `SameSite` site is the last two labels of a host.
+    public static let system = PublicSuffixList(lazilyFrom: { systemPaths })
 
-    private let rules: Set<String>
-    private let wildcards: Set<String>
-    private let exceptions: Set<String>
-    /// The file the rules came from, or nil when none was found.
-    let source: String?
-
-    private init(rules: Set<String>, wildcards: Set<String>, exceptions: Set<String>, source: String?) {
-        self.rules = rules
-        self.wildcards = wildcards
-        self.exceptions = exceptions
-        self.source = source
+    private static func read(_ path: String) -> Rules? {
+        guard let data = FileManager.default.contents(atPath: path) else { return nil }
+        let rules = parse(String(decoding: data, as: UTF8.self))
+        return rules.count > 0 ? rules : nil
     }
 
-    /// Parses the list's text format: one rule a line, `//` comments, `*.` wildcards, `!` exceptions.
-    init?(text: String, source: String? = nil) {
-        var rules = Set<String>()
-        var wildcards = Set<String>()
-        var exceptions = Set<String>()
-        for rawLine in text.split(whereSeparator: \.isNewline) {
-            let line = rawLine.split(separator: " ", maxSplits: 1).first.map(String.init) ?? ""
-            if line.isEmpty || line.hasPrefix("//") { continue }
-            let rule = DNSNameSyntax.lowercased(line)
-            if rule.hasPrefix("!") {
-                exceptions.insert(String(rule.dropFirst()))
-            } else if rule.hasPrefix("*.") {
-                wildcards.insert(String(rule.dropFirst(2)))
+    private static func parse(_ text: String) -> Rules {
+        var parsed = Rules()
+        for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
+            guard let rule = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first, !rule.hasPrefix("//") else { continue }
+            let lowered = lowercasedASCII(String(rule))
+            if lowered.hasPrefix("!") {
+                parsed.exceptions.insert(String(lowered.dropFirst()))
+            } else if lowered.hasPrefix("*.") {
+                parsed.wildcards.insert(String(lowered.dropFirst(2)))
             } else {
-                rules.insert(rule)
+                parsed.rules.insert(lowered)
             }
         }
-        if rules.isEmpty { return nil }
-        self.init(rules: rules, wildcards: wildcards, exceptions: exceptions, source: source ?? "(text)")
+        return parsed
     }
 
-    /// True when `name` (ASCII, A-labels for IDNs) is itself a public suffix: `com`, `co.uk`,
-    /// `s3.amazonaws.com`; false for registrable names such as `example.co.uk`.
-    func isPublicSuffix(_ name: String) -> Bool {
-        var domain = DNSNameSyntax.lowercased(name)
-        if domain.hasSuffix(".") { domain.removeLast() }
-        if domain.isEmpty { return true }
-        if exceptions.contains(domain) { return false }
-        if rules.contains(domain) { return true }
-        guard let dot = domain.firstIndex(of: ".") else { return true }  // the implicit "*" rule
-        return wildcards.contains(String(domain[domain.index(after: dot)...]))
+    /// The public suffix of a host name (`co.uk` for `www.example.co.uk`), lower-cased, in the
+    /// form given (`xn--` labels stay so). Nil for an empty name, one with an empty label (a
+    /// leading or doubled dot), or an IP address.
+    public func publicSuffix(of domain: String) -> String? {
+        guard let labels = PublicSuffixList.labels(of: domain) else { return nil }
+        return labels.original.suffix(suffixLength(labels.matched)).joined(separator: ".")
+    }
+
+    /// The registrable domain of a host name (`example.co.uk` for `www.example.co.uk`): the public
+    /// suffix and one label more. Nil when the name is itself a public suffix, or as for
+    /// ``publicSuffix(of:)``.
+    public func registrableDomain(of domain: String) -> String? {
+        guard let labels = PublicSuffixList.labels(of: domain) else { return nil }
+        let length = suffixLength(labels.matched)
+        guard labels.original.count > length else { return nil }
+        return labels.original.suffix(length + 1).joined(separator: ".")
+    }
+
+    /// True when the name is a public suffix (`com`, `co.uk`, or any single label not listed).
+    public func isPublicSuffix(_ domain: String) -> Bool {
+        guard let labels = PublicSuffixList.labels(of: domain) else { return false }
+        return suffixLength(labels.matched) >= labels.matched.count
+    }
+
+    /// How many labels, from the right, the prevailing rule covers.
+    private func suffixLength(_ labels: [String]) -> Int {
+        guard let table = source.rules else { return 1 }
+        let (rules, wildcards, exceptions) = (table.rules, table.wildcards, table.exceptions)
+        let count = labels.count
+        for start in 0..<count where exceptions.contains(labels[start...].joined(separator: ".")) {
+            return count - start - 1
+        }
+        for start in 0..<count {
+            if rules.contains(labels[start...].joined(separator: ".")) { return count - start }
+            if start + 1 < count, wildcards.contains(labels[(start + 1)...].joined(separator: ".")) { return count - start }
+        }
+        return 1
+    }
+
+    /// The labels as given (lower-cased) and as matched (`xn--` labels decoded); nil for names
+    /// that are not host names.
+    private static func labels(of domain: String) -> (original: [String], matched: [String])? {
+        var name = lowercasedASCII(domain)
+        if name.hasSuffix(".") && name.count > 1 { name.removeLast() }  // the root's dot
+        let original = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        guard !name.isEmpty, !original.contains(where: \.isEmpty), IPAddress.parse(name) == nil else { return nil }
+        let matched = original.map { label in
+            label.hasPrefix("xn--") ? Punycode.decode(label.dropFirst(4)) ?? label : label
+        }
+        return (original, matched)
+    }
+
+    private static func lowercasedASCII(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
     }
 }

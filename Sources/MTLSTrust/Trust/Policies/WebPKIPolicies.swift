@@ -204,7 +204,7 @@ struct WebPKIPublicSuffixWildcardPolicy: ChainPolicy {
         let patterns = names.compactMap(\.dnsText).map(DNSNameSyntax.lowercased)
         let spanning = patterns.filter { pattern in
             guard let base = DNSNameSyntax.wildcardBase(pattern) else { return pattern == "*" }
-            return PublicSuffixList.shared.isPublicSuffix(base)
+            return PublicSuffixList.system.isPublicSuffix(base)
         }
         guard !spanning.isEmpty else { return [] }
         let matchedOtherwise = patterns.contains { !spanning.contains($0) && DNSNameSyntax.matches(pattern: $0, host: reference) }
