@@ -457,8 +457,8 @@ struct ProbePage {
         return collapsed.count > 160 ? String(collapsed.prefix(159)) + "…" : collapsed
     }
 
+    /// Character references as a browser decodes them; a no-break space shown as a space.
     static func unescape(_ text: String) -> String {
-        text.replacingAll("&lt;", with: "<").replacingAll("&gt;", with: ">").replacingAll("&quot;", with: "\"")
-            .replacingAll("&#39;", with: "'").replacingAll("&nbsp;", with: " ").replacingAll("&amp;", with: "&")
+        HTMLCharacterReferences.decode(text).replacingAll("\u{00A0}", with: " ")
     }
 }
