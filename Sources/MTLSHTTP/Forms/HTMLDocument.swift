@@ -7,8 +7,8 @@ internal import CLibXML2
 
 /// A parsed HTML document: libxml2's HTML parser (`htmlReadMemory`, error-recovering, no network)
 /// builds the tree, which is copied into Swift values and freed at once, so no C pointer outlives
-/// the initializer. Entities in text and attributes (`action="https&#x3a;&#x2f;&#x2f;…"`) arrive
-/// decoded. libxml2 is loaded on first use (`CLibXML2`); without it every document is empty and
+/// the initializer. Character references in text and attributes (`action="https&#x3a;&#x2f;&#x2f;…"`)
+/// arrive decoded, as a browser decodes them when the document is given as text. libxml2 is loaded on first use (`CLibXML2`); without it every document is empty and
 /// ``parserFailure`` says why.
 struct HTMLDocument: Sendable {
     /// An element or a run of text.
@@ -84,8 +84,10 @@ struct HTMLDocument: Sendable {
     }
 
     /// Parses text (always as UTF-8, whatever its `<meta charset>` says).
+    /// Parses HTML text, its character references first rewritten so that libxml2 reads them as
+    /// the HTML Standard does (``HTMLReferenceRewriter``).
     init(text: String, url: String? = nil) {
-        self.init(bytes: Array(text.utf8), encoding: "UTF-8", url: url)
+        self.init(bytes: Array(HTMLReferenceRewriter.rewrite(text).utf8), encoding: "UTF-8", url: url)
     }
 
     private static func string(_ pointer: UnsafePointer<mtls_xmlChar>?) -> String {

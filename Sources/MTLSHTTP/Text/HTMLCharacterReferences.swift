@@ -38,7 +38,7 @@ public enum HTMLCharacterReferences {
         var textStart = 0
         var index = 0
         while index < scalars.count {
-            guard scalars[index] == "&", let (decoded, end) = reference(in: scalars, at: index, inAttribute: inAttribute) else {
+            guard scalars[index] == "&", let (decoded, end) = reference(in: scalars, at: index, limit: scalars.count, inAttribute: inAttribute) else {
                 index += 1
                 continue
             }
@@ -50,25 +50,26 @@ public enum HTMLCharacterReferences {
         if textStart < scalars.count { body(.text(scalars[textStart...])) }
     }
 
-    /// The reference at `start` (an `&`): what it decodes to and where it ends; nil when the `&`
-    /// starts no reference and is text.
-    private static func reference(in scalars: [Unicode.Scalar], at start: Int, inAttribute: Bool) -> ([Unicode.Scalar], Int)? {
+    /// The reference at `start` (an `&`) in `scalars[..<limit]`: what it decodes to and where it
+    /// ends; nil when the `&` starts no reference and is text.
+    static func reference(in scalars: [Unicode.Scalar], at start: Int, limit: Int, inAttribute: Bool) -> ([Unicode.Scalar], Int)? {
         var index = start + 1
-        guard index < scalars.count else { return nil }
-        if scalars[index] == "#" { return numeric(in: scalars, at: index + 1) }
+        guard index < limit else { return nil }
+        if scalars[index] == "#" { return numeric(in: scalars, at: index + 1, limit: limit) }
         // Named: the longest name of the table the text starts with.
         var candidate = ""
-        while index < scalars.count, candidate.utf8.count < longestName, isASCIIAlphanumeric(scalars[index]) {
+        while index < limit, candidate.utf8.count < longestName, isASCIIAlphanumeric(scalars[index]) {
             candidate.unicodeScalars.append(scalars[index])
             index += 1
         }
-        if index < scalars.count, scalars[index] == ";" { candidate.unicodeScalars.append(";") }
+        guard !candidate.isEmpty else { return nil }
+        if index < limit, scalars[index] == ";" { candidate.unicodeScalars.append(";") }
         let table = named
         var name = Substring(candidate)
         while !name.isEmpty {
             if let decoded = table[name] {
                 let end = start + 1 + name.unicodeScalars.count
-                if inAttribute, name.last != ";", end < scalars.count, scalars[end] == "=" || isASCIIAlphanumeric(scalars[end]) {
+                if inAttribute, name.last != ";", end < limit, scalars[end] == "=" || isASCIIAlphanumeric(scalars[end]) {
                     return nil
                 }
                 return (decoded, end)
@@ -79,21 +80,21 @@ public enum HTMLCharacterReferences {
     }
 
     /// `&#…` from the first character after `#`.
-    private static func numeric(in scalars: [Unicode.Scalar], at first: Int) -> ([Unicode.Scalar], Int)? {
+    private static func numeric(in scalars: [Unicode.Scalar], at first: Int, limit: Int) -> ([Unicode.Scalar], Int)? {
         var index = first
         var radix: UInt32 = 10
-        if index < scalars.count, scalars[index] == "x" || scalars[index] == "X" {
+        if index < limit, scalars[index] == "x" || scalars[index] == "X" {
             radix = 16
             index += 1
         }
         let digitsStart = index
         var value: UInt32 = 0
-        while index < scalars.count, let digit = digitValue(scalars[index], radix: radix) {
+        while index < limit, let digit = digitValue(scalars[index], radix: radix) {
             value = min(value &* radix &+ digit, 0x11_0000)  // past U+10FFFF it is U+FFFD whatever follows
             index += 1
         }
         guard index > digitsStart else { return nil }
-        if index < scalars.count, scalars[index] == ";" { index += 1 }
+        if index < limit, scalars[index] == ";" { index += 1 }
         return ([scalar(forNumber: value)], index)
     }
 
