@@ -88,7 +88,9 @@ final class HTMLCharacterReferencesTests: XCTestCase {
         // Not XML characters, which libxml2's tree cannot hold: C0 controls other than white space,
         // U+FFFE and U+FFFF (dropped from the value; a browser keeps them).
         let notXML = differing.filter { value in
-            HTMLCharacterReferences.decode(value, inAttribute: true).unicodeScalars.contains { ($0.value < 0x20 && ![0x09, 0x0A, 0x0C, 0x0D].contains($0.value)) || $0.value == 0xFFFE || $0.value == 0xFFFF }
+            HTMLCharacterReferences.decode(value, inAttribute: true).unicodeScalars.contains {
+                ($0.value < 0x20 && ![0x09, 0x0A, 0x0C, 0x0D].contains($0.value)) || $0.value == 0xFFFE || $0.value == 0xFFFF
+            }
         }
         XCTAssertEqual(notXML.count, 29)
         XCTAssertEqual(differing, notXML)
