@@ -55,6 +55,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             X509_free(parsed)
             throw MTLSTrustError(.malformedInput, "the DER certificate is followed by \(derBytes.count - consumed) unexpected bytes")
         }
+        // `d2i_X509` takes any bytes as a UTCTime or GeneralizedTime; a time that does not read as
+        // one would make notBefore/notAfter 1970 (and a validity check meaningless).
+        if let problem = Certificate.unreadableValidityTime(parsed) {
+            X509_free(parsed)
+            throw MTLSTrustError(.malformedInput, problem)
+        }
         // `i2d_X509` of a certificate just parsed writes the TBSCertificate back verbatim (OpenSSL
         // keeps its encoding) and re-encodes only the outer SEQUENCE, the signature algorithm and
         // the signature. When those are already in their one DER form, the re-encoding is the input
@@ -64,6 +70,20 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
             return
         }
         self.init(taking: parsed)
+    }
+
+    /// Why notBefore or notAfter of a parsed certificate is not a time, or nil when both are.
+    static func unreadableValidityTime(_ x509: OpaquePointer) -> String? {
+        for (field, time) in [("notBefore", X509_get0_notBefore(x509)), ("notAfter", X509_get0_notAfter(x509))] {
+            var parts = tm()
+            guard let time, ASN1_TIME_to_tm(time, &parts) != 1 else { continue }
+            OpenSSLErrorQueue.clear()
+            let kind = ASN1_STRING_type(time) == V_ASN1_GENERALIZEDTIME ? "GeneralizedTime" : "UTCTime"
+            let text = DisplayText.quoted(String(decoding: asn1StringBytes(time), as: UTF8.self))
+            return "its \(field) \(kind) \(text) is not a valid time, so its validity period cannot be read; "
+                + "the certificate has to be reissued with RFC 5280 times (UTCTime YYMMDDHHMMSSZ, GeneralizedTime YYYYMMDDHHMMSSZ)"
+        }
+        return nil
     }
 
     /// The kind of a well-formed DER object that is not a certificate, for `.wrongObjectKind` errors.
