@@ -227,6 +227,31 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return String(decoding: UnsafeBufferPointer(start: out, count: Int(length)), as: UTF8.self)
     }
 
+    /// The bytes of an IA5String as text: ASCII as it is, other bytes read as UTF-8 (what OpenSSL
+    /// prints; invalid sequences become U+FFFD).
+    static func ia5Text(_ string: UnsafePointer<ASN1_STRING>?) -> String {
+        String(decoding: asn1StringBytes(string), as: UTF8.self)
+    }
+
+    /// The text of an ASN1_TYPE that holds a string (otherName values), or nil for other types.
+    static func stringValue(_ value: UnsafePointer<ASN1_TYPE>?) -> String? {
+        guard let value else { return nil }
+        switch ASN1_TYPE_get(value) {
+        case V_ASN1_UTF8STRING, V_ASN1_PRINTABLESTRING, V_ASN1_BMPSTRING, V_ASN1_UNIVERSALSTRING, V_ASN1_T61STRING:
+            return asn1StringUTF8(value.pointee.value.asn1_string)
+        case V_ASN1_IA5STRING, V_ASN1_VISIBLESTRING:
+            return ia5Text(value.pointee.value.asn1_string)
+        default:
+            return nil
+        }
+    }
+
+    static func dottedOID(_ object: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        _ = mtls_OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
+        return String(cBuffer: buffer)
+    }
+
     static func asn1StringBytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8] {
         guard let string, let data = ASN1_STRING_get0_data(string) else { return [] }
         return Array(UnsafeBufferPointer(start: data, count: Int(ASN1_STRING_length(string))))
@@ -275,17 +300,31 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         for i in 0..<mtls_sk_GENERAL_NAME_num(names) {
             guard let name = mtls_sk_GENERAL_NAME_value(names, i) else { continue }
             let type = name.pointee.type
+            // dNSName, rfc822Name and URI are IA5Strings: their bytes as they stand (UTF-8 where a
+            // issuer put UTF-8 there, as OpenSSL prints them), not read as Latin-1.
             switch type {
             case GEN_DNS:
-                result.append(.dns(Certificate.asn1StringUTF8(name.pointee.d.dNSName) ?? ""))
+                result.append(.dns(Certificate.ia5Text(name.pointee.d.dNSName)))
             case GEN_EMAIL:
-                result.append(.email(Certificate.asn1StringUTF8(name.pointee.d.rfc822Name) ?? ""))
+                result.append(.email(Certificate.ia5Text(name.pointee.d.rfc822Name)))
             case GEN_URI:
-                result.append(.uri(Certificate.asn1StringUTF8(name.pointee.d.uniformResourceIdentifier) ?? ""))
+                result.append(.uri(Certificate.ia5Text(name.pointee.d.uniformResourceIdentifier)))
             case GEN_IPADD:
                 result.append(.ip(Certificate.asn1StringBytes(name.pointee.d.iPAddress)))
             case GEN_DIRNAME:
                 result.append(.directoryName(Certificate.rfc4514(name.pointee.d.directoryName)))
+            case GEN_OTHERNAME:
+                guard let other = name.pointee.d.otherName, let typeID = other.pointee.type_id else {
+                    result.append(.other(Int(type)))
+                    continue
+                }
+                result.append(.otherName(type: Certificate.objectName(typeID), value: Certificate.stringValue(other.pointee.value)))
+            case GEN_RID:
+                guard let oid = name.pointee.d.registeredID else {
+                    result.append(.other(Int(type)))
+                    continue
+                }
+                result.append(.registeredID(Certificate.dottedOID(oid)))
             default:
                 result.append(.other(Int(type)))
             }
@@ -402,6 +441,12 @@ public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible 
     case email(String)
     case uri(String)
     case directoryName(String)
+    /// An otherName: its type (a short name such as `msUPN`, or a dotted OID) and its value when
+    /// that is a string.
+    case otherName(type: String, value: String?)
+    /// A registeredID: the dotted OID.
+    case registeredID(String)
+    /// A name of a kind not read here (x400Address, ediPartyName): the GeneralName tag number.
     case other(Int)
 
     public var description: String {
@@ -411,7 +456,14 @@ public enum SubjectAlternativeName: Sendable, Hashable, CustomStringConvertible 
         case .email(let address): "email:\(address)"
         case .uri(let uri): "URI:\(uri)"
         case .directoryName(let name): "DirName:\(name)"
-        case .other(let type): "othername(type \(type))"
+        case .otherName(let type, let value): "othername:\(type):\(value ?? "<unsupported>")"
+        case .registeredID(let oid): "RID:\(oid)"
+        case .other(let type):
+            switch Int32(type) {
+            case GEN_X400: "X400Name:<unsupported>"
+            case GEN_EDIPARTY: "EdiPartyName:<unsupported>"
+            default: "GeneralName[\(type)]:<unsupported>"
+            }
         }
     }
 }
