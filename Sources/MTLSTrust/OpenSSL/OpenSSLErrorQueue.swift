@@ -69,6 +69,10 @@ package enum OpenSSLErrorQueue {
         case "mac verify failure": return "the integrity check (MAC) failed: wrong password or a damaged file"
         case "wrong tag", "nested asn1 error", "too long", "header too long", "not enough data", "asn1 parse error":
             return "the data is not well-formed DER (\(reason))"
+        case "mstring not universal", "mstring wrong tag":
+            return "a value in a name (or another string field) is not encoded as one of the string types X.509 allows there (\(reason))"
+        case "invalid utf8string": return "a UTF8String in it is not valid UTF-8"
+        case "invalid bmpstring", "invalid universalstring": return "a \(reason.dropFirst(8)) in it is not a valid sequence of characters"
         case "no start line": return "no PEM block was found"
         case "bad base64 decode": return "the PEM block's base64 text is damaged"
         default: return reason
