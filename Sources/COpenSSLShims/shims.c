@@ -59,6 +59,22 @@ long mtls_SSL_get0_chain_certs(SSL *ssl, STACK_OF(X509) **chain) { return SSL_ge
 long mtls_SSL_set1_chain(SSL *ssl, STACK_OF(X509) *chain) { return SSL_set1_chain(ssl, chain); }
 long mtls_SSL_CTX_set1_chain(SSL_CTX *ctx, STACK_OF(X509) *chain) { return SSL_CTX_set1_chain(ctx, chain); }
 
+int mtls_X509_EXTENSION_decodes(X509_EXTENSION *ext) {
+    const X509V3_EXT_METHOD *method = X509V3_EXT_get(ext);
+    if (method == NULL) return -1;
+    void *decoded = X509V3_EXT_d2i(ext);
+    if (decoded == NULL) {
+        ERR_clear_error();
+        return 0;
+    }
+    if (method->it != NULL) {
+        ASN1_item_free((ASN1_VALUE *)decoded, ASN1_ITEM_ptr(method->it));
+    } else if (method->ext_free != NULL) {
+        method->ext_free(decoded);
+    }
+    return 1;
+}
+
 int mtls_OBJ_obj2txt(char *buf, int len, const ASN1_OBJECT *obj, int noName) { return OBJ_obj2txt(buf, len, obj, noName); }
 
 unsigned long mtls_ERR_get_error_all(const char **file, int *line, const char **func, const char **data, int *flags) {

@@ -57,6 +57,10 @@ int mtls_sk_ASN1_OBJECT_num(const STACK_OF(ASN1_OBJECT) *_Nullable sk);
 ASN1_OBJECT *_Nullable mtls_sk_ASN1_OBJECT_value(const STACK_OF(ASN1_OBJECT) *sk, int i);
 void mtls_EXTENDED_KEY_USAGE_free(EXTENDED_KEY_USAGE *_Nullable eku);
 
+// 1 when OpenSSL knows the extension's type and decodes its value, 0 when it knows the type but
+// cannot decode the value, -1 when it does not know the type.
+int mtls_X509_EXTENSION_decodes(X509_EXTENSION *ext);
+
 // PKCS#12 internals
 int mtls_sk_PKCS7_num(const STACK_OF(PKCS7) *_Nullable sk);
 PKCS7 *_Nullable mtls_sk_PKCS7_value(const STACK_OF(PKCS7) *sk, int i);

@@ -28,6 +28,8 @@ enum CertificateDescription {
             ("sha1", .string(certificate.sha1Fingerprint.colonHex)),
             ("spkiSHA256", .string(certificate.spkiPin)),
         ]
+        let problems = certificate.problems
+        if !problems.isEmpty { pairs.append(("problems", .strings(problems))) }
         return .object(pairs + extra)
     }
 
@@ -53,6 +55,7 @@ enum CertificateDescription {
             row("Basic constraints", constraints.isCA ? "CA" + (constraints.pathLengthConstraint.map { ", path length \($0)" } ?? "") : "not a CA")
         }
         if certificate.isSelfSigned { row("Self-signed", "yes") }
+        for problem in certificate.problems { row("Problem", problem) }
         row("SHA-256", certificate.sha256Fingerprint.colonHex)
         row("SHA-1", certificate.sha1Fingerprint.colonHex)
         row("SPKI pin", certificate.spkiPin)

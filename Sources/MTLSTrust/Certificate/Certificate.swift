@@ -348,7 +348,11 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     /// certificate (no SPKI re-encoding, unlike `publicKey.algorithm`).
     public var keyAlgorithm: KeyAlgorithm {
         if reference.decodedPointer == nil, let algorithm = reference.layout?.keyAlgorithm(derBytes) { return algorithm }
-        guard let key = X509_get0_pubkey(reference.pointer) else { return .other("unparsed", bits: 0) }
+        guard let key = X509_get0_pubkey(reference.pointer) else {
+            // A key OpenSSL cannot decode (GOST, an unknown OID): named by its algorithm OID.
+            OpenSSLErrorQueue.clear()
+            return .other(keyAlgorithmName, bits: 0)
+        }
         return KeyAlgorithm.of(key)
     }
 
@@ -362,11 +366,72 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
-    /// The signature algorithm's name (`ecdsa-with-SHA256`, `sha256WithRSAEncryption`, `ED25519`).
+    /// The name of the subjectPublicKeyInfo's algorithm OID as OpenSSL prints it (its long name,
+    /// or the dotted OID).
+    var keyAlgorithmName: String {
+        guard let publicKey = X509_get_X509_PUBKEY(reference.pointer) else { return "unknown" }
+        var object: OpaquePointer? = nil
+        guard X509_PUBKEY_get0_param(&object, nil, nil, nil, publicKey) == 1, let object else { return "unknown" }
+        return Certificate.longName(object)
+    }
+
+    /// The signature algorithm's name (`ecdsa-with-SHA256`, `sha256WithRSAEncryption`, `ED25519`),
+    /// or its dotted OID when OpenSSL has no name for it: the algorithm of the certificate's outer
+    /// signatureAlgorithm, which is what the signature was made with (a TBSCertificate naming
+    /// another one makes the certificate fail verification).
     public var signatureAlgorithm: String {
-        let nid = X509_get_signature_nid(reference.pointer)
-        if let name = OBJ_nid2ln(nid) { return String(cString: name) }
-        return "unknown (\(nid))"
+        var algorithm: UnsafePointer<X509_ALGOR>? = nil
+        X509_get0_signature(nil, &algorithm, reference.pointer)
+        var object: OpaquePointer? = nil
+        guard let algorithm else { return "unknown" }
+        X509_ALGOR_get0(&object, nil, nil, algorithm)
+        guard let object else { return "unknown" }
+        return Certificate.longName(object)
+    }
+
+    /// An OID's long name (`sha256WithRSAEncryption`), or the dotted OID when OpenSSL has none.
+    static func longName(_ object: OpaquePointer) -> String {
+        let nid = OBJ_obj2nid(object)
+        if nid != NID_undef, let name = OBJ_nid2ln(nid) { return String(cString: name) }
+        return dottedOID(object)
+    }
+
+    /// What is wrong with the certificate that reading it does not refuse, one sentence each: a
+    /// signature algorithm other than the one its TBSCertificate names, an extension OpenSSL knows
+    /// but cannot decode (which the properties above then leave out, as if it were absent), an
+    /// extendedKeyUsage that lists no purpose, and an extension that appears more than once
+    /// (RFC 5280 §4.2 allows one; OpenSSL then reads none of them). Empty for a sound certificate.
+    public var problems: [String] {
+        let x509 = reference.pointer
+        var problems: [String] = []
+        var outer: UnsafePointer<X509_ALGOR>? = nil
+        X509_get0_signature(nil, &outer, x509)
+        if let outer, let inner = X509_get0_tbs_sigalg(x509), X509_ALGOR_cmp(outer, inner) != 0 {
+            var object: OpaquePointer? = nil
+            X509_ALGOR_get0(&object, nil, nil, inner)
+            let innerName = object.map(Certificate.longName) ?? "unknown"
+            problems.append(
+                "its signature algorithm (\(signatureAlgorithm)) is not the one its TBSCertificate names (\(innerName)), so the signature cannot verify (RFC 5280 §4.1.1.2)"
+            )
+        }
+        var counts: [String: Int] = [:]
+        var order: [String] = []
+        for index in 0..<X509_get_ext_count(x509) {
+            guard let ext = X509_get_ext(x509, index), let object = X509_EXTENSION_get_object(ext) else { continue }
+            let name = Certificate.objectName(object)
+            if counts[name] == nil { order.append(name) }
+            counts[name, default: 0] += 1
+            if mtls_X509_EXTENSION_decodes(ext) == 0 {
+                problems.append("the \(name) extension could not be decoded, so what it says is not shown")
+            }
+        }
+        for name in order where counts[name, default: 0] > 1 {
+            problems.append("the \(name) extension appears \(counts[name, default: 0]) times (RFC 5280 allows one), so none of them is read")
+        }
+        if counts["extendedKeyUsage"] == 1, extendedKeyUsage?.isEmpty == true {
+            problems.append("the extendedKeyUsage extension lists no purpose (RFC 5280 requires at least one)")
+        }
+        return problems
     }
 
     /// Key usage bits, or nil when the extension is absent.
