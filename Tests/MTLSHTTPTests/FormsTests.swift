@@ -18,6 +18,14 @@ final class FormsTests: XCTestCase {
 
     func testOnlyUnreservedCharactersStayAsTheyAre() {
         XCTAssertEqual(FormURLEncoding.percentEncode("AZaz09-._~!*'()&=;:@/?#[]"), "AZaz09-._~%21%2A%27%28%29%26%3D%3B%3A%40%2F%3F%23%5B%5D")
+        // A form body is serialized as browsers serialize it (the URL Standard's urlencoded
+        // serializer): `*` stays, `~` is encoded; every other byte as above.
+        XCTAssertEqual(FormURLEncoding.encode([("AZaz09-._~!*'()", "&=;:@/?#[] ")]), "AZaz09-._%7E%21*%27%28%29=%26%3D%3B%3A%40%2F%3F%23%5B%5D+")
+        for byte in UInt8.min...UInt8.max {
+            let kept = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) || [0x2A, 0x2D, 0x2E, 0x5F].contains(byte)
+            let expected = kept ? String(UnicodeScalar(byte)) : byte == 0x20 ? "+" : "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            XCTAssertEqual(FormURLEncoding.encode(bytes: [([byte], [])]), expected + "=", "byte \(byte)")
+        }
         XCTAssertEqual(FormURLEncoding.percentEncode("ü€"), "%C3%BC%E2%82%AC")
         XCTAssertEqual(FormURLEncoding.percentEncode("a b", spaceAsPlus: false), "a%20b")
     }

@@ -323,7 +323,11 @@ final class PEMBlockLocationTests: XCTestCase {
             XCTAssertEqual(located.map(\.label), blocks.map(\.label), file.lastPathComponent)
             XCTAssertEqual(located.map(\.isTraditionallyEncrypted), blocks.map(\.isTraditionallyEncrypted), file.lastPathComponent)
             for (location, block) in zip(located, blocks) {
-                XCTAssertEqual(String(decoding: bytes[location.range], as: UTF8.self), block.text, "\(file.lastPathComponent): the range is the block's text")
+                // `text` always ends with a line break; a file may end without one after its END line.
+                let atEOFWithoutBreak = location.range.upperBound == bytes.count && bytes.last != 0x0A
+                XCTAssertEqual(
+                    String(decoding: bytes[location.range], as: UTF8.self) + (atEOFWithoutBreak ? "\n" : ""), block.text,
+                    "\(file.lastPathComponent): the range is the block's text")
             }
         }
     }

@@ -5,8 +5,9 @@
 #endif
 
 /// `application/x-www-form-urlencoded`: names and values percent-encoded as UTF-8 (or another
-/// charset's bytes), with only the RFC 3986 unreserved characters left as they are and a space
-/// written `+`.
+/// charset's bytes) as the URL Standard's urlencoded serializer writes them, which is what
+/// browsers send: ASCII letters and digits, `*`, `-`, `.` and `_` left as they are, a space
+/// written `+`, every other byte `%XX` (`~` too).
 ///
 /// A literal `+` therefore becomes `%2B` (a server decodes `+` as a space), and `=`, `&`, `/`
 /// inside base64 values such as `SAMLResponse` are escaped too, so no hand-made `+` → `%2B`
@@ -17,12 +18,20 @@ public enum FormURLEncoding {
 
     /// Encodes fields in order: `name=value&name=value`.
     public static func encode(_ fields: [(name: String, value: String)]) -> String {
-        fields.map { percentEncode($0.name) + "=" + percentEncode($0.value) }.joined(separator: "&")
+        encode(bytes: fields.map { (Array($0.name.utf8), Array($0.value.utf8)) })
     }
 
     /// Encodes fields whose names and values are already bytes in the submission charset.
     public static func encode(bytes fields: [(name: [UInt8], value: [UInt8])]) -> String {
-        fields.map { percentEncode(bytes: $0.name) + "=" + percentEncode(bytes: $0.value) }.joined(separator: "&")
+        fields.map { serialize($0.name) + "=" + serialize($0.value) }.joined(separator: "&")
+    }
+
+    /// The URL Standard's urlencoded byte serializer.
+    static func serialize(_ bytes: [UInt8]) -> String {
+        percentEncode(bytes: bytes, spaceAsPlus: true) { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == 0x2A || byte == 0x2D || byte == 0x2E || byte == 0x5F
+        }
     }
 
     /// Percent-encodes UTF-8 text: unreserved characters (`A–Z a–z 0–9 - . _ ~`) stay, a space
@@ -33,11 +42,15 @@ public enum FormURLEncoding {
 
     /// Percent-encodes bytes, as ``percentEncode(_:spaceAsPlus:)``.
     public static func percentEncode(bytes: [UInt8], spaceAsPlus: Bool = true) -> String {
+        percentEncode(bytes: bytes, spaceAsPlus: spaceAsPlus, keeping: isUnreserved)
+    }
+
+    private static func percentEncode(bytes: [UInt8], spaceAsPlus: Bool, keeping: (UInt8) -> Bool) -> String {
         let hex = Array("0123456789ABCDEF".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
         for byte in bytes {
-            if isUnreserved(byte) {
+            if keeping(byte) {
                 out.append(byte)
             } else if byte == 0x20 && spaceAsPlus {
                 out.append(0x2B)
