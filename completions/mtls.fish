@@ -96,7 +96,7 @@ complete -c mtls -n '__fish_seen_subcommand_from probe' -l no-channel-binding -d
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l auth-origin -x -d 'Another origin (https://idp.example:8443) allowed to receive the credentials.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l saml -d 'Submit SAML/WS-Federation POST-binding forms automatically, as a browser would.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l cookie-jar -r -F -d 'Load cookies from FILE (Netscape format, as curl) and save them back.'
-complete -c mtls -n '__fish_seen_subcommand_from probe' -s L -l follow -d 'Follow redirects.'
+complete -c mtls -n '__fish_seen_subcommand_from probe' -s L -l follow -d 'Follow redirects, and a page\'s meta refresh or Refresh header of at most 5 s.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l max-redirects -x -d 'The most redirects followed. (default: 10)'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -s o -l output -r -F -d 'Stream the final body, as received, to FILE (\'-\': stdout; any size, constant memory).'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l output-text -r -F -d 'Write the final body decoded from its charset to UTF-8 (\'-\': stdout; on a terminal, control characters are shown as escapes).'

@@ -156,4 +156,44 @@ final class LoginStateMachineTests: XCTestCase {
         guard case .send(let request) = machine.handle(.cookiesFound([cookie])) else { return XCTFail() }
         XCTAssertEqual(request.headers["Cookie"], "own=1; jar=2")
     }
+
+    /// A declarative refresh is followed as a browser follows it (a GET of the target, counted as
+    /// a redirect) when it waits at most `maximumRefreshDelay`; a longer timer, a reload of the
+    /// same page and a page without one end the flow, and a refresh to http is refused.
+    func testDeclarativeRefreshIsFollowedLikeABrowser() throws {
+        try XCTSkipIf(HTMLDocument.parserFailure != nil, HTMLDocument.parserFailure ?? "")
+        let start = try HTTPSURL("https://sp.example/sso/acs")
+        let page = "<html><head><META HTTP-EQUIV=Refresh CONTENT=\"0; URL='/app/?a=1&amp;b=2'\"></head><body>Signing in&hellip;</body></html>"
+        var machine = Machine(options: .init())
+        _ = sent(&machine, after: machine.handle(.start(HTTPRequest(method: "POST", url: start, body: Array("x=1".utf8)))))
+        let next = sent(&machine, after: answer(&machine, response(start, 200, [("Content-Type", "text/html; charset=utf-8")], body: page)))
+        XCTAssertEqual(next?.method, "GET")
+        XCTAssertNil(next?.body)
+        XCTAssertEqual(next?.url.description, "https://sp.example/app/?a=1&b=2")
+        let header = sent(&machine, after: answer(&machine, response(try HTTPSURL("https://sp.example/app/?a=1&b=2"), 200, [("Refresh", "1;url=https://app.example/home")])))
+        XCTAssertEqual(header?.url.description, "https://app.example/home")
+        guard case .finish = answer(&machine, response(try HTTPSURL("https://app.example/home"), 200, [("Content-Type", "text/html")], body: "<p>no refresh here</p>")) else {
+            return XCTFail("a page without a refresh ends the flow")
+        }
+        XCTAssertEqual(machine.hops.map(\.kind), [.initial, .refresh(seconds: 0), .refresh(seconds: 1)])
+
+        for (headers, body) in [
+            ([("Content-Type", "text/html")], "<meta http-equiv=refresh content=\"300; url=/later\">"),  // a page's own timer
+            ([("Content-Type", "text/html")], "<meta http-equiv=refresh content=\"0\">"),  // a reload
+            ([("Content-Type", "text/html")], "<meta http-equiv=refresh content=\"0; url=/sso/acs\">"),  // the same page
+            ([("Content-Type", "text/plain")], "<meta http-equiv=refresh content=\"0; url=/x\">"),  // not HTML
+        ] {
+            var machine = Machine(options: .init())
+            _ = sent(&machine, after: machine.handle(.start(HTTPRequest(url: start))))
+            guard case .finish = answer(&machine, response(start, 200, headers, body: body)) else { return XCTFail("\(body) ends the flow") }
+        }
+        var unfollowed = Machine(options: .init(followsRedirects: false))
+        _ = sent(&unfollowed, after: unfollowed.handle(.start(HTTPRequest(url: start))))
+        guard case .finish = answer(&unfollowed, response(start, 200, [("Refresh", "0; url=/x")])) else { return XCTFail("not following: finished") }
+
+        var insecure = Machine(options: .init())
+        _ = sent(&insecure, after: insecure.handle(.start(HTTPRequest(url: start))))
+        guard case .fail(let error) = answer(&insecure, response(start, 200, [("Refresh", "0; url=http://sp.example/")])) else { return XCTFail("http refused") }
+        XCTAssertTrue(error.message.contains("would leave TLS"), error.message)
+    }
 }

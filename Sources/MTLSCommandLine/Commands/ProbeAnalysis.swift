@@ -196,6 +196,7 @@ struct ProbeAnalysis {
                 case .redirect: label = "redirect"
                 case .authentication(let scheme): label = "\(scheme.displayName) answer"
                 case .formPost(let binding): label = "\(binding == .wsFederation ? "WS-Fed" : "SAML") form post"
+                case .refresh(let seconds): label = "refresh (\(seconds) s)"
                 }
                 let isFinal = index == loginHops.count - 1 && final != nil
                 let substatus = isFinal ? final.flatMap { StatusMeaning.substatus($0) } : nil
@@ -333,6 +334,7 @@ struct ProbeAnalysis {
                         case .redirect: kind = "redirect"
                         case .authentication: kind = "authentication"
                         case .formPost: kind = "form-post"
+                        case .refresh: kind = "refresh"
                         }
                         return .object([
                             ("kind", .string(kind)), ("method", .string(hop.method)), ("url", .string(hop.url.description)), ("status", .int(hop.status)),

@@ -56,7 +56,7 @@ enum ProbeCommand {
             OptionSpec(.authOrigin, valueName: "ORIGIN", repeatable: true, help: "Another origin (https://idp.example:8443) allowed to receive the credentials."),
             OptionSpec(.saml, help: "Submit SAML/WS-Federation POST-binding forms automatically, as a browser would."),
             OptionSpec(.cookieJar, valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
-            OptionSpec(.follow, short: "-L", help: "Follow redirects."),
+            OptionSpec(.follow, short: "-L", help: "Follow redirects, and a page's meta refresh or Refresh header of at most 5 s."),
             OptionSpec(.maxRedirects, valueName: "N", help: "The most redirects followed.", defaultValue: "10"),
             OptionSpec(.output, short: "-o", valueName: "FILE", help: "Stream the final body, as received, to FILE ('-': stdout; any size, constant memory)."),
             OptionSpec(

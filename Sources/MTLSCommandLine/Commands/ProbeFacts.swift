@@ -182,6 +182,7 @@ extension ProbeFacts {
             case .redirect: kind = "redirect"
             case .authentication: kind = "authentication"
             case .formPost: kind = "form-post"
+            case .refresh: kind = "refresh"
             }
             if let scheme = hop.sentAuthorization { answered = scheme.displayName }
             return Exchange(

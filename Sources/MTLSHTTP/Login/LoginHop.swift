@@ -10,6 +10,9 @@ public struct LoginHop: Sendable, CustomStringConvertible {
         case authentication(AuthScheme)
         /// Submitting an auto-submit SAML or WS-Federation form found in the previous hop's page.
         case formPost(HTMLForm.PostBinding)
+        /// Following the previous hop's declarative refresh (`<meta http-equiv="refresh">` or a
+        /// `Refresh` header) that asked to wait this many seconds.
+        case refresh(seconds: Int)
     }
 
     /// Why it was sent.
@@ -46,6 +49,7 @@ public struct LoginHop: Sendable, CustomStringConvertible {
         case .redirect(let status): text += " (after \(status))"
         case .authentication(let scheme): text += " (\(scheme.displayName) answer)"
         case .formPost(let binding): text += " (\(binding.rawValue) form post)"
+        case .refresh(let seconds): text += " (refresh after \(seconds) s)"
         }
         if let location { text += " → \(location)" }
         if !challenges.isEmpty { text += " [challenge: \(challenges.map(\.description).joined(separator: ", "))]" }

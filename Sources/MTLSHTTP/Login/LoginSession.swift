@@ -15,10 +15,16 @@ public struct LoginOptions: Sendable {
     public var authOrigins: Set<String>
     /// The schemes that may be used (`--auth basic|digest|ntlm|any`).
     public var allowedSchemes: Set<AuthScheme>
-    /// Follow 301, 302, 303, 307 and 308.
+    /// Follow 301, 302, 303, 307 and 308, and a page's declarative refresh (`<meta
+    /// http-equiv="refresh" content="0; url=…">` or a `Refresh` header) that waits at most
+    /// ``maximumRefreshDelay`` seconds, as a browser follows it.
     public var followsRedirects: Bool
-    /// The most redirects followed in one flow.
+    /// The most redirects followed in one flow (refreshes count as redirects).
     public var maximumRedirects: Int
+    /// The longest declarative refresh followed, in seconds: one that waits longer is a page's
+    /// own timer ("refreshing in 300 seconds") and ends the flow. The wait itself is not slept.
+    /// A refresh of a page that was streamed to a sink is not seen; the `Refresh` header always is.
+    public var maximumRefreshDelay: Int
     /// Submit auto-submit SAML/WS-Federation POST-binding forms as a browser's script would (`--saml`).
     public var submitsPostBindingForms: Bool
     /// The most forms submitted in one flow.
@@ -32,14 +38,15 @@ public struct LoginOptions: Sendable {
 
     public init(
         credentials: Credentials? = nil, authOrigins: Set<String> = [], allowedSchemes: Set<AuthScheme> = Set(AuthScheme.allCases),
-        followsRedirects: Bool = true, maximumRedirects: Int = 10, submitsPostBindingForms: Bool = false, maximumFormSubmissions: Int = 5,
-        sendsChannelBinding: Bool = true, trace: (@Sendable (String) -> Void)? = nil
+        followsRedirects: Bool = true, maximumRedirects: Int = 10, maximumRefreshDelay: Int = 5, submitsPostBindingForms: Bool = false,
+        maximumFormSubmissions: Int = 5, sendsChannelBinding: Bool = true, trace: (@Sendable (String) -> Void)? = nil
     ) {
         self.credentials = credentials
         self.authOrigins = authOrigins
         self.allowedSchemes = allowedSchemes
         self.followsRedirects = followsRedirects
         self.maximumRedirects = maximumRedirects
+        self.maximumRefreshDelay = maximumRefreshDelay
         self.submitsPostBindingForms = submitsPostBindingForms
         self.maximumFormSubmissions = maximumFormSubmissions
         self.sendsChannelBinding = sendsChannelBinding

@@ -126,6 +126,7 @@ struct LoginStateMachine {
         if head.status == 401 && options.credentials != nil { return false }
         if options.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
         if options.submitsPostBindingForms && (head.headers.mediaType?.isHTML ?? true) { return false }
+        if options.followsRedirects && head.headers["Refresh"] != nil { return false }
         return true
     }
 
@@ -288,6 +289,28 @@ struct LoginStateMachine {
             attempt = AuthAttempt()
             kind = .formPost(binding)
             return nextHop(next)
+        }
+
+        // A declarative refresh (meta refresh, `Refresh` header) to another page, as a browser follows it.
+        if options.followsRedirects, (200..<300).contains(response.status), let refresh = DeclarativeRefresh.declared(by: response),
+            refresh.seconds <= options.maximumRefreshDelay, let target = refresh.url
+        {
+            let next = try request.url.resolving(target.trimmingWhitespace())
+            if next != request.url {
+                redirects += 1
+                guard redirects <= options.maximumRedirects else {
+                    throw HTTPSError(
+                        .redirect, host: request.url.hostHeader, "more than \(options.maximumRedirects) redirects (last: a refresh to \(next))",
+                        hint: "raise \(setting: .maximumRedirects), or look for a redirect loop (often a cookie the client did not keep)")
+                }
+                guard next.scheme == "https" else {
+                    throw HTTPSError(.redirect, host: request.url.hostHeader, "the page refreshes to \(next), which would leave TLS; refused")
+                }
+                initiator = request.url
+                attempt = AuthAttempt()
+                kind = .refresh(seconds: refresh.seconds)
+                return nextHop(Self.redirected(request, to: next, status: 303))
+            }
         }
         return finish(response)
     }
