@@ -26,6 +26,9 @@ public struct PathRule: Sendable {
         case echoCertificate
         case shiftJIS
         case redirect(String)
+        /// A page whose `<meta http-equiv="refresh">` sends a browser on to the target at once,
+        /// as single sign-on pages do ("signing you in…").
+        case refresh(String)
         case cookie
     }
 
@@ -52,12 +55,13 @@ public struct PathRule: Sendable {
         PathRule(path: "/echo-cert", clientCertificate: .accept, handler: .echoCertificate),
         PathRule(path: "/sjis", handler: .shiftJIS),
         PathRule(path: "/redirect", handler: .redirect("/")),
+        PathRule(path: "/refresh", handler: .refresh("/")),
         PathRule(path: "/cookie", handler: .cookie),
     ]
 
     /// Parses a config file: one rule a line, `PATH key=value ...` with keys `cert` (ignore, accept,
     /// require), `auth` (none, basic, digest) and `handler` (page, echo-cert, sjis, redirect:TARGET,
-    /// cookie); `#` starts a comment.
+    /// refresh:TARGET, cookie); `#` starts a comment.
     public static func parse(_ text: String) throws(HTTPSError) -> [PathRule] {
         var rules: [PathRule] = []
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -89,6 +93,7 @@ public struct PathRule: Sendable {
                     case "sjis": rule.handler = .shiftJIS
                     case "cookie": rule.handler = .cookie
                     case let value where value.hasPrefix("redirect:"): rule.handler = .redirect(String(value.dropFirst(9)))
+                    case let value where value.hasPrefix("refresh:"): rule.handler = .refresh(String(value.dropFirst(8)))
                     default: throw HTTPSError(.configuration, host: "config", "line \(number + 1): unknown handler '\(parts[1])'")
                     }
                 default:
@@ -468,6 +473,12 @@ public final class TestServer: Sendable {
         case .redirect(let target):
             extra.append(("Location", target))
             try finish(302, nil, "Found", "<p>Moved to <a href=\"\(TestServer.escape(target))\">\(TestServer.escape(target))</a></p>\n")
+        case .refresh(let target):
+            let escaped = TestServer.escape(target)
+            try finish(
+                200, nil, "OK",
+                "<!DOCTYPE html><html><head><meta http-equiv=\"refresh\" content=\"0; url=\(escaped)\"><title>Signing in</title></head>"
+                    + "<body><p>Signing you in&hellip; <a href=\"\(escaped)\">continue</a></p></body></html>\n")
         case .cookie:
             try finish(200, nil, "OK", "<p>A cookie was set.</p>\n", headers: [("Set-Cookie", "mtls-session=\(makeNonce()); Path=/; Secure; HttpOnly; SameSite=Lax")])
         }

@@ -132,12 +132,28 @@ final class ProbeCommandTests: XCTestCase {
         XCTAssertEqual(hops?.compactMap { $0["status"] as? Int }, [302, 200])
     }
 
+    /// A page's meta refresh (mtls serve's `/refresh`, "signing you in…") is followed with
+    /// `--follow`, shown as a refresh hop in text and JSON, and not followed without it.
+    func testAMetaRefreshIsFollowedWithFollow() throws {
+        let server = try startServer()
+        defer { server.stop() }
+        let followed = probe(server, "/refresh", ["--follow", "--json"])
+        XCTAssertEqual(followed.exitCode, 0, followed.description)
+        let hops = try XCTUnwrap(try followed.json()["http"] as? [[String: Any]])
+        XCTAssertEqual(hops.compactMap { $0["kind"] as? String }, ["initial", "refresh"])
+        XCTAssertEqual(hops.compactMap { $0["url"] as? String }.last, "https://localhost:\(server.boundPort)/")
+        let text = probe(server, "/refresh", ["--follow"])
+        XCTAssertTrue(text.stdout.contains("refresh (0 s)"), text.stdout)
+        let stopped = probe(server, "/refresh", ["--json"])
+        XCTAssertEqual((try stopped.json()["http"] as? [[String: Any]])?.count, 1, stopped.stdout)
+    }
+
     func testJSONOutputMatchesTheCommittedSchema() throws {
         let server = try startServer(maximumVersion: .tls1_2)
         defer { server.stop() }
         let schemaData = try Data(contentsOf: Fixtures.packageRoot.appendingPathComponent("docs/schemas/probe.schema.json"))
         let schema = try XCTUnwrap(JSONSerialization.jsonObject(with: schemaData) as? [String: Any])
-        for (path, extra) in [("/secure", [String]()), ("/secure", alice), ("/basic", []), ("/redirect", ["--follow"])] {
+        for (path, extra) in [("/secure", [String]()), ("/secure", alice), ("/basic", []), ("/redirect", ["--follow"]), ("/refresh", ["--follow"])] {
             let result = probe(server, path, extra + ["--json"])
             let object = try result.json()
             var problems: [String] = []

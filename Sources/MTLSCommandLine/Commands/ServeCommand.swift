@@ -22,13 +22,13 @@ enum ServeCommand {
         discussion: """
             Paths: / (no client certificate), /secure (Require: asked for after the request — renegotiation \
             on TLS 1.2, post-handshake auth on TLS 1.3), /optional (Accept), /basic and /digest (user mtls, \
-            password mtls), /echo-cert, /sjis (Shift_JIS), /redirect, /cookie. Answers 403.7 (no certificate), \
+            password mtls), /echo-cert, /sjis (Shift_JIS), /redirect, /refresh (a meta refresh to /), /cookie. Answers 403.7 (no certificate), \
             403.16 (untrusted), 403.17 (expired), 403.13 (revoked), 403.4 (plain HTTP) with the substatus in the \
             body and in X-MTLS-Substatus. --pki-dir holds ca.pem, server.pem, server.key, client.pem, client.key \
             and client.p12 (password mtls), made on first use and reused after; without --pki-dir the PKI \
             is made in a new temporary directory, removed (it holds private keys) when serve stops, on \
             Ctrl-C or SIGTERM, or when it cannot start. Stop with Ctrl-C.
-            Config file lines: PATH cert=ignore|accept|require auth=none|basic|digest handler=page|echo-cert|sjis|cookie|redirect:TARGET
+            Config file lines: PATH cert=ignore|accept|require auth=none|basic|digest handler=page|echo-cert|sjis|cookie|redirect:TARGET|refresh:TARGET
             """,
         options: [
             OptionSpec(.port, valueName: "N", help: "The port (0 picks a free one).", defaultValue: "8443"),
