@@ -1,3 +1,5 @@
+import MTLSTrust
+
 /// A media type such as `text/html;charset=Shift_JIS`: type, subtype and parameters, read as the
 /// WHATWG MIME Sniffing Standard's "parse a MIME type" reads it, so that a page's charset and kind
 /// are what a browser takes them to be.
@@ -30,11 +32,11 @@ public struct MediaType: Sendable, Equatable, CustomStringConvertible {
         /// The value of `name` (compared case-insensitively), or nil.
         public subscript(name: String) -> String? {
             get {
-                let name = MediaType.asciiLowercased(name)
+                let name = name.asciiLowercased()
                 return pairs.first { $0.name == name }?.value
             }
             set {
-                let name = MediaType.asciiLowercased(name)
+                let name = name.asciiLowercased()
                 if let index = pairs.firstIndex(where: { $0.name == name }) {
                     if let newValue { pairs[index].value = newValue } else { pairs.remove(at: index) }
                 } else if let newValue {
@@ -55,8 +57,8 @@ public struct MediaType: Sendable, Equatable, CustomStringConvertible {
 
     /// Creates a media type from its parts; type and subtype are lower-cased.
     public init(type: String, subtype: String, parameters: Parameters = Parameters()) {
-        self.type = MediaType.asciiLowercased(type)
-        self.subtype = MediaType.asciiLowercased(subtype)
+        self.type = type.asciiLowercased()
+        self.subtype = subtype.asciiLowercased()
         self.parameters = parameters
     }
 
@@ -112,15 +114,6 @@ public struct MediaType: Sendable, Equatable, CustomStringConvertible {
     /// HTTP whitespace: LF, CR, tab, space.
     static func isHTTPWhitespace(_ scalar: Unicode.Scalar) -> Bool {
         scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r"
-    }
-
-    static func asciiLowercased(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-        var lowered = String.UnicodeScalarView()
-        for scalar in text.unicodeScalars {
-            lowered.append(("A"..."Z").contains(scalar) ? Unicode.Scalar(scalar.value + 0x20)! : scalar)
-        }
-        return String(lowered)
     }
 
     /// The standards' position-based readers over code points.
@@ -190,7 +183,7 @@ public struct MediaType: Sendable, Equatable, CustomStringConvertible {
             while !atEnd {
                 position += 1  // ";"
                 while !atEnd && MediaType.isHTTPWhitespace(current) { position += 1 }
-                let name = MediaType.asciiLowercased(collect { $0 != ";" && $0 != "=" })
+                let name = collect { $0 != ";" && $0 != "=" }.asciiLowercased()
                 if !atEnd {
                     if current == ";" { continue }
                     position += 1  // "="

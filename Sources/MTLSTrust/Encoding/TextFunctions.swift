@@ -117,6 +117,14 @@ extension StringProtocol {
 }
 
 extension String {
+    /// ASCII letters lower-cased and every other character kept: protocol names (HTTP tokens,
+    /// media types, DNS labels) compare so, where `lowercased()` would follow Unicode (`K`, the
+    /// Kelvin sign, becomes `k`).
+    package func asciiLowercased() -> String {
+        guard utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return self }
+        return String(decoding: utf8.map(Self.asciiLower), as: UTF8.self)
+    }
+
     /// The range of the first occurrence of `target`, ASCII letters compared without case
     /// (`range(of:options: .caseInsensitive)` for the ASCII keywords it is used with).
     package func rangeIgnoringASCIICase(of target: String) -> Range<Index>? {

@@ -45,9 +45,7 @@ enum DNSNameSyntax {
     }
 
     /// ASCII lower case (DNS comparisons ignore ASCII case only).
-    static func lowercased(_ name: String) -> String {
-        String(decoding: name.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
-    }
+    static func lowercased(_ name: String) -> String { name.asciiLowercased() }
 
     /// RFC 6125 6.4 matching of a lower-case reference name against a lower-case presented name:
     /// equal, or `*.base` with exactly one non-empty label in place of the `*`.

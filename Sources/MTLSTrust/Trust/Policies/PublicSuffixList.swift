@@ -97,7 +97,7 @@ public struct PublicSuffixList: Sendable {
         var parsed = Rules()
         for line in text.split(whereSeparator: { $0 == "\n" || $0 == "\r" }) {
             guard let rule = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).first, !rule.hasPrefix("//") else { continue }
-            let lowered = lowercasedASCII(String(rule))
+            let lowered = String(rule).asciiLowercased()
             if lowered.hasPrefix("!") {
                 parsed.exceptions.insert(String(lowered.dropFirst()))
             } else if lowered.hasPrefix("*.") {
@@ -151,7 +151,7 @@ public struct PublicSuffixList: Sendable {
     /// The labels as given (lower-cased) and as matched (`xn--` labels decoded); nil for names
     /// that are not host names.
     private static func labels(of domain: String) -> (original: [String], matched: [String])? {
-        var name = lowercasedASCII(domain)
+        var name = domain.asciiLowercased()
         if name.hasSuffix(".") && name.count > 1 { name.removeLast() }  // the root's dot
         let original = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard !name.isEmpty, !original.contains(where: \.isEmpty), IPAddress.parse(name) == nil else { return nil }
@@ -161,8 +161,4 @@ public struct PublicSuffixList: Sendable {
         return (original, matched)
     }
 
-    private static func lowercasedASCII(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return text }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map { ("A"..."Z").contains($0) ? Unicode.Scalar($0.value + 0x20)! : $0 }))
-    }
 }
