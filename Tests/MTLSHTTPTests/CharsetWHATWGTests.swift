@@ -312,6 +312,109 @@ final class CharsetWHATWGTests: XCTestCase {
         XCTAssertEqual(differences.count, 0, "\(differences.count) differences: \(differences.prefix(30).joined(separator: "; "))")
     }
 
+    /// The ISO-2022-JP encoder (13.2.2) as the spec writes it, over the indexes, in the HTML error
+    /// mode form submission uses.
+    private static let katakana: [Int: UInt32] = (try? index("index-iso-2022-jp-katakana.txt")) ?? [:]
+    private static let jis0208FirstPointer: [UInt32: Int] = {
+        var first: [UInt32: Int] = [:]
+        for (pointer, code) in jis0208 where first[code].map({ pointer < $0 }) ?? true { first[code] = pointer }
+        return first
+    }()
+
+    private func whatwgISO2022JPEncode(_ text: String) throws -> [UInt8] {
+        enum State { case ascii, roman, jis0208 }
+        let katakana = Self.katakana
+        let firstPointer = Self.jis0208FirstPointer
+        var queue = Array(text.unicodeScalars.map(\.value))[...]
+        var state = State.ascii
+        var out: [UInt8] = []
+        while true {
+            guard var code = queue.popFirst() else {
+                if state != .ascii { out += [0x1B, 0x28, 0x42] }
+                return out
+            }
+            if state != .jis0208 && [0x0E, 0x0F, 0x1B].contains(code) {
+                out += Array("&#65533;".utf8)
+                continue
+            }
+            if state == .ascii && code < 0x80 {
+                out.append(UInt8(code))
+                continue
+            }
+            if state == .roman && ((code < 0x80 && code != 0x5C && code != 0x7E) || code == 0xA5 || code == 0x203E) {
+                out.append(code == 0xA5 ? 0x5C : code == 0x203E ? 0x7E : UInt8(code))
+                continue
+            }
+            if code < 0x80 && state != .ascii {
+                queue.insert(code, at: queue.startIndex)
+                state = .ascii
+                out += [0x1B, 0x28, 0x42]
+                continue
+            }
+            if (code == 0xA5 || code == 0x203E) && state != .roman {
+                queue.insert(code, at: queue.startIndex)
+                state = .roman
+                out += [0x1B, 0x28, 0x4A]
+                continue
+            }
+            let original = code
+            if code == 0x2212 { code = 0xFF0D }
+            if (0xFF61...0xFF9F).contains(code) { code = try XCTUnwrap(katakana[Int(code - 0xFF61)]) }
+            guard let pointer = firstPointer[code] else {
+                if state == .jis0208 {
+                    queue.insert(original, at: queue.startIndex)
+                    state = .ascii
+                    out += [0x1B, 0x28, 0x42]
+                    continue
+                }
+                out += Array("&#\(original);".utf8)
+                continue
+            }
+            if state != .jis0208 {
+                queue.insert(original, at: queue.startIndex)
+                state = .jis0208
+                out += [0x1B, 0x24, 0x42]
+                continue
+            }
+            out += [UInt8(pointer / 94 + 0x21), UInt8(pointer % 94 + 0x21)]
+        }
+    }
+
+    /// Every code point of the index (and the characters the encoder treats apart) alone and
+    /// after a kanji, and 20,000 random strings of them with ASCII, `\`, `~`, SO/SI/ESC and
+    /// characters it cannot write, against the spec's encoder. glibc's converter, used before,
+    /// differed on 7,060 of these 42,203 inputs (half-width katakana, the NEC and IBM rows, `−`,
+    /// SO/SI/ESC, its escape sequences).
+    func testISO2022JPEncodesAsTheStandardDoes() throws {
+        let iso = try XCTUnwrap(TextCharset(label: "csiso2022jp"))
+        var codes = Set(Self.jis0208.values)
+        codes.formUnion([0x0E, 0x0F, 0x1B, 0x5C, 0x7E, 0x41, 0xA5, 0x203E, 0x2212, 0x20AC, 0xE000, 0x1F600])
+        codes.formUnion(0xFF61...0xFF9F)
+        var differences: [String] = []
+        func check(_ text: String) throws {
+            let ours = iso.encode(text)
+            let theirs = try whatwgISO2022JPEncode(text)
+            if ours != theirs, differences.count < 30 {
+                differences.append("\(text.unicodeScalars.map { String($0.value, radix: 16) }): ours \(ours), standard \(theirs)")
+            }
+        }
+        for code in codes.sorted() {
+            let scalar = String(Unicode.Scalar(code)!)
+            try check(scalar)
+            try check("日" + scalar)
+            try check("¥" + scalar)
+        }
+        let pool = Array(codes)
+        XCTAssertEqual(Self.katakana.count, 63)
+        var generator = SplitMix64(seed: 0x2022)
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 1...8, using: &generator)
+            try check(String(String.UnicodeScalarView((0..<length).map { _ in Unicode.Scalar(pool.randomElement(using: &generator)!)! })))
+        }
+        XCTAssertEqual(differences, [])
+        XCTAssertEqual(iso.encode("ｶﾞ−¥~a"), [0x1B, 0x24, 0x42, 0x25, 0x2B, 0x21, 0x2B, 0x21, 0x5D, 0x1B, 0x28, 0x4A, 0x5C, 0x1B, 0x28, 0x42, 0x7E, 0x61])
+    }
+
     /// The ISO-2022-JP decoder (13.2.1), its states and its output flag, as the spec writes them.
     private func whatwgISO2022JP(_ bytes: [UInt8]) -> String {
         enum State { case ascii, roman, katakana, leadByte, trailByte, escapeStart, escape }

@@ -328,7 +328,13 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         case 0xFF61...0xFF9F: return [0x8E, UInt8(scalar.value - 0xFF61 + 0xA1)]
         default: break
         }
-        let code = scalar.value == 0x2212 ? Unicode.Scalar(0xFF0D)! : scalar
+        guard let pointer = jis0208Pointer(scalar.value == 0x2212 ? Unicode.Scalar(0xFF0D)! : scalar) else { return nil }
+        return [UInt8(pointer / 94 + 0xA1), UInt8(pointer % 94 + 0xA1)]
+    }
+
+    /// A code point's first pointer in the JIS X 0208 index ("index pointer"), for the EUC-JP
+    /// and ISO-2022-JP encoders; nil when it has none below 94 × 94.
+    static func jis0208Pointer(_ code: Unicode.Scalar) -> Int? {
         var pointer: Int? = nil
         if let bytes = Iconv.convert(Array(String(code).utf8), from: "UTF-8", to: "CP932", onInvalid: .fail), bytes.count == 2 {
             let lead = Int(bytes[0])
@@ -337,8 +343,66 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
         }
         if let nec = necSelectedRows[code.value], pointer.map({ nec < $0 }) ?? true { pointer = nec }
         guard let pointer, pointer < 94 * 94 else { return nil }
-        return [UInt8(pointer / 94 + 0xA1), UInt8(pointer % 94 + 0xA1)]
+        return pointer
     }
+
+    /// The WHATWG ISO-2022-JP encoder (13.2.2), in the HTML error mode of form submission: ASCII,
+    /// then `ESC ( J` for ¥ and ‾, `ESC $ B` for JIS X 0208 (half-width katakana written as
+    /// full-width, − as －), `ESC ( B` back to ASCII before a character it cannot write (as
+    /// `&#N;`) and at the end; SO, SI and ESC themselves are errors (`&#65533;`). glibc's
+    /// converter refused the half-width katakana and the NEC and IBM rows.
+    static func encodeISO2022JP(_ text: String) -> [UInt8] {
+        enum State { case ascii, roman, jis0208 }
+        var state = State.ascii
+        var out: [UInt8] = []
+        func switchTo(_ next: State) {
+            state = next
+            switch next {
+            case .ascii: out += [0x1B, 0x28, 0x42]
+            case .roman: out += [0x1B, 0x28, 0x4A]
+            case .jis0208: out += [0x1B, 0x24, 0x42]
+            }
+        }
+        for scalar in text.unicodeScalars {
+            var code = scalar.value
+            if state != .jis0208 && (code == 0x0E || code == 0x0F || code == 0x1B) {
+                out += Array("&#65533;".utf8)
+                continue
+            }
+            if code < 0x80 && (state == .ascii || (state == .roman && code != 0x5C && code != 0x7E)) {
+                out.append(UInt8(code))
+                continue
+            }
+            if state == .roman && (code == 0xA5 || code == 0x203E) {
+                out.append(code == 0xA5 ? 0x5C : 0x7E)
+                continue
+            }
+            if code < 0x80 {
+                switchTo(.ascii)
+                out += code == 0x0E || code == 0x0F || code == 0x1B ? Array("&#65533;".utf8) : [UInt8(code)]
+                continue
+            }
+            if code == 0xA5 || code == 0x203E {
+                switchTo(.roman)
+                out.append(code == 0xA5 ? 0x5C : 0x7E)
+                continue
+            }
+            if code == 0x2212 { code = 0xFF0D }
+            if (0xFF61...0xFF9F).contains(code) { code = halfWidthKatakanaAsFullWidth[Int(code - 0xFF61)].value }
+            guard let pointer = jis0208Pointer(Unicode.Scalar(code)!) else {
+                if state == .jis0208 { switchTo(.ascii) }
+                out += Array("&#\(scalar.value);".utf8)
+                continue
+            }
+            if state != .jis0208 { switchTo(.jis0208) }
+            out += [UInt8(pointer / 94 + 0x21), UInt8(pointer % 94 + 0x21)]
+        }
+        if state != .ascii { switchTo(.ascii) }
+        return out
+    }
+
+    /// The index ISO-2022-JP katakana: U+FF61–U+FF9F as the full-width forms JIS X 0208 has.
+    private static let halfWidthKatakanaAsFullWidth = Array("。「」、・ヲァィゥェォャュョッーアイウエオカキクケコサシスセソタチツテトナニヌネノハヒフヘホマミムメモヤユヨラリルレロワン゛゜".unicodeScalars)
 
     /// The characters of the index's NEC-selected IBM extension rows (pointers 8272–8835), each
     /// at its first pointer there, read once from CP932 (whose table is the index's).
@@ -371,6 +435,8 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
             return Array(text.utf8)  // a form in this encoding is submitted as UTF-8
         case "EUC-JP":
             return text.unicodeScalars.flatMap { TextCharset.encodeEUCJP($0) ?? Array("&#\($0.value);".utf8) }
+        case "ISO-2022-JP":
+            return TextCharset.encodeISO2022JP(text)
         case "x-user-defined":
             return text.unicodeScalars.flatMap { scalar -> [UInt8] in
                 if scalar.isASCII { return [UInt8(scalar.value)] }
