@@ -10,10 +10,10 @@ import Synchronization
 /// no single-label domains such as `Domain=com`), Path, Secure, HttpOnly, Max-Age/Expires,
 /// SameSite and the `__Secure-`/`__Host-` prefixes, and saves and loads curl's Netscape format.
 ///
-/// A `Domain` attribute that is a public suffix (`com`, `co.uk`, `github.io`: ``PublicSuffixList``)
+/// A `Domain` attribute that is a public suffix (`com`, `co.uk`, `github.io`: `PublicSuffixList`)
 /// is refused, as browsers and curl refuse it, unless it names the host itself, which makes a
 /// host-only cookie (RFC 6265 5.3 step 5). Without a list (none installed: see
-/// ``PublicSuffixList/isAvailable``), only a single-label `Domain` is refused that way.
+/// `PublicSuffixList.isAvailable`), only a single-label `Domain` is refused that way.
 public final class CookieJar: Sendable {
     private let store = Mutex<[Cookie]>([])
 
@@ -55,8 +55,11 @@ public final class CookieJar: Sendable {
 
     /// Creates an empty jar.
     ///
-    /// - Parameter publicSuffixes: The Public Suffix List for `Domain` attributes; by default the
-    ///   operating system's (``PublicSuffixList/system``, read when a `Domain` attribute first needs it).
+    /// - Parameters:
+    ///   - maximumPerDomain: The most cookies kept for one domain.
+    ///   - maximumTotal: The most cookies kept in all.
+    ///   - publicSuffixes: The Public Suffix List for `Domain` attributes; by default the operating
+    ///     system's (`PublicSuffixList.system`, read when a `Domain` attribute first needs it).
     public init(maximumPerDomain: Int = 180, maximumTotal: Int = 3000, publicSuffixes: PublicSuffixList = .system) {
         self.maximumPerDomain = maximumPerDomain
         self.maximumTotal = maximumTotal

@@ -42,7 +42,8 @@ public struct DecodedText: Sendable, CustomStringConvertible {
     /// - Parameters:
     ///   - body: The body bytes (already decompressed).
     ///   - mediaType: The response's media type (``HTTPHeaders/mediaType``), nil when it has none.
-    public init(body: [UInt8], mediaType media: MediaType?) {
+    public init(body: [UInt8], mediaType: MediaType?) {
+        let media = mediaType
         var bytes = body[...]
         if body.starts(with: [0xEF, 0xBB, 0xBF]) {
             self.init(text: TextCharset.utf8.decode(Array(bytes.dropFirst(3))), charset: .utf8, source: .byteOrderMark, declaredLabel: nil)

@@ -83,7 +83,7 @@ public struct PublicSuffixList: Sendable {
     }
 
     /// The operating system's copy of the list, read from ``systemPaths`` when first asked. Where
-    /// none is installed it is not ``isAvailable``: ``CookieJar`` then refuses only single-label
+    /// none is installed it is not ``isAvailable``: `CookieJar` then refuses only single-label
     /// `Domain` attributes, and a login's `SameSite` site is the last two labels of a host.
     public static let system = PublicSuffixList(lazilyFrom: { systemPaths })
 
