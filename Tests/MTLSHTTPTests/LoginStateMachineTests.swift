@@ -177,6 +177,12 @@ final class LoginStateMachineTests: XCTestCase {
         }
         XCTAssertEqual(machine.hops.map(\.kind), [.initial, .refresh(seconds: 0), .refresh(seconds: 1)])
 
+        // A meta refresh's URL is resolved against the page's <base href>.
+        var based = Machine(options: .init())
+        _ = sent(&based, after: based.handle(.start(HTTPRequest(url: start))))
+        let basePage = "<head><base href=\"https://sp.example/app/\"><meta http-equiv=refresh content=\"0;url=next\"></head>"
+        XCTAssertEqual(sent(&based, after: answer(&based, response(start, 200, [("Content-Type", "text/html")], body: basePage)))?.url.description, "https://sp.example/app/next")
+
         for (headers, body) in [
             ([("Content-Type", "text/html")], "<meta http-equiv=refresh content=\"300; url=/later\">"),  // a page's own timer
             ([("Content-Type", "text/html")], "<meta http-equiv=refresh content=\"0\">"),  // a reload

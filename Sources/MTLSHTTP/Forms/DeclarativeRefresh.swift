@@ -7,6 +7,9 @@ struct DeclarativeRefresh: Equatable {
     var seconds: Int
     /// The URL as written, not yet resolved; nil to reload the page itself.
     var url: String?
+    /// The page's `<base href>`, which a `<meta>` refresh's URL is resolved against (a `Refresh`
+    /// header's is resolved against the response's URL).
+    var baseHref: String? = nil
 
     /// Parses the `content` of a refresh declaration; nil when it is none (`-1`, `foo`, `1x`).
     init?(_ content: String) {
@@ -77,12 +80,15 @@ struct DeclarativeRefresh: Equatable {
     /// The refresh a response declares: its `Refresh` header, else the first
     /// `<meta http-equiv="refresh">` of its page (HTML only, and only when libxml2 is there).
     static func declared(by response: HTTPResponse) -> DeclarativeRefresh? {
+        // The header first, as the HTML Standard processes it before the document's `<meta>`.
         if let header = response.headers["Refresh"] { return DeclarativeRefresh(header) }
         guard response.headers.mediaType?.isHTML ?? true, HTMLDocument.parserFailure == nil, mentionsRefresh(response.body) else { return nil }
         let document = HTMLDocument(text: DecodedText(body: response.body, mediaType: response.headers.mediaType).text)
         for meta in document.elements(named: "meta") {
             guard let equiv = meta.attribute("http-equiv"), equiv.lowercased() == "refresh", let content = meta.attribute("content") else { continue }
-            return DeclarativeRefresh(content)
+            var refresh = DeclarativeRefresh(content)
+            refresh?.baseHref = document.elements(named: "base").first?.attribute("href")
+            return refresh
         }
         return nil
     }

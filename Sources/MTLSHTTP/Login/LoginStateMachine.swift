@@ -295,7 +295,9 @@ struct LoginStateMachine {
         if options.followsRedirects, (200..<300).contains(response.status), let refresh = DeclarativeRefresh.declared(by: response),
             refresh.seconds <= options.maximumRefreshDelay, let target = refresh.url
         {
-            let next = try request.url.resolving(target.trimmingWhitespace())
+            var base = request.url
+            if let href = refresh.baseHref, let resolved = try? request.url.resolving(href.trimmingWhitespaceAndNewlines()) { base = resolved }
+            let next = try base.resolving(target.trimmingWhitespace())
             if next != request.url {
                 redirects += 1
                 guard redirects <= options.maximumRedirects else {
