@@ -1,3 +1,5 @@
+import MTLSTrust
+
 /// A page's declarative refresh: `<meta http-equiv="refresh" content="0; url=…">` or a `Refresh`
 /// header, read as the HTML Standard's "shared declarative refresh steps" read them. Single
 /// sign-on pages use it where a redirect would do ("You are being signed in…"), and a browser
@@ -15,9 +17,7 @@ struct DeclarativeRefresh: Equatable {
     init?(_ content: String) {
         let scalars = Array(content.unicodeScalars)
         var position = 0
-        func isSpace(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}"
-        }
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool { ScalarClass.isASCIIWhitespace(scalar) }
         func skipSpaces() { while position < scalars.count && isSpace(scalars[position]) { position += 1 } }
         func at(_ options: String) -> Bool { position < scalars.count && options.unicodeScalars.contains(scalars[position]) }
 

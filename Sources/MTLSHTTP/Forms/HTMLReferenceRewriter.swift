@@ -1,3 +1,5 @@
+import MTLSTrust
+
 /// Rewrites the character references of an HTML document so that libxml2's HTML parser reads
 /// them as a browser does.
 ///
@@ -176,8 +178,6 @@ enum HTMLReferenceRewriter {
             position = end
         }
 
-        func isSpace(_ scalar: Unicode.Scalar) -> Bool {
-            scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}"
-        }
+        func isSpace(_ scalar: Unicode.Scalar) -> Bool { ScalarClass.isASCIIWhitespace(scalar) }
     }
 }

@@ -17,37 +17,19 @@ public enum HTMLCharacterReferences {
     ///   - inAttribute: True for an attribute value (the rule for legacy names above).
     public static func decode(_ text: String, inAttribute: Bool = false) -> String {
         guard text.utf8.contains(0x26) else { return text }
+        let scalars = Array(text.unicodeScalars)
         var output = String.UnicodeScalarView()
-        forEachPiece(of: Array(text.unicodeScalars), inAttribute: inAttribute) { piece in
-            switch piece {
-            case .text(let scalars): output.append(contentsOf: scalars)
-            case .reference(let scalars, _): output.append(contentsOf: scalars)
+        var index = 0
+        while index < scalars.count {
+            if scalars[index] == "&", let (decoded, end) = reference(in: scalars, at: index, limit: scalars.count, inAttribute: inAttribute) {
+                output.append(contentsOf: decoded)
+                index = end
+            } else {
+                output.append(scalars[index])
+                index += 1
             }
         }
         return String(output)
-    }
-
-    /// A run of text, or a reference with what it stands for and how it was written.
-    enum Piece {
-        case text(ArraySlice<Unicode.Scalar>)
-        case reference(decoded: [Unicode.Scalar], written: ArraySlice<Unicode.Scalar>)
-    }
-
-    /// Splits `scalars` into text and references, in order.
-    static func forEachPiece(of scalars: [Unicode.Scalar], inAttribute: Bool, _ body: (Piece) -> Void) {
-        var textStart = 0
-        var index = 0
-        while index < scalars.count {
-            guard scalars[index] == "&", let (decoded, end) = reference(in: scalars, at: index, limit: scalars.count, inAttribute: inAttribute) else {
-                index += 1
-                continue
-            }
-            if textStart < index { body(.text(scalars[textStart..<index])) }
-            body(.reference(decoded: decoded, written: scalars[index..<end]))
-            index = end
-            textStart = end
-        }
-        if textStart < scalars.count { body(.text(scalars[textStart...])) }
     }
 
     /// The reference at `start` (an `&`) in `scalars[..<limit]`: what it decodes to and where it

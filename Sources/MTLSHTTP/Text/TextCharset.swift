@@ -4,6 +4,8 @@
     import Foundation
 #endif
 
+import MTLSTrust
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -49,7 +51,7 @@ public struct TextCharset: Sendable, Hashable, CustomStringConvertible {
     /// send (`cp932`, `cp936`, `cp949`, `euc-jp-ms`) and any other name the system's iconv knows.
     /// Nil for anything else, so that a page's next declaration is tried, as a browser tries it.
     public init?(label: String) {
-        let isSpace = { (scalar: Unicode.Scalar) in scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}" }
+        let isSpace = { (scalar: Unicode.Scalar) in ScalarClass.isASCIIWhitespace(scalar) }
         let scalars = label.unicodeScalars.drop(while: isSpace).reversed().drop(while: isSpace).reversed()
         // Quotes are not part of a label: `MediaType` and the `<meta>` prescan take them off
         // where the syntax has them, and a quote left in (`charset='gbk'`, `sjis"`) makes the

@@ -20,6 +20,11 @@ package enum ScalarClass {
         return scalar == "\u{200B}" || scalar.properties.generalCategory == .spaceSeparator
     }
 
+    /// The WHATWG standards' "ASCII whitespace": tab, LF, FF, CR and space (HTML, URL, Encoding).
+    package static func isASCIIWhitespace(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" || scalar == "\u{0C}"
+    }
+
     /// `isWhitespace`, categories Zl and Zp, U+000A–U+000D and U+0085 (`CharacterSet.whitespacesAndNewlines`).
     package static func isWhitespaceOrNewline(_ scalar: Unicode.Scalar) -> Bool {
         if scalar.isASCII { return scalar == " " || (0x09...0x0D).contains(scalar.value) }
