@@ -1,6 +1,8 @@
-// URLs and redirect targets: HTTPSURL parsing and Location resolution (a server chooses Location).
+// URLs and redirect targets: HTTPSURL parsing and Location resolution (a server chooses Location),
+// with the hosts' UTS 46 processing (IDNA).
 import Foundation
 import MTLSHTTP
+import MTLSTrust
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
@@ -13,6 +15,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let sendable = { (target: String) in target.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F } }
         check(sendable(base.target), "target \(base.target.debugDescription) is not printable ASCII")
         check(base.host.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "host \(base.host.debugDescription) is not printable ASCII")
+        // UTS 46 is idempotent on what it accepts: an xn-- host reads back to itself through what it spells.
+        if let unicode = IDNA.unicodeForm(of: base.host) {
+            let again = try? IDNA.toASCII(unicode)
+            check(again == base.host, "host \(base.host.debugDescription) spells \(unicode.debugDescription), which gives \(again.debugDescription)")
+        }
         _ = base.origin
         _ = base.hostHeader
         _ = base.path

@@ -7,33 +7,7 @@ import XCTest
 /// `openssl s_server` peers on loopback (scripts/peers/s_server.sh), each configured to break one
 /// ATS requirement, with `openssl s_client` as the independent judge of what the server allows.
 final class ProbeATSTests: XCTestCase {
-    /// One s_server on 127.0.0.1 with a TestCerts/platform/ certificate; stopped by PID.
-    private final class Server {
-        let port: Int
-        private let directory: String
-        private let script = Fixtures.packageRoot.appendingPathComponent("scripts/peers/s_server.sh").path
-
-        init(certificate: String, _ extra: [String]) throws {
-            let cert = Fixtures.path("platform/\(certificate).pem")
-            let key = Fixtures.path("platform/\(certificate).key")
-            // Foundation's Process leaves the parent's pipe descriptors open in the child; s_server
-            // would inherit them and keep our stdout pipe open forever. Close all but 0-2 first.
-            let closeInherited = "for fd in /proc/$$/fd/*; do n=${fd##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\"; done; exec /bin/bash \"$0\" \"$@\""
-            let result = try runProcess("/bin/bash", ["-c", closeInherited, script, "start", "--no-verify", "-cert", cert, "-key", key] + extra)
-            var values: [String: String] = [:]
-            for line in result.stdoutText.split(separator: "\n") {
-                let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-                if parts.count == 2 { values[parts[0]] = parts[1] }
-            }
-            guard result.status == 0, let port = values["PORT"].flatMap(Int.init), let directory = values["DIR"] else {
-                throw XCTSkip("openssl s_server \(extra.joined(separator: " ")) did not start here: \(result.stderr)")
-            }
-            self.port = port
-            self.directory = directory
-        }
-
-        func stop() { _ = try? runProcess("/bin/bash", [script, "stop", "--dir", directory]) }
-    }
+    private typealias Server = SServerPeer
 
     private func probe(_ server: Server, json: Bool = true) -> CLIResult {
         mtls(
@@ -51,7 +25,7 @@ final class ProbeATSTests: XCTestCase {
     private func trials(_ json: [String: Any]) -> [[String: Any]] { json["trials"] as? [[String: Any]] ?? [] }
 
     func testACompliantTLS13ServerNeedsNoException() throws {
-        let server = try Server(certificate: "compliant", [])
+        let server = try Server(platform: "compliant", [])
         defer { server.stop() }
         let result = probe(server)
         XCTAssertExit(result, 0)
@@ -67,7 +41,7 @@ final class ProbeATSTests: XCTestCase {
     }
 
     func testATLS11OnlyServerNeedsNSExceptionMinimumTLSVersion() throws {
-        let server = try Server(certificate: "compliant", ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"])
+        let server = try Server(platform: "compliant", ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"])
         defer { server.stop() }
         XCTAssertFalse(try sClientConnects(server, ["-tls1_2"]), "the judge: no TLS 1.2")
         XCTAssertTrue(try sClientConnects(server, ["-tls1_1", "-cipher", "DEFAULT@SECLEVEL=0"]), "the judge: TLS 1.1 works")
@@ -84,7 +58,7 @@ final class ProbeATSTests: XCTestCase {
     }
 
     func testAServerWithoutForwardSecrecyNeedsNSExceptionRequiresForwardSecrecy() throws {
-        let server = try Server(certificate: "compliant", ["-tls1_2", "-cipher", "AES128-GCM-SHA256"])
+        let server = try Server(platform: "compliant", ["-tls1_2", "-cipher", "AES128-GCM-SHA256"])
         defer { server.stop() }
         let ecdhe = ProbeATS.forwardSecretSuites.map(\.openssl).joined(separator: ":")
         XCTAssertFalse(try sClientConnects(server, ["-tls1_2", "-cipher", ecdhe]), "the judge: no ECDHE suite")
@@ -100,7 +74,7 @@ final class ProbeATSTests: XCTestCase {
     }
 
     func testANonCompliantCertificateIsRefusedAndNoKeyFixesIt() throws {
-        let server = try Server(certificate: "days-826", [])
+        let server = try Server(platform: "days-826", [])
         defer { server.stop() }
         let result = probe(server)
         XCTAssertExit(result, 1)
@@ -116,7 +90,7 @@ final class ProbeATSTests: XCTestCase {
     }
 
     func testNoServerIsANetworkErrorAndOtherPlatformsAreAUsageError() throws {
-        let server = try Server(certificate: "compliant", [])
+        let server = try Server(platform: "compliant", [])
         let port = server.port
         server.stop()
         let closed = mtls(["probe", "https://127.0.0.1:\(port)/", "--platform", "apple", "--timeout", "2"])

@@ -25,6 +25,17 @@ final class CookieJarTests: XCTestCase {
         XCTAssertFalse(jar.all[0].hostOnly)
     }
 
+    /// A `Domain` in Unicode is compared in the host's form, the UTS 46 ASCII one (as browsers do).
+    func testAnInternationalisedDomainIsComparedInItsASCIIForm() throws {
+        let jar = CookieJar()
+        jar.store("a=1; Domain=BÜCHER.example", from: try url("https://www.bücher.example/"), now: now)
+        XCTAssertEqual(jar.all.first?.domain, "xn--bcher-kva.example")
+        XCTAssertEqual(jar.cookieHeader(for: try url("https://xn--bcher-kva.example/"), now: now), "a=1")
+        let decision = jar.store("b=1; Domain=a\u{2488}.example", from: try url("https://www.example.org/"), now: now)
+        guard case .rejected(_, let reason) = decision else { return XCTFail("\(decision)") }
+        XCTAssertTrue(reason.contains("is not a valid domain name"), reason)
+    }
+
     func testDomainOfAnotherSiteIsRejected() throws {
         let jar = CookieJar()
         let decision = jar.store("a=1; Domain=evil.example", from: try url("https://www.example.org/"), now: now)

@@ -74,6 +74,12 @@ enum VerifyCommand {
 
         let useSystem = anchors.isEmpty || arguments.flag(.systemRoots)
         let host = arguments.flag(.noHostnameCheck) ? nil : arguments.value(.host)
+        if let host, !host.unicodeScalars.allSatisfy(\.isASCII) {
+            // An internationalised name is checked in its xn-- form; one UTS 46 refuses is a typo.
+            do { _ = try IDNA.toASCII(host, options: .url) } catch {
+                throw CommandFailure.usage("--host \(DisplayText.quoted(host)) is not a valid host name: \(error.description)", command: "verify")
+            }
+        }
         var policy = TrustPolicy(
             anchors: anchors, includesSystemRoots: useSystem, intermediates: intermediates, evaluationTime: time ?? Date(),
             purpose: purpose, hostname: host, allowsPartialChain: arguments.flag(.partialChain), crls: crls, maximumDepth: depth)
@@ -205,8 +211,10 @@ enum VerifyCommand {
         }
         console.out()
         let at = Timestamp.rfc3339(policy.evaluationTime ?? Date())
+        // An xn-- name is shown with what it spells.
+        let hostText = policy.hostname.map { host in " as \(host)" + (IDNA.unicodeForm(of: host).map { " (\($0))" } ?? "") }
         let forWhat =
-            "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (policy.hostname.map { " as \($0)" } ?? "")
+            "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (hostText ?? "")
             + (policy.email.map { " as <\($0)>" } ?? "") + (policy.requiredKeyUsage.isEmpty ? "" : " with key usage \(policy.requiredKeyUsage.names.joined(separator: ","))")
         console.out("Profile: \(ProfileOptions.description(policy.effectiveProfile))")
         if trusted {

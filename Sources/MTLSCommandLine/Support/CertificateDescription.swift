@@ -46,7 +46,12 @@ enum CertificateDescription {
         row("Valid from", Timestamp.rfc3339(certificate.notBefore))
         row("Valid until", Timestamp.rfc3339(certificate.notAfter))
         let sans = certificate.subjectAlternativeNames
-        row("Alt names", sans.isEmpty ? "(none)" : sans.map(\.description).joined(separator: ", "))
+        // An xn-- name is shown with what it spells, which is what a person would compare.
+        let sanTexts = sans.map { name -> String in
+            guard case .dns(let dns) = name, let unicode = IDNA.unicodeForm(of: dns) else { return name.description }
+            return "\(name.description) (\(unicode))"
+        }
+        row("Alt names", sans.isEmpty ? "(none)" : sanTexts.joined(separator: ", "))
         row("Key", certificate.keyAlgorithm.description)
         row("Signature", certificate.signatureAlgorithm)
         if let usage = certificate.keyUsage { row("Key usage", usage.description) }

@@ -131,7 +131,7 @@ public final class CookieJar: Sendable {
             case "domain":
                 var domain = attributeValue
                 if domain.hasPrefix(".") { domain.removeFirst() }
-                if !domain.isEmpty { domainAttribute = domain.lowercased() }
+                if !domain.isEmpty { domainAttribute = domain }
             case "path":
                 path = attributeValue.hasPrefix("/") ? attributeValue : nil
             case "secure":
@@ -153,7 +153,11 @@ public final class CookieJar: Sendable {
         let host = url.host
         var hostOnly = true
         var domain = host
-        if let domainAttribute {
+        if var domainAttribute {
+            // Compared with the host as the URL parser gives it: ASCII, with xn-- labels (UTS 46).
+            do { domainAttribute = try IDNA.toASCII(domainAttribute, options: .url) } catch {
+                return .rejected(name: name, reason: "Domain=\(domainAttribute) is not a valid domain name (\(error.description))")
+            }
             if !CookieRules.isIPAddress(domainAttribute) && publicSuffixes.isPublicSuffix(domainAttribute) {
                 // Domain=com, Domain=co.uk, Domain=localhost: shared by unrelated hosts, so only
                 // acceptable as the host itself (a host-only cookie).

@@ -7,8 +7,10 @@ import MTLSTrust
 /// `127.1` is `127.0.0.1`, `/a/../b` is `/b`, a space or a non-ASCII letter in a path is
 /// percent-encoded, and tabs and line breaks are dropped (so none can reach the request line).
 ///
-/// Not done, and refused with a clear error instead: hosts that need IDNA (non-ASCII names; the
-/// `xn--` form works, its label checked as Punycode but not against the UTS 46 tables), and port 0.
+/// Hosts go through UTS 46 as browsers send them (`IDNA`, the URL Standard's "domain to ASCII"):
+/// `https://Bücher.example/` asks DNS and the certificate for `xn--bcher-kva.example`, and an
+/// `xn--` label that does not decode to a valid name is refused. Not done, and refused with a clear
+/// error instead: port 0.
 /// `URLParserWPTTests` runs the web-platform-tests URL cases against it.
 enum URLParser {
     /// A parsed http(s) URL: the host as it goes to DNS and to certificate checks (lowercase, an
@@ -226,20 +228,19 @@ enum URLParser {
         }
         // Percent-decoded, then read as UTF-8 (a byte that is not UTF-8 becomes U+FFFD, not ASCII).
         let decoded = FormURLEncoding.percentDecode(text, plusAsSpace: false)
-        guard decoded.unicodeScalars.allSatisfy(\.isASCII) else {
-            throw Failure("the host \(DisplayText.quoted(text)) is not ASCII; internationalised names are not supported here: use the xn-- (Punycode) form")
+        // Domain to ASCII: UTS 46 with the URL Standard's flags (`Bücher.example` →
+        // `xn--bcher-kva.example`; an ASCII name is only lower-cased).
+        let domain: String
+        do {
+            domain = try IDNA.toASCII(decoded, options: .url)
+        } catch {
+            throw Failure("the host \(DisplayText.quoted(text)) is not a valid domain name: \(error.description)")
         }
-        let domain = String(decoding: decoded.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
         guard !domain.isEmpty else { throw Failure("the URL has no host") }
         if let forbidden = domain.unicodeScalars.first(where: isForbiddenDomainCodePoint) {
             throw Failure(
                 "the host \(DisplayText.quoted(text)) contains \(forbidden.value < 0x20 || forbidden.value == 0x7F ? "a control character" : DisplayText.quoted(String(forbidden))), which a host name cannot have"
             )
-        }
-        for label in domain.split(separator: ".", omittingEmptySubsequences: false) where label.hasPrefix("xn--") {
-            guard label.count > 4, Punycode.decode(label.dropFirst(4)) != nil else {
-                throw Failure("the host \(DisplayText.quoted(text)) has the label \(DisplayText.quoted(String(label))), which is not valid Punycode")
-            }
         }
         if endsInANumber(domain) {
             guard let address = parseIPv4(domain) else { throw Failure("the host \(DisplayText.quoted(text)) ends in a number but is not an IPv4 address") }

@@ -1,15 +1,74 @@
-/// RFC 3492 Punycode, the `xn--` form of internationalised domain labels: decoding only (mtls
-/// compares and checks `xn--` labels; it never makes them).
+/// RFC 3492 Punycode, the `xn--` form of internationalised domain labels (`IDNA` adds and checks
+/// the prefix and the rules around it).
 package enum Punycode {
+    private static let base = 36
+    private static let tMin = 1
+    private static let tMax = 26
+
+    /// RFC 3492 encoding of a label (without `xn--`): the basic code points, a `-` if there were
+    /// any, then the rest as deltas. Labels are at most a few hundred code points, far from the
+    /// 32-bit overflow RFC 3492 guards against; a longer input is refused by the caller's checks.
+    package static func encode(_ label: [Unicode.Scalar]) -> String {
+        var output = String(String.UnicodeScalarView(label.filter(\.isASCII)))
+        let basic = output.unicodeScalars.count
+        if basic > 0 { output.append("-") }
+        var n: UInt32 = 0x80
+        var delta = 0
+        var bias = 72
+        var handled = basic
+        func digit(_ value: Int) -> Character {
+            Character(Unicode.Scalar(UInt8(value < 26 ? 0x61 + value : 0x30 + value - 26)))
+        }
+        while handled < label.count {
+            let next = label.lazy.map(\.value).filter { $0 >= n }.min()!
+            delta += Int(next - n) * (handled + 1)
+            n = next
+            for scalar in label {
+                if scalar.value < n { delta += 1 }
+                guard scalar.value == n else { continue }
+                var q = delta
+                var k = base
+                while true {
+                    let t = k <= bias ? tMin : (k >= bias + tMax ? tMax : k - bias)
+                    if q < t { break }
+                    output.append(digit(t + (q - t) % (base - t)))
+                    q = (q - t) / (base - t)
+                    k += base
+                }
+                output.append(digit(q))
+                bias = adapt(delta, handled + 1, handled == basic)
+                delta = 0
+                handled += 1
+            }
+            delta += 1
+            n += 1
+        }
+        return output
+    }
+
+    private static func adapt(_ delta: Int, _ count: Int, _ first: Bool) -> Int {
+        var delta = first ? delta / 700 : delta / 2
+        delta += delta / count
+        var k = 0
+        while delta > ((base - tMin) * tMax) / 2 {
+            delta /= base - tMin
+            k += base
+        }
+        return k + (base - tMin + 1) * delta / (delta + 38)
+    }
+
     /// RFC 3492 decoding of a label's Punycode part (after `xn--`): the label, or nil unless it
     /// decodes to at least one non-ASCII code point (the basic code points before the last `-`
     /// must be ASCII).
     package static func decode(_ encoded: Substring) -> String? {
-        let base = 36
-        let tMin = 1
-        let tMax = 26
-        let skew = 38
-        let damp = 700
+        guard let scalars = decodeScalars(encoded), scalars.contains(where: { !$0.isASCII }) else { return nil }
+        return String(String.UnicodeScalarView(scalars))
+    }
+
+    /// RFC 3492 decoding as such: the code points, which may all be ASCII or none at all (`""`),
+    /// or nil when `encoded` is not Punycode (a `-` with nothing before it, a digit out of range,
+    /// an overflow, a code point that is not a Unicode scalar).
+    package static func decodeScalars(_ encoded: Substring) -> [Unicode.Scalar]? {
         let scalars = Array(encoded.unicodeScalars)
         var output: [UInt32] = []
         var start = 0
@@ -17,21 +76,12 @@ package enum Punycode {
             output = scalars[..<dash].map(\.value)
             start = dash + 1
         }
-        guard output.allSatisfy({ $0 < 0x80 }), start < scalars.count else { return nil }
+        // A `-` first is a digit to RFC 3492's decoder when it is the last one, and no digit is `-`.
+        guard output.allSatisfy({ $0 < 0x80 }), start != 1 else { return nil }
         var n = 0x80
         var i = 0
         var bias = 72
         var position = start
-        func adapt(_ delta: Int, _ count: Int, _ first: Bool) -> Int {
-            var delta = first ? delta / damp : delta / 2
-            delta += delta / count
-            var k = 0
-            while delta > ((base - tMin) * tMax) / 2 {
-                delta /= base - tMin
-                k += base
-            }
-            return k + (base - tMin + 1) * delta / (delta + skew)
-        }
         while position < scalars.count {
             let oldI = i
             var w = 1
@@ -64,7 +114,6 @@ package enum Punycode {
             output.insert(UInt32(n), at: i)
             i += 1
         }
-        guard output.contains(where: { $0 >= 0x80 }) else { return nil }
-        return String(String.UnicodeScalarView(output.compactMap(Unicode.Scalar.init)))
+        return output.compactMap(Unicode.Scalar.init)
     }
 }

@@ -41,7 +41,18 @@ public struct TrustPolicy: Sendable {
     /// The purpose (default: server).
     public var purpose: Purpose
     /// The DNS name or IP literal the leaf must carry in its subjectAltName. Nil: no name check.
-    public var hostname: String?
+    ///
+    /// A name with non-ASCII letters (`bücher.example`) is kept in the ASCII form certificates
+    /// carry (`xn--bcher-kva.example`), converted by UTS 46 as browsers and curl convert it
+    /// (``IDNA``); one UTS 46 refuses is kept as given, and matches no certificate.
+    public var hostname: String? {
+        didSet { hostname = Self.comparableHostname(hostname) }
+    }
+
+    static func comparableHostname(_ name: String?) -> String? {
+        guard let name, !name.unicodeScalars.allSatisfy(\.isASCII) else { return name }
+        return (try? IDNA.toASCII(name, options: .url)) ?? name
+    }
     /// Accept a chain that ends at any anchor, not only at a self-signed root
     /// (a pinned self-signed leaf, or an intermediate used as anchor).
     public var allowsPartialChain: Bool
@@ -79,7 +90,7 @@ public struct TrustPolicy: Sendable {
         self.intermediates = intermediates
         self.evaluationTime = evaluationTime
         self.purpose = purpose
-        self.hostname = hostname
+        self.hostname = Self.comparableHostname(hostname)
         self.allowsPartialChain = allowsPartialChain
         self.crls = crls
         self.maximumDepth = maximumDepth
