@@ -46,6 +46,17 @@ final class PinDocumentTests: XCTestCase {
         XCTAssertEqual(document.evaluate(chain, host: "api.example.com", at: Date(timeIntervalSince1970: 1_798_848_000)).verdict, .ok, "2027-01-01 00:00: still the last day")
     }
 
+    /// A domain written in Unicode covers the host in the form it arrives in (`xn--`, UTS 46), as
+    /// OkHttp canonicalises its patterns; and the reverse.
+    func testAnInternationalisedDomainCoversItsXNForm() {
+        XCTAssertTrue(HostMatching.domain("Bücher.example", includesSubdomains: true, host: "api.xn--bcher-kva.example"))
+        XCTAssertTrue(HostMatching.domain("xn--bcher-kva.example", includesSubdomains: false, host: "BÜCHER.example"))
+        XCTAssertFalse(HostMatching.domain("bücher.example", includesSubdomains: false, host: "bucher.example"))
+        XCTAssertTrue(HostMatching.okhttp(pattern: "*.bücher.example", host: "www.xn--bcher-kva.example"))
+        XCTAssertTrue(HostMatching.okhttp(pattern: "**.βόλος.com", host: "a.b.xn--nxasmm1c.com"))
+        XCTAssertFalse(HostMatching.okhttp(pattern: "*.bücher.example", host: "a.b.xn--bcher-kva.example"))
+    }
+
     func testAnExpiredDomainIsNotEnforcedAfterItsLastDay() throws {
         let document = try document("expires 2026-05-31\nsha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n")
         let result = document.evaluate(try chain(), host: "localhost", at: now)

@@ -130,6 +130,9 @@ public enum IDNA {
     /// UTS 46 ToASCII: the name as it goes to DNS, every non-ASCII label in its `xn--` form.
     /// Throws the first fault found.
     public static func toASCII(_ name: String, options: Options = .url) throws(Failure) -> String {
+        // Most names are ASCII without an xn-- label: under the URL Standard's flags no check can
+        // fail on one, and the result is the name in lower case.
+        if !options.checkHyphens, !options.useSTD3ASCIIRules, !options.verifyDNSLength, let lowered = plainASCII(name) { return lowered }
         let processed = process(name, options: options)
         if let failure = processed.failures.first { throw failure }
         var labels: [String] = []
@@ -174,6 +177,22 @@ public enum IDNA {
         guard name.utf8.count < 1_024, name.lowercased().contains("xn--"), let unicode = try? toUnicode(name, options: .url), unicode != name.lowercased()
         else { return nil }
         return unicode
+    }
+
+    /// The name in lower case if it is ASCII and no label starts with `xn--` (in any case).
+    private static func plainASCII(_ name: String) -> String? {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(name.utf8.count)
+        var labelStart = 0
+        for byte in name.utf8 {
+            guard byte < 0x80 else { return nil }
+            let lower = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            if bytes.count == labelStart + 4, bytes[labelStart...] == [0x78, 0x6E, 0x2D, 0x2D][...] { return nil }
+            if lower == 0x2E { labelStart = bytes.count + 1 }
+            bytes.append(lower)
+        }
+        if bytes.count >= labelStart + 4, bytes[labelStart..<(labelStart + 4)] == [0x78, 0x6E, 0x2D, 0x2D][...] { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// The UTS 46 processing steps (map, normalise, break, convert and validate), with every fault

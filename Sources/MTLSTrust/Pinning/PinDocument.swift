@@ -265,8 +265,8 @@ public struct PinEvaluation: Sendable {
 public enum HostMatching {
     /// OkHttp 4+: `**.x` matches x and any depth below; `*.x` exactly one label below; else exact.
     public static func okhttp(pattern: String, host: String) -> Bool {
-        let pattern = pattern.lowercased()
-        let host = host.lowercased()
+        let pattern = comparable(pattern)
+        let host = comparable(host)
         if pattern.hasPrefix("**.") {
             let suffix = String(pattern.dropFirst(3))
             return host == suffix || host.hasSuffix("." + suffix)
@@ -282,8 +282,16 @@ public enum HostMatching {
 
     /// TrustKit, Android, ATS: the domain itself, and with include-subdomains any name below it.
     public static func domain(_ domain: String, includesSubdomains: Bool, host: String) -> Bool {
-        let domain = domain.lowercased()
-        let host = host.lowercased()
+        let domain = comparable(domain)
+        let host = comparable(host)
         return host == domain || (includesSubdomains && host.hasSuffix("." + domain))
+    }
+
+    /// A name as hosts are compared: lower-cased, and a Unicode one in its `xn--` form (UTS 46, as
+    /// OkHttp canonicalises its patterns and as the URL parser gives hosts), so `bücher.example`
+    /// in a pin document covers the host `xn--bcher-kva.example`.
+    static func comparable(_ name: String) -> String {
+        guard !name.unicodeScalars.allSatisfy(\.isASCII) else { return name.lowercased() }
+        return (try? IDNA.toASCII(name, options: .url)) ?? name.lowercased()
     }
 }
