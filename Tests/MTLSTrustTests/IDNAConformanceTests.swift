@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 
 @testable import MTLSTrust
@@ -189,5 +190,20 @@ final class IDNAConformanceTests: XCTestCase {
         XCTAssertNil(IDNA.unicodeForm(of: "example.com"))
         XCTAssertNil(IDNA.unicodeForm(of: "xn--a.example"), "not valid: nothing to show")
         XCTAssertEqual(try IDNA.toUnicode("xn--bcher-kva.example"), "bücher.example")
+    }
+
+    /// A certificate's dNSName is ASCII: the issuer writes a Unicode name in its xn-- form.
+    func testAnIssuedCertificateCarriesTheASCIIForm() throws {
+        let key = try CertificateIssuer.generateKey()
+        let now = Date(timeIntervalSince1970: 1_780_272_000)
+        let profile = CertificateIssuer.Profile(
+            role: .server, commonName: "IDN", dnsNames: ["Bücher.example", "*.βόλος.com"], notBefore: now, notAfter: now.addingTimeInterval(86_400))
+        let certificate = try CertificateIssuer.issue(profile, key: key, issuer: nil, serial: 1)
+        XCTAssertEqual(certificate.dnsNames, ["xn--bcher-kva.example", "*.xn--nxasmm1c.com"])
+        var bad = profile
+        bad.dnsNames = ["a\u{2488}.example"]
+        XCTAssertThrowsError(try CertificateIssuer.issue(bad, key: key, issuer: nil, serial: 2)) { error in
+            XCTAssertTrue("\(error)".contains("cannot go in a certificate"), "\(error)")
+        }
     }
 }

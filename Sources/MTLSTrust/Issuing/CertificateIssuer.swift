@@ -89,7 +89,14 @@ public enum CertificateIssuer {
                 (NID_authority_key_identifier, "keyid:always"),
             ]
         }
-        let sans = profile.dnsNames.map { "DNS:\($0)" } + profile.ipAddresses.map { "IP:\($0)" }
+        // A dNSName is ASCII (an IA5String): a Unicode name goes in its xn-- form (UTS 46).
+        var dnsNames: [String] = []
+        for name in profile.dnsNames {
+            do { dnsNames.append(try IDNA.toASCII(name)) } catch {
+                throw MTLSTrustError(.invalidArgument, "The DNS name \(DisplayText.quoted(name)) cannot go in a certificate: \(error.description).")
+            }
+        }
+        let sans = dnsNames.map { "DNS:\($0)" } + profile.ipAddresses.map { "IP:\($0)" }
         if !sans.isEmpty { extensions.append((NID_subject_alt_name, sans.joined(separator: ","))) }
         for (nid, value) in extensions {
             guard let ext = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
