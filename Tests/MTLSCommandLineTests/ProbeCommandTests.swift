@@ -146,6 +146,19 @@ final class ProbeCommandTests: XCTestCase {
         XCTAssertTrue(text.stdout.contains("refresh (0 s)"), text.stdout)
         let stopped = probe(server, "/refresh", ["--json"])
         XCTAssertEqual((try stopped.json()["http"] as? [[String: Any]])?.count, 1, stopped.stdout)
+
+        // With -o, the refreshing page is read before it would be written, and the file holds the
+        // page the refresh leads to.
+        let directory = try TemporaryDirectory(self)
+        let output = directory.url.appendingPathComponent("page.html").path
+        let saved = probe(server, "/refresh", ["--follow", "--json", "-o", output])
+        XCTAssertEqual(saved.exitCode, 0, saved.description)
+        XCTAssertEqual((try saved.json()["http"] as? [[String: Any]])?.compactMap { $0["kind"] as? String }, ["initial", "refresh"])
+        let page = try String(contentsOfFile: output, encoding: .utf8)
+        XCTAssertFalse(page.lowercased().contains("http-equiv=\"refresh\""), "the file holds the refreshing page: \(page.prefix(200))")
+        let direct = directory.url.appendingPathComponent("root.html").path
+        XCTAssertEqual(probe(server, "/", ["-o", direct]).exitCode, 0)
+        XCTAssertEqual(page, try String(contentsOfFile: direct, encoding: .utf8), "the same page as / fetched directly")
     }
 
     func testJSONOutputMatchesTheCommittedSchema() throws {

@@ -23,7 +23,7 @@ public struct LoginOptions: Sendable {
     public var maximumRedirects: Int
     /// The longest declarative refresh followed, in seconds: one that waits longer is a page's
     /// own timer ("refreshing in 300 seconds") and ends the flow. The wait itself is not slept.
-    /// A refresh of a page that was streamed to a sink is not seen; the `Refresh` header always is.
+    /// With a body sink, a successful HTML page is still read whole first, for its refresh.
     public var maximumRefreshDelay: Int
     /// Submit auto-submit SAML/WS-Federation POST-binding forms as a browser's script would (`--saml`).
     public var submitsPostBindingForms: Bool

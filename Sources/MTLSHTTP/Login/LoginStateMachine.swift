@@ -127,6 +127,10 @@ struct LoginStateMachine {
         if options.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
         if options.submitsPostBindingForms && (head.headers.mediaType?.isHTML ?? true) { return false }
         if options.followsRedirects && head.headers["Refresh"] != nil { return false }
+        // A successful HTML page may declare a refresh in its markup, so it is read before it is
+        // taken as the last (its body is then written out whole; a refresh it does not follow
+        // leaves it the flow's page).
+        if options.followsRedirects && (200..<300).contains(head.status) && head.headers.mediaType?.isHTML == true { return false }
         return true
     }
 
