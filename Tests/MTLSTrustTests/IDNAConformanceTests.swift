@@ -206,4 +206,19 @@ final class IDNAConformanceTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("cannot go in a certificate"), "\(error)")
         }
     }
+
+    /// Hostile lengths stay linear: a label far past any DNS limit is refused, not worked through
+    /// RFC 3492's quadratic steps.
+    func testLongLabelsAreRefusedQuickly() {
+        let long = String(repeating: "\u{00FC}", count: 60_000) + ".example"
+        XCTAssertThrowsError(try IDNA.toASCII(long)) { error in
+            XCTAssertTrue("\(error)".contains("longer than 63 octets"), "\(error)")
+        }
+        let encoded = "xn--" + String(repeating: "a", count: 60_000) + "-kva.example"
+        XCTAssertThrowsError(try IDNA.toASCII(encoded))
+        // Past DNS's 63 octets but within the bound: the URL Standard checks no length.
+        let twoHundred = String(repeating: "\u{00FC}", count: 200)
+        let ascii = try? IDNA.toASCII(twoHundred)
+        XCTAssertEqual(ascii.flatMap { try? IDNA.toUnicode($0) }, twoHundred)
+    }
 }

@@ -139,6 +139,8 @@ public enum IDNA {
         for label in processed.labels {
             if label.allSatisfy(\.isASCII) {
                 labels.append(String(String.UnicodeScalarView(label)))
+            } else if label.count > Punycode.maximumLabelLength {
+                throw Failure(name: name, label: String(String.UnicodeScalarView(label.prefix(64))) + "…", reason: .labelTooLong)
             } else {
                 labels.append("xn--" + Punycode.encode(label))
             }

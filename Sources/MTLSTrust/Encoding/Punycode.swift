@@ -1,14 +1,19 @@
 /// RFC 3492 Punycode, the `xn--` form of internationalised domain labels (`IDNA` adds and checks
 /// the prefix and the rules around it).
 package enum Punycode {
+    /// The longest label encoded or decoded, in code points: far above DNS's 63 octets, and low
+    /// enough that the quadratic steps of RFC 3492 stay cheap on hostile input.
+    package static let maximumLabelLength = 1_024
+
     private static let base = 36
     private static let tMin = 1
     private static let tMax = 26
 
     /// RFC 3492 encoding of a label (without `xn--`): the basic code points, a `-` if there were
-    /// any, then the rest as deltas. Labels are at most a few hundred code points, far from the
-    /// 32-bit overflow RFC 3492 guards against; a longer input is refused by the caller's checks.
+    /// any, then the rest as deltas. The caller keeps labels within ``maximumLabelLength``, far
+    /// from the 32-bit overflow RFC 3492 guards against.
     package static func encode(_ label: [Unicode.Scalar]) -> String {
+        precondition(label.count <= maximumLabelLength, "Punycode.encode: label too long")
         var output = String(String.UnicodeScalarView(label.filter(\.isASCII)))
         let basic = output.unicodeScalars.count
         if basic > 0 { output.append("-") }
@@ -69,6 +74,9 @@ package enum Punycode {
     /// or nil when `encoded` is not Punycode (a `-` with nothing before it, a digit out of range,
     /// an overflow, a code point that is not a Unicode scalar).
     package static func decodeScalars(_ encoded: Substring) -> [Unicode.Scalar]? {
+        // Each decoded code point is an insertion: quadratic in the label's length. No real label
+        // comes near the bound (DNS allows 63 octets).
+        guard encoded.utf8.count <= maximumLabelLength else { return nil }
         let scalars = Array(encoded.unicodeScalars)
         var output: [UInt32] = []
         var start = 0
