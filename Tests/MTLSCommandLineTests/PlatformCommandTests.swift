@@ -29,6 +29,16 @@ final class PlatformCommandTests: XCTestCase {
         XCTAssertContains(result.stdout, "<certificates src=\"@raw/ca\"/>")
     }
 
+    /// A leaf given without its intermediate reaches no anchor: the report says so, tells the
+    /// missing issuer once per platform, and claims no anchor the chain ends at.
+    func testAChainCutShortSaysItReachedNoAnchor() {
+        let result = verify([Fixtures.path("server.pem"), "--anchors", Fixtures.path("root-ca.pem"), "--host", "localhost", "--platform", "all"])
+        XCTAssertExit(result, 1)
+        XCTAssertContains(result.stdout, "server.pem: CN=localhost (no anchor reached)")
+        XCTAssertEqual(result.stdout.components(separatedBy: "was not found among the intermediates and anchors").count - 1, 4, result.stdout)
+        XCTAssertFalse(result.stdout.contains("a private anchor"), result.stdout)
+    }
+
     /// Text, JSON and exit code agree on every fixture, for every platform.
     func testTextJSONAndExitCodeCarryTheSameVerdictForEveryFixture() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Fixtures.path("platform"))

@@ -106,6 +106,20 @@ final class PlatformVerdictTests: XCTestCase {
         XCTAssertTrue(verdicts[.apple]?.failures.first?.reason.contains("expired") ?? false, verdicts[.apple]?.failures.first?.reason ?? "")
     }
 
+    /// A chain that stops short of its anchor (no intermediate given) ends at no anchor: Android's
+    /// private-anchor rule, which names the anchor the chain ends at, does not apply to it.
+    func testAChainWithoutItsIntermediateEndsAtNoAnchor() throws {
+        let leaf = try TestCertificates.certificate(TestCertificates.server)
+        let policy = TrustPolicy(anchors: [try TestCertificates.certificate(TestCertificates.rootCA)], evaluationTime: Self.fixedTime, hostname: "localhost")
+        let result = try PlatformEvaluator.evaluate(leaf, policy: policy, platforms: [.android])
+        XCTAssertFalse(PlatformEvaluator.reachesAnchor(result.evaluation))
+        XCTAssertEqual(result.verdicts.first?.failures.map(\.rule.code), ["MTLS_PLATFORM_CHAIN_NOT_TRUSTED"], "the missing issuer, once; no private-anchor rule")
+        let complete = try PlatformEvaluator.evaluate(
+            leaf, extraIntermediates: [try TestCertificates.certificate(TestCertificates.intermediateCA)], policy: policy, platforms: [.android])
+        XCTAssertTrue(PlatformEvaluator.reachesAnchor(complete.evaluation))
+        XCTAssertEqual(complete.verdicts.first?.failures.map(\.rule.code), ["MTLS_ANDROID_USER_CA"])
+    }
+
     func testAHostOnlyInTheCommonNameSatisfiesJavaButNotAppleChromeOrAndroid() throws {
         let verdicts = try verdicts("cn-only", host: "platform.test")
         XCTAssertEqual(verdicts[.java]?.outcome, .accepted, "\(verdicts[.java]?.failures.map(\.reason) ?? [])")

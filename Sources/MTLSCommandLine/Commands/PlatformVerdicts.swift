@@ -89,7 +89,8 @@ enum PlatformVerdicts {
     ) {
         let leaf = evaluation.chain.first
         let root = evaluation.chain.count > 1 ? evaluation.chain.last : nil
-        let anchorText = anchor == .publicRoot ? "public root" : "private anchor"
+        let anchorText =
+            !PlatformEvaluator.reachesAnchor(evaluation) ? "no anchor reached" : (anchor == .publicRoot ? "public root" : "private anchor")
         var head = "\(source): \(leaf?.displayName ?? "no certificate")"
         if let root { head += " ← \(root.displayName)" }
         head += " (\(anchorText))"

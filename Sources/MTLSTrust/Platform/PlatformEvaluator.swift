@@ -224,6 +224,15 @@ public enum PlatformEvaluator {
 
     // MARK: Path validation, shared by all
 
+    /// Whether the chain was built up to an anchor (whatever else is wrong with it).
+    package static func reachesAnchor(_ evaluation: TrustEvaluation) -> Bool {
+        let unanchored: Set<Int32> = [
+            X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE,
+            X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, X509_V_ERR_CERT_UNTRUSTED,
+        ]
+        return !evaluation.findings.contains { unanchored.contains($0.code) }
+    }
+
     static func chainFailures(_ input: PlatformInput, facts: [ChainCertificate], platform: Platform) -> [PlatformFailure] {
         var failures: [PlatformFailure] = []
         for finding in input.evaluation.findings {
@@ -354,7 +363,8 @@ public enum PlatformEvaluator {
                         fix: "re-sign with SHA-256 (`-sha256`)"))
             }
         }
-        if input.anchorKind == .privateAnchor, let anchor = facts.last {
+        // Only a chain that reached its anchor ends at one; an unfinished chain says so above.
+        if input.anchorKind == .privateAnchor, reachesAnchor(input.evaluation), let anchor = facts.last {
             failures.append(
                 failure(
                     PlatformRules.androidUserCA, anchor, depth: facts.count - 1,

@@ -281,9 +281,14 @@ public struct TrustEvaluator: Sendable {
         // that the cut chain's last certificate has no issuer, which is untrue (the issuer was not
         // looked for): the depth finding says it all.
         let cutAt = Set(collector.errors.filter { $0.code == X509_V_ERR_CERT_CHAIN_TOO_LONG }.map(\.depth))
+        // A certificate whose issuer was not found cannot have its signature checked either, and
+        // OpenSSL says both when the callback lets it go on: one fact, told once.
+        let issuerMissingAt = Set(
+            collector.errors.filter { $0.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT || $0.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY }.map(\.depth))
         for error in collector.errors {
             let depth = Int(error.depth)
             if cutAt.contains(error.depth) && (error.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT || error.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY) { continue }
+            if error.code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE && issuerMissingAt.contains(error.depth) && !cutAt.contains(error.depth) { continue }
             if waived(code: error.code, depth: depth, certificate: error.certificate, chainCount: chain.count, anchored: anchored, time: time) { continue }
             let certificate: Certificate? =
                 error.certificate.map { wrap($0, leaf: leaf) } ?? (depth < chain.count ? chain[depth] : nil)
