@@ -49,7 +49,7 @@ _mtls() {
                 --platform) _mtls_values words "$cur" apple android java chrome all; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots --intermediates --host --no-hostname-check --profile --email --key-usage --at --purpose --partial-chain --crl --max-depth --pin --pins --password --batch --platform --json -v --verbose -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots --intermediates --host --no-hostname-check --profile --email --key-usage --at --purpose --partial-chain --crl --max-depth --pin --pins --password --batch --platform --fetch-aia --json -v --verbose -h --help" -- "$cur"))
             else
                 _mtls_values file "$cur"
             fi

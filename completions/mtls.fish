@@ -31,6 +31,7 @@ complete -c mtls -n '__fish_seen_subcommand_from verify' -l pins -r -F -d 'Also 
 complete -c mtls -n '__fish_seen_subcommand_from verify' -l password -x -d 'Password of PKCS#12 inputs (pass:, env:, file:, fd:, stdin).'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -l batch -d 'Treat every CERT file as a separate leaf; one result each.'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -l platform -x -a 'apple android java chrome all' -d 'Judge as apple, android, java, chrome or all would (comma-separated); exit 1 if one refuses.'
+complete -c mtls -n '__fish_seen_subcommand_from verify' -l fetch-aia -d 'With --platform: fetch a missing intermediate from the certificate\'s authorityInfoAccess (http://), as iOS, macOS and Chrome do.'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -l json -d 'Print one JSON object.'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -s v -l verbose -d 'Show every certificate in full and the paths tried.'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -s h -l help -d 'Show help information.'

@@ -57,6 +57,7 @@ extension OptionKey {
     static let maxRedirects = OptionKey("max-redirects")
     static let method = OptionKey("method")
     static let name = OptionKey("name")
+    static let fetchAIA = OptionKey("fetch-aia")
     static let negotiateAtHandshake = OptionKey("negotiate-at-handshake")
     static let noCaNames = OptionKey("no-ca-names")
     static let noChannelBinding = OptionKey("no-channel-binding")

@@ -130,7 +130,9 @@ enum ConvertCommand {
             // the key's text into Strings, which cannot be wiped.
             let elements = try PEM.parseKeepingKeysInPlace(bytes)
             let blocks = elements.compactMap { if case .parsed(let block) = $0 { block } else { nil } }
-            if blocks.contains(where: { $0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST") }) { return .certificates }
+            if blocks.contains(where: { ($0.label.contains("CERTIFICATE") && !$0.label.contains("REQUEST")) || $0.label == "PKCS7" || $0.label == "CMS" }) {
+                return .certificates
+            }
             if blocks.count < elements.count || blocks.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return .privateKey }
             if let block = blocks.first(where: { $0.label == "PUBLIC KEY" }) { return .publicKey(block.derBytes) }
             let crls = blocks.filter { $0.label == "X509 CRL" }.map(\.derBytes)
@@ -138,7 +140,7 @@ enum ConvertCommand {
             throw MTLSTrustError(.wrongObjectKind, "it holds no certificate, key or CRL PEM block")
         }
         switch DER.shape(of: bytes) {
-        case .certificate: return .certificates
+        case .certificate, .pkcs7: return .certificates
         case .pkcs12: return .pkcs12
         case .privateKey, .encryptedPrivateKey: return .privateKey
         case .publicKey: return .publicKey(bytes)

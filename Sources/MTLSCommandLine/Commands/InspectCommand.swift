@@ -34,6 +34,9 @@ enum InspectCommand {
                 if elements.isEmpty { throw MTLSTrustError(.malformedInput, "no PEM block was found") }
                 for element in elements {
                     switch element {
+                    case .parsed(let block) where block.label == "PKCS7" || block.label == "CMS":
+                        // A `.p7b` chain: one item per certificate it carries.
+                        items += try Certificate.fromPKCS7(derBytes: block.derBytes).map { certificateItem($0, console: console) }
                     case .parsed(let block):
                         items.append(try describe(pemBlock: block, password: password, console: console))
                     case .privateKey(let location):
@@ -45,6 +48,8 @@ enum InspectCommand {
                 }
             } else if isPKCS12 {
                 items.append(try describePKCS12(bytes, password: password, console: console))
+            } else if DER.shape(of: bytes) == .pkcs7 {
+                items += try Certificate.fromPKCS7(derBytes: bytes).map { certificateItem($0, console: console) }
             } else {
                 items.append(try describe(der: bytes, password: password, console: console))
             }
@@ -93,6 +98,7 @@ enum InspectCommand {
         case .privateKey: return try privateKeyItem(bytes, encrypted: false, password: password)
         case .encryptedPrivateKey: return try privateKeyItem(bytes, encrypted: true, password: password)
         case .pkcs12: return try describePKCS12(bytes, password: password, console: console)
+        case .pkcs7: return certificateItem(try Certificate.fromPKCS7(derBytes: bytes)[0], console: console)  // the caller lists them all
         case .unknown:
             if let request = try? CertificateSigningRequest(derBytes: bytes) { return csrItem(request) }
             if bytes.first == 0x30 { _ = try Certificate(derBytes: bytes) }

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSHTTP
 import MTLSTrust
 
 /// `mtls verify --platform apple|android|java|chrome|all`: would these clients accept the chain?
@@ -17,6 +18,10 @@ enum PlatformVerdicts {
         .platform, valueName: "LIST", repeatable: true,
         help: "Judge as apple, android, java, chrome or all would (comma-separated); exit 1 if one refuses.",
         kind: .choice(["apple", "android", "java", "chrome", "all"]))
+
+    static let fetchOption = OptionSpec(
+        .fetchAIA,
+        help: "With --platform: fetch a missing intermediate from the certificate's authorityInfoAccess (http://), as iOS, macOS and Chrome do.")
 
     /// The platforms asked for, or nil without `--platform`.
     static func requested(_ arguments: ParsedArguments) throws(CommandFailure) -> [Platform]? {
@@ -40,7 +45,7 @@ enum PlatformVerdicts {
     /// Evaluates each job and prints the verdicts; returns the exit code.
     static func run(
         _ platforms: [Platform], jobs: [(source: String, leaf: Certificate, extra: [Certificate])], policy: TrustPolicy, pinning: PinDocument?,
-        json: Bool, console: Console
+        fetchesIssuers: Bool = false, json: Bool, console: Console
     ) throws(CommandFailure) -> Int32 {
         let constraints = JavaAlgorithmConstraints.installed() ?? .openJDK17Default
         var results: [JSON] = []
@@ -49,7 +54,8 @@ enum PlatformVerdicts {
             let result: (evaluation: TrustEvaluation, verdicts: [PlatformVerdict])
             do throws(MTLSTrustError) {
                 result = try PlatformEvaluator.evaluate(
-                    job.leaf, extraIntermediates: job.extra, policy: policy, pinning: pinning, javaConstraints: constraints, platforms: platforms)
+                    job.leaf, extraIntermediates: job.extra, policy: policy, pinning: pinning, javaConstraints: constraints, platforms: platforms,
+                    fetchIssuer: fetchesIssuers ? { IssuerFetch.fetch($0) } : nil)
             } catch {
                 throw CommandFailure(error)
             }
@@ -138,6 +144,16 @@ enum PlatformVerdicts {
                         })
                 ),
                 ("notes", .strings(verdict.notes)),
+                (
+                    "fetchedIssuers",
+                    .array(
+                        verdict.fetchedIssuers.map { item in
+                            .object([
+                                ("url", .string(item.url)), ("certificates", .strings(item.certificates.map(\.subject))),
+                                ("failure", JSON.optional(item.failure)),
+                            ])
+                        })
+                ),
             ])
         }
         return .object([

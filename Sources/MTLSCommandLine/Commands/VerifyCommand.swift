@@ -35,6 +35,7 @@ enum VerifyCommand {
             OptionSpec(.password, valueName: "SPEC", help: "Password of PKCS#12 inputs (pass:, env:, file:, fd:, stdin)."),
             OptionSpec(.batch, help: "Treat every CERT file as a separate leaf; one result each."),
             PlatformVerdicts.option,
+            PlatformVerdicts.fetchOption,
             OptionSpec(.json, help: "Print one JSON object."),
             OptionSpec(.verbose, short: "-v", help: "Show every certificate in full and the paths tried."),
         ],
@@ -106,7 +107,11 @@ enum VerifyCommand {
         }
 
         if let platforms = try PlatformVerdicts.requested(arguments) {
-            return try PlatformVerdicts.run(platforms, jobs: jobs, policy: policy, pinning: pinning, json: arguments.flag(.json), console: console)
+            return try PlatformVerdicts.run(
+                platforms, jobs: jobs, policy: policy, pinning: pinning, fetchesIssuers: arguments.flag(.fetchAIA), json: arguments.flag(.json), console: console)
+        }
+        if arguments.flag(.fetchAIA) {
+            throw CommandFailure.usage("--fetch-aia judges as the platforms that fetch missing intermediates: give --platform too", command: "verify")
         }
 
         var results: [JSON] = []

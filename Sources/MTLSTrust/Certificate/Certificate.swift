@@ -94,6 +94,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         case .publicKey: "a public key"
         case .pkcs12: "a PKCS#12 file"
         case .crl: "a certificate revocation list"
+        case .pkcs7: "a PKCS#7 certificate bundle (read it as a file of certificates)"
         case .certificate, .unknown: nil
         }
     }
@@ -140,9 +141,12 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         }
         let blocks = try PEM.parse(bytes)
         var certificates: [Certificate] = []
-        for (index, block) in blocks.enumerated() where ["CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE"].contains(block.label) {
+        for (index, block) in blocks.enumerated() where ["CERTIFICATE", "X509 CERTIFICATE", "TRUSTED CERTIFICATE", "PKCS7", "CMS"].contains(block.label) {
             do throws(MTLSTrustError) {
-                if block.label == "TRUSTED CERTIFICATE" {
+                if block.label == "PKCS7" || block.label == "CMS" {
+                    // A `.p7b` chain in PEM (`openssl crl2pkcs7`, Windows' Base64 export).
+                    certificates += try Certificate.fromPKCS7(derBytes: block.derBytes)
+                } else if block.label == "TRUSTED CERTIFICATE" {
                     // OpenSSL's trusted form: a certificate followed by trust settings.
                     guard let element = DER.element(in: block.derBytes, at: 0) else {
                         throw MTLSTrustError(.malformedInput, "not DER")

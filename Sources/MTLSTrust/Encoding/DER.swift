@@ -87,7 +87,23 @@ public enum DER {
 
     /// What a DER blob looks like, judged from its outer structure only.
     public enum Shape: Sendable, Equatable {
-        case certificate, pkcs12, privateKey, encryptedPrivateKey, publicKey, crl, unknown
+        case certificate, pkcs12, privateKey, encryptedPrivateKey, publicKey, crl
+        /// A PKCS#7 (CMS) SignedData: a `.p7b`/`.p7c` certificate bundle.
+        case pkcs7
+        case unknown
+    }
+
+    /// `OBJECT IDENTIFIER 1.2.840.113549.1.7.2` (signedData), as a ContentInfo starts with it.
+    private static let signedDataOID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
+
+    /// A ContentInfo of type signedData: `SEQUENCE` (definite or, in BER, indefinite length) whose
+    /// first element is the signedData OID.
+    static func looksLikePKCS7(_ der: [UInt8]) -> Bool {
+        guard der.count > 2 + signedDataOID.count, der[0] == 0x30 else { return false }
+        var start = 2
+        if der[1] & 0x80 != 0, der[1] != 0x80 { start = 2 + Int(der[1] & 0x7F) }
+        guard start + signedDataOID.count <= der.count else { return false }
+        return Array(der[start..<(start + signedDataOID.count)]) == signedDataOID
     }
 
     /// Guesses the kind of a DER object from its outer structure.
@@ -97,6 +113,7 @@ public enum DER {
     /// still `.pkcs12`, and the PKCS#12 reader says what is wrong with them.
     public static func shape(of der: [UInt8]) -> Shape {
         if looksLikePKCS12(der) { return .pkcs12 }
+        if looksLikePKCS7(der) { return .pkcs7 }
         guard let outer = element(in: der, at: 0), outer.tag == 0x30,
             let first = element(in: der, at: outer.contentStart, limit: outer.contentEnd)
         else { return .unknown }

@@ -31,6 +31,32 @@ public struct PlatformVerdict: Sendable {
     public var failures: [PlatformFailure]
     /// Facts worth knowing that change nothing (a pin set that expired, a rule that did not apply).
     public var notes: [String]
+    /// What was fetched from authorityInfoAccess caIssuers URLs for this verdict (iOS, macOS and
+    /// Chrome fetch a missing intermediate; the others judge the chain as sent). Empty otherwise.
+    public var fetchedIssuers: [FetchedIssuer] = []
+}
+
+/// One authorityInfoAccess caIssuers fetch: the URL and what it gave.
+public struct FetchedIssuer: Sendable {
+    /// The caIssuers `http://` URL.
+    public var url: String
+    /// The certificates it served (DER, PEM or PKCS#7), empty when the fetch failed.
+    public var certificates: [Certificate]
+    /// Why nothing was fetched, in words (nil when certificates came back).
+    public var failure: String?
+
+    public init(url: String, certificates: [Certificate], failure: String?) {
+        self.url = url
+        self.certificates = certificates
+        self.failure = failure
+    }
+}
+
+extension Platform {
+    /// Whether the platform fetches a missing intermediate from the certificate's authorityInfoAccess
+    /// caIssuers URL: Apple's SecTrust and Chrome's verifier do; Android's TrustManager and the JDK
+    /// (without `com.sun.security.enableAIAcaIssuers`) do not.
+    public var fetchesMissingIssuers: Bool { self == .apple || self == .chrome }
 }
 
 /// One platform rule a chain breaks, tied to the certificate at fault, with the fix.
@@ -128,22 +154,80 @@ public enum PlatformEvaluator {
     ///   - pinning: Pins to check (an Android `<pin-set>` read with `PinDocument(contentsOf:)`), for
     ///     the policy's host; a ``PinSet`` converts with `PinDocument(_:)`.
     /// - Throws: What ``TrustEvaluator/init(policy:)`` throws.
+    ///   - fetchIssuer: Fetches what an authorityInfoAccess caIssuers URL serves (the network is
+    ///     the caller's: MTLSHTTP's `IssuerFetch`). When the chain stops short of an anchor, the
+    ///     platforms that fetch missing intermediates (``Platform/fetchesMissingIssuers``) are judged
+    ///     with what it brings, up to three levels; the others on the chain as sent. Nil: nothing
+    ///     is fetched, and those platforms' verdicts say where they would look.
     public static func evaluate(
         _ leaf: Certificate, extraIntermediates: [Certificate] = [], policy: TrustPolicy, anchorKind: PlatformAnchorKind? = nil,
-        pinning: PinDocument? = nil, javaConstraints: JavaAlgorithmConstraints = .openJDK17Default, platforms: [Platform] = Platform.allCases
+        pinning: PinDocument? = nil, javaConstraints: JavaAlgorithmConstraints = .openJDK17Default, platforms: [Platform] = Platform.allCases,
+        fetchIssuer: ((String) -> FetchedIssuer)? = nil
     ) throws(MTLSTrustError) -> (evaluation: TrustEvaluation, verdicts: [PlatformVerdict]) {
         var platformPolicy = policy
         platformPolicy.profile = .rfc5280
         platformPolicy.enforcesAlgorithmStrength = false
-        let evaluation = try TrustEvaluator(policy: platformPolicy).evaluate(leaf, extraIntermediates: extraIntermediates)
+        let evaluator = try TrustEvaluator(policy: platformPolicy)
+        let evaluation = evaluator.evaluate(leaf, extraIntermediates: extraIntermediates)
         let time = policy.evaluationTime ?? Date()
-        let kind = anchorKind ?? self.anchorKind(of: evaluation, policy: policy)
-        let pins = pinning?.evaluate(evaluation.chain, host: policy.hostname, at: time)
-        let expiration = pins?.domain?.enforcedUntil
-        let input = PlatformInput(
-            evaluation: evaluation, anchorKind: kind, hostname: policy.hostname, evaluationTime: time,
-            pinMatch: pins?.summary, pinExpiration: expiration, javaConstraints: javaConstraints)
-        return (evaluation, evaluate(input, platforms: platforms))
+        func input(_ evaluation: TrustEvaluation) -> PlatformInput {
+            let kind = anchorKind ?? self.anchorKind(of: evaluation, policy: policy)
+            let pins = pinning?.evaluate(evaluation.chain, host: policy.hostname, at: time)
+            return PlatformInput(
+                evaluation: evaluation, anchorKind: kind, hostname: policy.hostname, evaluationTime: time,
+                pinMatch: pins?.summary, pinExpiration: pins?.domain?.enforcedUntil, javaConstraints: javaConstraints)
+        }
+        let sent = input(evaluation)
+        let missing = reachesAnchor(evaluation) ? [] : (evaluation.chain.last?.caIssuersURLs ?? [])
+        guard !missing.isEmpty, platforms.contains(where: \.fetchesMissingIssuers) else { return (evaluation, evaluate(sent, platforms: platforms)) }
+
+        // Chase the missing issuers as the fetching platforms do, then judge each platform on its chain.
+        var fetched: [FetchedIssuer] = []
+        var completed = evaluation
+        if let fetchIssuer {
+            var pool = extraIntermediates
+            var tried = Set<String>()
+            while fetched.count < 3, !reachesAnchor(completed), let url = completed.chain.last?.caIssuersURLs.first(where: { !tried.contains($0) }) {
+                tried.insert(url)
+                let result = fetchIssuer(url)
+                fetched.append(result)
+                guard !result.certificates.isEmpty else { break }
+                pool += result.certificates
+                completed = evaluator.evaluate(leaf, extraIntermediates: pool)
+            }
+        }
+        let afterFetch = input(completed)
+        let missingName = evaluation.chain.last.map { "the issuer of \($0.displayName)" } ?? "the issuer"
+        return (
+            evaluation,
+            platforms.map { platform in
+                guard platform.fetchesMissingIssuers else {
+                    var verdict = evaluate(sent, platforms: [platform])[0]
+                    if fetchIssuer != nil, reachesAnchor(completed) {
+                        verdict.notes.append(
+                            "\(platform.displayName) does not fetch \(missingName) from its authorityInfoAccess (\(missing[0])), as iOS and Chrome do: the server has to send it")
+                    }
+                    return verdict
+                }
+                var verdict = evaluate(afterFetch, platforms: [platform])[0]
+                verdict.fetchedIssuers = fetched
+                if fetchIssuer == nil {
+                    verdict.notes.append(
+                        "\(platform.displayName) fetches \(missingName) from its authorityInfoAccess caIssuers URL \(missing[0]); this verdict is for the chain as sent, without it"
+                    )
+                } else {
+                    for item in fetched {
+                        if let failure = item.failure {
+                            verdict.notes.append("fetched nothing from \(item.url), as \(platform.displayName) would: \(failure)")
+                        } else {
+                            let names = item.certificates.map(\.displayName).joined(separator: ", ")
+                            verdict.notes.append("\(names) fetched from \(item.url) (authorityInfoAccess caIssuers), as \(platform.displayName) fetches a missing intermediate")
+                        }
+                    }
+                }
+                return verdict
+            }
+        )
     }
 
     /// Public or private, as a platform would see the chain's anchor: one of `policy.anchors` is

@@ -62,7 +62,7 @@ public enum CertificateLoader {
     }
 
     /// What a certificate input turned out to be.
-    public enum Format: String, Sendable { case pem = "PEM", der = "DER", pkcs12 = "PKCS#12" }
+    public enum Format: String, Sendable { case pem = "PEM", der = "DER", pkcs12 = "PKCS#12", pkcs7 = "PKCS#7" }
 
     /// Parses certificates from bytes.
     ///
@@ -90,6 +90,7 @@ public enum CertificateLoader {
                 let bundle = try PKCS12Bundle(derBytes: bytes, password: password)
                 if bundle.allCertificates.isEmpty { throw MTLSTrustError(.wrongObjectKind, "the PKCS#12 file holds no certificate") }
                 return (bundle.allCertificates, .pkcs12)
+            case .pkcs7: return (try Certificate.fromPKCS7(derBytes: bytes), .pkcs7)
             case .privateKey, .encryptedPrivateKey: throw MTLSTrustError(.wrongObjectKind, "it holds a private key, not a certificate")
             case .publicKey: throw MTLSTrustError(.wrongObjectKind, "it holds a public key, not a certificate")
             case .crl: throw MTLSTrustError(.wrongObjectKind, "it holds a CRL, not a certificate")
