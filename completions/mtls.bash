@@ -121,7 +121,7 @@ _mtls() {
                 --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --profile -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --fetch-aia --profile -h --help" -- "$cur"))
             else
                 _mtls_values none "$cur"
             fi

@@ -111,6 +111,7 @@ complete -c mtls -n '__fish_seen_subcommand_from probe' -l targets -r -F -d 'Pro
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l concurrency -x -d 'With --targets: probes at once. (default: 16)'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l shard -x -d 'With --targets: only the I-th of N slices (1-based), to split a fleet across machines.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l platform -x -a 'apple' -d 'apple: App Transport Security diagnostics instead of the HTTP probe (what macOS nscurl reports for ATS).'
+complete -c mtls -n '__fish_seen_subcommand_from probe' -l fetch-aia -d 'With --platform apple: fetch an intermediate the server leaves out from its authorityInfoAccess (http://), as iOS does.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l profile -x -a 'webpki rfc5280' -d 'webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for server certificates, else rfc5280).'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -s h -l help -d 'Show help information.'
 complete -c mtls -n '__fish_seen_subcommand_from serve' -l port -x -d 'The port (0 picks a free one). (default: 8443)'

@@ -134,6 +134,27 @@ final class IssuerFetchTests: XCTestCase {
         }
     }
 
+    /// `probe URL --platform apple` against a live server that sends its leaf alone (s_server).
+    func testProbeJudgesALiveServerAsIOSWouldWithFetchAIA() throws {
+        let directory = try TemporaryDirectory(self)
+        let http = try HTTPPeer(serving: directory.url)
+        defer { http.stop() }
+        let url = "http://127.0.0.1:\(http.port)/int.der"
+        try makePKI(in: directory.url, caIssuers: url)
+        let d = directory.path
+        let tls = try SServerPeer(certificate: "\(d)/leaf.pem", key: "\(d)/leaf.key", [])
+        defer { tls.stop() }
+        let arguments = ["probe", "https://aia.test:\(tls.port)/", "--connect-to", "127.0.0.1:\(tls.port)", "--anchors", "\(d)/root.pem", "--platform", "apple"]
+        let fetched = mtls(arguments + ["--fetch-aia", "--json"])
+        let certificate = try fetched.json()["certificate"] as? [String: Any]
+        XCTAssertEqual(certificate?["verdict"] as? String, "accepted", fetched.stdout)
+        XCTAssertTrue((certificate?["notes"] as? [String])?.contains { $0.contains("fetched from \(url)") } ?? false, fetched.stdout)
+        let asSent = mtls(arguments + ["--json"])
+        XCTAssertExit(asSent, 1)
+        XCTAssertEqual((try asSent.json()["certificate"] as? [String: Any])?["verdict"] as? String, "refused", asSent.stdout)
+        XCTAssertExit(mtls(["probe", "https://aia.test:\(tls.port)/", "--fetch-aia"]), 2, "--fetch-aia needs --platform apple")
+    }
+
     func testAFetchThatFailsIsSaidAndChangesNothing() throws {
         let directory = try TemporaryDirectory(self)
         let server = try HTTPPeer(serving: directory.url)

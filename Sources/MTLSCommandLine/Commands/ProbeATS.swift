@@ -78,7 +78,10 @@ enum ProbeATS {
 
     /// Checks the `--platform` value: only `apple` has live-server diagnostics.
     static func requested(_ arguments: ParsedArguments) throws(CommandFailure) -> Bool {
-        guard let value = arguments.value(.platform) else { return false }
+        guard let value = arguments.value(.platform) else {
+            if arguments.flag(.fetchAIA) { throw CommandFailure.usage("--fetch-aia judges as iOS does: give --platform apple too", command: "probe") }
+            return false
+        }
         guard value.lowercased() == "apple" else {
             throw CommandFailure.usage(
                 "--platform '\(value)': probe has App Transport Security diagnostics for apple only; for android, java or chrome save the chain (--save-chain FILE) and run `mtls verify FILE --platform all`",
@@ -120,7 +123,10 @@ enum ProbeATS {
             var policy = base.trust
             policy.hostname = base.validatesHostname ? bareHost(url.host) : nil
             do throws(MTLSTrustError) {
-                certificateVerdict = try PlatformEvaluator.evaluate(leaf, extraIntermediates: Array(chain.dropFirst()), policy: policy, platforms: [.apple]).verdicts.first
+                certificateVerdict = try PlatformEvaluator.evaluate(
+                    leaf, extraIntermediates: Array(chain.dropFirst()), policy: policy, platforms: [.apple],
+                    fetchIssuer: arguments.flag(.fetchAIA) ? { IssuerFetch.fetch($0) } : nil
+                ).verdicts.first
             } catch {
                 throw CommandFailure(error)
             }
@@ -157,6 +163,7 @@ enum ProbeATS {
                                 .object([("code", .string($0.rule.code)), ("depth", .int($0.depth)), ("reason", .string($0.reason)), ("fix", .string($0.fix.commandLine))])
                             })
                     ),
+                    ("notes", .strings(verdict.notes)),
                 ])
             }
             console.out(
@@ -181,6 +188,7 @@ enum ProbeATS {
             if let first = verdict.failures.first { line += " — \(first.reason); \(first.fix.commandLine)" }
             console.out(line)
             for failure in verdict.failures.dropFirst() { console.out("    and: \(failure.reason); \(failure.fix.commandLine)") }
+            for note in verdict.notes { console.out("    note: \(note)") }
         } else {
             console.out("  Certificate: the server sent none")
         }

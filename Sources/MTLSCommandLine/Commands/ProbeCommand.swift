@@ -72,6 +72,9 @@ enum ProbeCommand {
             OptionSpec(.concurrency, valueName: "N", help: "With --targets: probes at once.", defaultValue: "16"),
             OptionSpec(.shard, valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
             ProbeATS.option,
+            OptionSpec(
+                .fetchAIA,
+                help: "With --platform apple: fetch an intermediate the server leaves out from its authorityInfoAccess (http://), as iOS does."),
             ProfileOptions.profileSpec,
         ],
         examples: [
