@@ -191,7 +191,10 @@ extension TrustRuleCatalogue {
             platform would, whatever `--profile` says. Each rule's violating certificate and compliant twin \
             are under `TestCerts/platform/` (made by `scripts/make-platform-certs.sh`); the Java verdicts are \
             also checked against the JDK's own PKIX validator (JDKJudgeTests), the live-server ATS rules \
-            against `openssl s_server` (ProbeATSTests).
+            against `openssl s_server` (ProbeATSTests). A chain that stops short of its anchor is judged \
+            for iOS/macOS and Chrome on what they would fetch from the authorityInfoAccess caIssuers URL \
+            (with `--fetch-aia`; without it, as sent, and their verdicts say where they would look), for \
+            Android and Java as sent, as neither fetches (IssuerFetchTests).
             """,
         rules: PlatformRules.all.map { rule in
             TrustRuleEntry(
