@@ -155,6 +155,32 @@ final class IssuerFetchTests: XCTestCase {
         XCTAssertExit(mtls(["probe", "https://aia.test:\(tls.port)/", "--fetch-aia"]), 2, "--fetch-aia needs --platform apple")
     }
 
+    /// probe's "completeness" follows the path from the leaf through what was sent: a missing
+    /// intermediate is said (with where iOS would fetch it), a missing root is normal.
+    func testProbeSaysWhetherTheServerSentItsIntermediate() throws {
+        let directory = try TemporaryDirectory(self)
+        let url = "http://127.0.0.1:1/int.der"
+        try makePKI(in: directory.url, caIssuers: url)
+        let d = directory.path
+        try (String(contentsOfFile: "\(d)/int.pem", encoding: .utf8) + String(contentsOfFile: "\(d)/root.pem", encoding: .utf8))
+            .write(toFile: "\(d)/int-root.pem", atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (
+                [],
+                "the path ends at CN=aia.test, whose issuer CN=AIA Test Intermediate was not sent and is not an anchor here: if it is an intermediate, the server must send it (iOS, macOS and Chrome fetch it from \(url); Android and Java do not)"
+            ),
+            (["-cert_chain", "\(d)/int.pem"], "completeness    root not sent (normal)"),
+            (["-cert_chain", "\(d)/int-root.pem"], "completeness    includes the root (harmless, but not needed)"),
+        ]
+        for (extra, expected) in cases {
+            let server = try SServerPeer(certificate: "\(d)/leaf.pem", key: "\(d)/leaf.key", extra)
+            defer { server.stop() }
+            let result = mtls(["probe", "https://aia.test:\(server.port)/", "--connect-to", "127.0.0.1:\(server.port)", "--anchors", "\(d)/root.pem"])
+            XCTAssertContains(result.stdout, expected, "\(extra)")
+            XCTAssertExit(result, extra.isEmpty ? 1 : 0, "\(extra)")
+        }
+    }
+
     func testAFetchThatFailsIsSaidAndChangesNothing() throws {
         let directory = try TemporaryDirectory(self)
         let server = try HTTPPeer(serving: directory.url)

@@ -100,6 +100,32 @@ struct ProbeAnalysis {
         return "unknown: the handshake did not finish"
     }
 
+    /// Whether the server sent the path from its leaf up to the anchor, less the root: followed
+    /// by issuer name through what was sent, in any order. A path that stops below the anchor is
+    /// incomplete whatever the client has been given, since another client may not have it.
+    static func completeness(_ sent: [Certificate], trust: TrustEvaluation?) -> String {
+        guard var current = sent.first else { return "nothing sent" }
+        var onPath: Set<Int> = [0]
+        while !current.isSelfSigned, let next = sent.indices.first(where: { !onPath.contains($0) && sent[$0].subject == current.issuer }) {
+            onPath.insert(next)
+            current = sent[next]
+        }
+        if current.isSelfSigned { return "includes the root (harmless, but not needed)" }
+        // The path ends below a certificate that was not sent: normal when that is the anchor.
+        if let anchor = trust?.chain.last, anchor.subject == current.issuer, trust?.chain.count ?? 0 >= 2 {
+            return anchor.isSelfSigned ? "root not sent (normal)" : "ends below the anchor \(Certificate.shortName(anchor.subject)), not sent (normal)"
+        }
+        // Not an anchor here: a missing intermediate, or a root this probe was not given.
+        let issuer = Certificate.shortName(current.issuer)
+        var text = "the path ends at \(Certificate.shortName(current.subject)), whose issuer \(issuer) was not sent and is not an anchor here: "
+        if let url = current.caIssuersURLs.first {
+            text += "if it is an intermediate, the server must send it (iOS, macOS and Chrome fetch it from \(url); Android and Java do not)"
+        } else {
+            text += "if it is an intermediate, the server must send it"
+        }
+        return text + "; if it is a root, give it with --anchors"
+    }
+
     func printHuman(console: Console, verbose: Bool) {
         func section(_ title: String) { console.out(console.paint(title, .bold)) }
         func row(_ label: String, _ value: String) { console.out("  " + label.padded(to: 16) + value) }
@@ -137,9 +163,8 @@ struct ProbeAnalysis {
             for index in 1..<max(1, sent.count) where sent[index - 1].issuer != sent[index].subject {
                 order = "NOT in order (certificate \(index) does not issue certificate \(index - 1))"
             }
-            let endsAtRoot = sent.last?.isSelfSigned ?? false
             row("order", order)
-            row("completeness", endsAtRoot ? "includes the root (harmless, but not needed)" : "root not sent (normal)")
+            row("completeness", ProbeAnalysis.completeness(sent, trust: report.trust))
             if let trust = report.trust {
                 if trust.isTrusted {
                     row(
