@@ -37,7 +37,9 @@ final class IssuerFetchTests: XCTestCase {
         }
 
         func stop() {
-            process.terminate()
+            // SIGKILL: a test process that ignores SIGTERM (the serve tests set that up) passes
+            // the ignored disposition on to its children, and terminate() would wait forever.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
     }
