@@ -300,7 +300,7 @@ final class PycaX509VectorsTests: XCTestCase {
     static func opensslKey(_ certificate: Certificate) -> String {
         let name = certificate.keyAlgorithmName
         switch certificate.keyAlgorithm {
-        case .rsa(let bits): return "\(name) \(bits) -"
+        case .rsa(let bits), .rsaPSS(let bits): return "\(name) \(bits) -"
         case .ec(let curve, let bits): return "\(name) \(bits) \(curve)"
         case .ed25519, .ed448: return "\(name) - -"
         case .dsa(let bits): return "\(name) \(bits) -"

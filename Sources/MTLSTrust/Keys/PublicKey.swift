@@ -9,6 +9,10 @@ internal import COpenSSLShims
 /// The kind of a key, with its size or curve.
 public enum KeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     case rsa(bits: Int)
+    /// An RSA key restricted to RSASSA-PSS signatures (SubjectPublicKeyInfo `id-RSASSA-PSS`): it
+    /// cannot make PKCS#1 v1.5 signatures nor decrypt, so TLS 1.2 peers that only offer
+    /// `rsa_pkcs1_*` cannot use it. The size rules for RSA keys apply to it.
+    case rsaPSS(bits: Int)
     case ec(curve: String, bits: Int)
     case ed25519
     case ed448
@@ -18,6 +22,7 @@ public enum KeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .rsa(let bits): "RSA \(bits)"
+        case .rsaPSS(let bits): "RSA-PSS \(bits)"
         case .ec(let curve, _): "ECDSA \(KeyAlgorithm.curveDisplayName(curve))"
         case .ed25519: "Ed25519"
         case .ed448: "Ed448"
@@ -29,7 +34,7 @@ public enum KeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// The key size in bits (the curve's size for EC; 256 for Ed25519).
     public var bits: Int {
         switch self {
-        case .rsa(let bits), .ec(_, let bits), .dsa(let bits), .other(_, let bits): bits
+        case .rsa(let bits), .rsaPSS(let bits), .ec(_, let bits), .dsa(let bits), .other(_, let bits): bits
         case .ed25519: 256
         case .ed448: 456
         }
@@ -39,11 +44,23 @@ public enum KeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     public var typeName: String {
         switch self {
         case .rsa: "RSA"
+        case .rsaPSS: "RSA-PSS"
         case .ec: "EC"
         case .ed25519: "Ed25519"
         case .ed448: "Ed448"
         case .dsa: "DSA"
         case .other(let name, _): name
+        }
+    }
+
+    /// The curve of an EC key whose explicit parameters are not a curve OpenSSL knows by name.
+    public static let explicitCurve = "explicit parameters"
+
+    /// The size of an RSA key, with or without the RSASSA-PSS restriction; nil for other keys.
+    package var rsaBits: Int? {
+        switch self {
+        case .rsa(let bits), .rsaPSS(let bits): bits
+        default: nil
         }
     }
 
@@ -59,12 +76,19 @@ public enum KeyAlgorithm: Sendable, Hashable, CustomStringConvertible {
     static func of(_ key: OpaquePointer) -> KeyAlgorithm {
         let bits = Int(mtls_EVP_PKEY_get_bits(key))
         switch EVP_PKEY_get_base_id(key) {
-        case EVP_PKEY_RSA, EVP_PKEY_RSA_PSS: return .rsa(bits: bits)
+        case EVP_PKEY_RSA: return .rsa(bits: bits)
+        case EVP_PKEY_RSA_PSS: return .rsaPSS(bits: bits)
         case EVP_PKEY_EC:
             var buffer = [CChar](repeating: 0, count: 80)
             var length = 0
             if EVP_PKEY_get_utf8_string_param(key, "group", &buffer, buffer.count, &length) == 1 {
                 return .ec(curve: KeyAlgorithm.curveDisplayName(String(cBuffer: buffer)), bits: bits)
+            }
+            // OpenSSL names explicit parameters when they equal a curve it knows; others have no
+            // name, and saying so is more use than "unknown" to someone choosing a new key.
+            length = 0
+            if EVP_PKEY_get_utf8_string_param(key, "encoding", &buffer, buffer.count, &length) == 1, String(cBuffer: buffer) == "explicit" {
+                return .ec(curve: KeyAlgorithm.explicitCurve, bits: bits)
             }
             return .ec(curve: "unknown curve", bits: bits)
         case EVP_PKEY_ED25519: return .ed25519

@@ -347,7 +347,7 @@ public enum PlatformEvaluator {
         guard let leaf = facts.first else { return [] }
         var failures: [PlatformFailure] = []
         for (depth, fact) in facts.enumerated() {
-            if case .rsa(let bits) = fact.key, bits < 2048 {
+            if let bits = fact.key.rsaBits, bits < 2048 {
                 failures.append(
                     failure(
                         PlatformRules.appleRSA2048, fact, depth: depth,
@@ -399,7 +399,7 @@ public enum PlatformEvaluator {
         }
         // App Transport Security on top (the server certificate only).
         switch leaf.key {
-        case .rsa: break  // the 2048-bit rule above is the same
+        case .rsa, .rsaPSS: break  // the 2048-bit rule above is the same
         case .ec(let curve, let bits) where bits < 256:
             failures.append(
                 failure(
@@ -430,7 +430,7 @@ public enum PlatformEvaluator {
             let fact = facts[depth]
             let weak: String? =
                 switch fact.key {
-                case .rsa(let bits) where bits < 1024: "an RSA key of \(bits) bits (Conscrypt needs 1024 or more)"
+                case .rsa(let bits) where bits < 1024, .rsaPSS(let bits) where bits < 1024: "an RSA key of \(bits) bits (Conscrypt needs 1024 or more)"
                 case .dsa(let bits) where bits < 1024: "a DSA key of \(bits) bits (Conscrypt needs 1024 or more)"
                 case .ec(_, let bits) where bits < 160: "an EC key of \(bits) bits (Conscrypt needs 160 or more)"
                 default: nil
@@ -494,7 +494,7 @@ public enum PlatformEvaluator {
         for (depth, fact) in facts.enumerated() {
             let type: String
             switch fact.key {
-            case .rsa: type = "RSA"
+            case .rsa, .rsaPSS: type = "RSA"
             case .ec: type = "EC"
             case .dsa: type = "DSA"
             default: continue
@@ -533,7 +533,7 @@ public enum PlatformEvaluator {
             }
         }
         for (depth, fact) in facts.enumerated() {
-            guard case .rsa(let bits) = fact.key else { continue }
+            guard let bits = fact.key.rsaBits else { continue }
             if bits < 1024 || (input.anchorKind == .publicRoot && bits < 2048) {
                 failures.append(
                     failure(

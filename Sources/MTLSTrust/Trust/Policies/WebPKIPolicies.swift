@@ -31,7 +31,7 @@ struct WebPKIKeyPolicy: ChainPolicy {
             let problem: String?
             switch algorithm {
             case .dsa: problem = "DSA keys are not allowed"
-            case .rsa(let bits) where bits % 8 != 0: problem = "an RSA modulus of \(bits) bits is not a multiple of 8"
+            case .rsa(let bits) where bits % 8 != 0, .rsaPSS(let bits) where bits % 8 != 0: problem = "an RSA modulus of \(bits) bits is not a multiple of 8"
             case .ec(let curve, _) where !WebPKIKeyPolicy.allowedCurves.contains(curve):
                 problem = "the curve \(curve) is not one of P-256, P-384, P-521"
             case .other(let name, _): problem = "\(name) keys are not allowed"

@@ -221,7 +221,7 @@ struct WebPKILeafKeyUsagePolicy: ChainPolicy {
         guard !context.leafIsAnchor, let usage = context.leaf.keyUsage else { return [] }
         var forbidden: KeyUsage = [.keyCertSign, .cRLSign]
         switch context.leaf.keyAlgorithm {
-        case .rsa: forbidden.formUnion([.keyAgreement, .encipherOnly, .decipherOnly])
+        case .rsa, .rsaPSS: forbidden.formUnion([.keyAgreement, .encipherOnly, .decipherOnly])
         case .ec: forbidden.formUnion([.keyEncipherment, .dataEncipherment])
         default: forbidden.formUnion([.keyEncipherment, .dataEncipherment, .keyAgreement, .encipherOnly, .decipherOnly])
         }
