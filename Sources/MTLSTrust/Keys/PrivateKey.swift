@@ -180,12 +180,125 @@ public struct PrivateKey: Sendable {
         if ok == 1, let key { return key }
         if let key { EVP_PKEY_free(key) }
         if encrypted {
+            if let damaged = damagedEncryption(errors) { throw damaged }
             if OpenSSLErrorQueue.namesUnavailableAlgorithm(errors) {
-                throw MTLSTrustError(.unsupportedAlgorithm, "the key is encrypted with an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
+                let named = errors.lazy.compactMap { algorithmNamed(in: $0.data) }.first.map { " (\($0))" } ?? ""
+                throw MTLSTrustError(
+                    .unsupportedAlgorithm,
+                    "the private key is encrypted with an algorithm this OpenSSL cannot use\(named): decrypt it where it was made and "
+                        + "encrypt it again with AES (`openssl pkcs8 -topk8 -v2 aes-256-cbc`)", openSSLDetail: errors.map(\.raw))
             }
             throw MTLSTrustError(.wrongPassword, "the password does not decrypt the private key (wrong password?)", openSSLDetail: errors.map(\.raw))
         }
-        throw MTLSTrustError(.malformedInput, "the private key could not be decoded: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+        throw undecodable(bytes, isPEM: String(cString: inputType) == "PEM", errors: errors)
+    }
+
+    /// The failures of an encrypted key that no password can get past: a damaged `Proc-Type` /
+    /// `DEK-Info` header, or encryption parameters OpenSSL refuses (zero PBKDF2 iterations, an RC2
+    /// key length it has no cipher for). Reported as a wrong password they would send the user
+    /// looking for another password. Nil for everything else.
+    private static func damagedEncryption(_ errors: [OpenSSLErrorEntry]) -> MTLSTrustError? {
+        // The PEM library's "bad decrypt" is a wrong password; these are about the header.
+        let headerReasons: Set<String> = ["bad iv chars", "not dek info", "unsupported encryption", "not proc type", "not encrypted", "short header"]
+        if let header = errors.first(where: { $0.libraryCode == ERR_LIB_PEM && headerReasons.contains($0.reason) }) {
+            return MTLSTrustError(
+                .malformedInput,
+                "the key's PEM encryption header (Proc-Type / DEK-Info) does not name a cipher and IV OpenSSL can use (\(header.reason)), "
+                    + "so no password can decrypt it: export the key again from where it came from", openSSLDetail: errors.map(\.raw))
+        }
+        let parameterReasons: Set<String> = ["cipher parameter error", "invalid iteration count", "invalid salt length", "invalid key length"]
+        if let parameter = errors.first(where: { ($0.libraryCode == ERR_LIB_PROV || $0.libraryCode == ERR_LIB_EVP) && parameterReasons.contains($0.reason) }) {
+            return MTLSTrustError(
+                .malformedInput,
+                "the key's encryption parameters are invalid (\(parameter.reason)), so no password can decrypt it: export the key again, "
+                    + "encrypted with AES and PBKDF2 (`openssl pkcs8 -topk8 -v2 aes-256-cbc`)", openSSLDetail: errors.map(\.raw))
+        }
+        return nil
+    }
+
+    /// The algorithm an error's data names: `Algorithm (RC2-CBC : 4)` of a failed fetch, or
+    /// `TYPE=1.2.3` of an unknown PBE scheme; nil when it names none.
+    static func algorithmNamed(in data: String) -> String? {
+        if let start = data.firstRange(of: "Algorithm (") {
+            let rest = data[start.upperBound...]
+            guard let end = rest.firstRange(of: " : ") ?? rest.firstRange(of: ")") else { return nil }
+            return String(rest[..<end.lowerBound])
+        }
+        if let start = data.firstRange(of: "TYPE=") { return String(data[start.upperBound...]) }
+        return nil
+    }
+
+    /// Key algorithms OpenSSL before 3.5 has no name for, so that the message names them.
+    private static let postQuantumAlgorithms = [
+        "2.16.840.1.101.3.4.3.17": "ML-DSA-44", "2.16.840.1.101.3.4.3.18": "ML-DSA-65", "2.16.840.1.101.3.4.3.19": "ML-DSA-87",
+        "2.16.840.1.101.3.4.4.1": "ML-KEM-512", "2.16.840.1.101.3.4.4.2": "ML-KEM-768", "2.16.840.1.101.3.4.4.3": "ML-KEM-1024",
+    ]
+
+    /// Why OpenSSL could not decode an unencrypted key, in words: an algorithm it has no decoder
+    /// for (ML-DSA before OpenSSL 3.5, an OID no one knows), or a key of an algorithm it knows whose
+    /// contents are wrong. OpenSSL's own answer to both is the same "unsupported".
+    private static func undecodable(_ bytes: UnsafeBufferPointer<UInt8>, isPEM: Bool, errors: [OpenSSLErrorEntry]) -> MTLSTrustError {
+        let detail = errors.map(\.raw)
+        var der: [UInt8]
+        var label: String? = nil
+        if isPEM {
+            var text = Array(bytes)
+            defer { Secret.wipe(&text) }
+            guard let block = (try? PEM.parse(text))?.first(where: { $0.label.hasSuffix("PRIVATE KEY") }) else {
+                return MTLSTrustError(.malformedInput, "the private key could not be decoded: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: detail)
+            }
+            der = block.derBytes
+            label = block.label
+        } else {
+            der = Array(bytes)
+        }
+        defer { Secret.wipe(&der) }
+        let format = label.map { pemFormat(label: $0, traditionallyEncrypted: false) } ?? derFormat(der)
+        // The reason of the first error that is not the decoder's catch-all "unsupported".
+        let cause = errors.first { $0.libraryCode != ERR_LIB_OSSL_DECODER && $0.libraryCode != ERR_LIB_OSSL_STORE && !$0.reason.isEmpty }
+        let because = cause.map { " (\(OpenSSLErrorQueue.describe([$0])))" } ?? ""
+        let again = "the file is damaged or was written by a tool that got the format wrong: export the key again"
+        if format == .pkcs8, let algorithm = pkcs8Algorithm(der) {
+            if !algorithm.known {
+                return MTLSTrustError(
+                    .unsupportedAlgorithm,
+                    "the private key's algorithm, \(algorithm.name), is not one \(OpenSSLInfo.version.split(separator: " ").prefix(2).joined(separator: " ")) can read: use an RSA, "
+                        + "EC or Ed25519 key, or an OpenSSL that supports it", openSSLDetail: detail)
+            }
+            return MTLSTrustError(.malformedInput, "the PKCS#8 private key (\(algorithm.name)) is malformed\(because): \(again)", openSSLDetail: detail)
+        }
+        let kind: String =
+            switch label {
+            case "RSA PRIVATE KEY": "PKCS#1 RSA private key"
+            case "EC PRIVATE KEY": "SEC1 EC private key"
+            case "DSA PRIVATE KEY": "DSA private key"
+            default: format == .unknown ? "private key" : "\(format.rawValue) private key"
+            }
+        return MTLSTrustError(.malformedInput, "the \(kind) is malformed\(because): \(again)", openSSLDetail: detail)
+    }
+
+    /// The algorithm a PKCS#8 PrivateKeyInfo names, by OpenSSL's name for it (or its dotted OID),
+    /// and whether any loaded provider has a key manager for it.
+    private static func pkcs8Algorithm(_ der: [UInt8]) -> (name: String, known: Bool)? {
+        guard let outer = DER.element(in: der, at: 0), outer.tag == 0x30,
+            let version = DER.element(in: der, at: outer.contentStart, limit: outer.end), version.tag == 0x02,
+            let identifier = DER.element(in: der, at: version.end, limit: outer.end), identifier.tag == 0x30,
+            let oid = DER.element(in: der, at: identifier.contentStart, limit: identifier.end), oid.tag == 0x06
+        else { return nil }
+        let encoded = Array(der[oid.headerStart..<oid.end])
+        let object: OpaquePointer? = encoded.withUnsafeBufferPointer { buffer in
+            var cursor = buffer.baseAddress
+            return d2i_ASN1_OBJECT(nil, &cursor, buffer.count)
+        }
+        guard let object else { return nil }
+        defer { ASN1_OBJECT_free(object) }
+        let nid = OBJ_obj2nid(object)
+        let dotted = Certificate.dottedOID(object)
+        guard nid != NID_undef, let shortName = OBJ_nid2sn(nid) else { return (postQuantumAlgorithms[dotted].map { "\($0) (\(dotted))" } ?? dotted, false) }
+        let name = OBJ_nid2ln(nid).map { String(cString: $0) } ?? String(cString: shortName)
+        guard let manager = EVP_KEYMGMT_fetch(nil, shortName, nil) else { return ("\(name) (\(dotted))", false) }
+        EVP_KEYMGMT_free(manager)
+        return (name, true)
     }
 
     /// The algorithm, size and curve.
