@@ -21,8 +21,8 @@ final class PycaX509CommandTests: XCTestCase {
         // a notAfter that is not a time (openssl reads it as "Bad time value")
         "badasn1time.pem": "is not a valid time",
         // inspect describes every PEM block; these hold a PRIVATE KEY block of garbage
-        "cryptography.io.with_garbage.pem": "private key could not be decoded",
-        "cryptography.io.chain_with_garbage.pem": "private key could not be decoded",
+        "cryptography.io.with_garbage.pem": "PKCS#8 private key is malformed (its contents are not one well-formed DER SEQUENCE)",
+        "cryptography.io.chain_with_garbage.pem": "PKCS#8 private key is malformed (its contents are not one well-formed DER SEQUENCE)",
     ]
 
     private func files() throws -> [String] {

@@ -177,7 +177,13 @@ public struct PrivateKey: Sendable {
         var remaining = bytes.count
         let ok = OSSL_DECODER_from_data(decoder, &cursor, &remaining)
         let errors = OpenSSLErrorQueue.drain()
-        if ok == 1, let key { return key }
+        if ok == 1, let key {
+            if let inconsistent = pairwiseFailure(key) {
+                EVP_PKEY_free(key)
+                throw inconsistent
+            }
+            return key
+        }
         if let key { EVP_PKEY_free(key) }
         if encrypted {
             if let damaged = damagedEncryption(errors) { throw damaged }
@@ -191,6 +197,30 @@ public struct PrivateKey: Sendable {
             throw MTLSTrustError(.wrongPassword, "the password does not decrypt the private key (wrong password?)", openSSLDetail: errors.map(\.raw))
         }
         throw undecodable(bytes, isPEM: String(cString: inputType) == "PEM", errors: errors)
+    }
+
+    /// OpenSSL's pairwise check: the public key stored with the private value must be the one it
+    /// gives, and the value must be in range. OpenSSL's decoders read a key whose halves disagree
+    /// (a DSA key with y = 1, an EC scalar longer than the group order): it then signs with one
+    /// half while certificates carry the other, and `pkcs8DER` writes a different key than was
+    /// read, or fails. EC and DSA only: one scalar multiplication or exponentiation. OpenSSL's
+    /// RSA check costs milliseconds per key on every identity load, and its RSA private operation
+    /// already checks a CRT result against the public exponent. Nil when the key passes.
+    private static func pairwiseFailure(_ key: OpaquePointer) -> MTLSTrustError? {
+        let type = EVP_PKEY_get_base_id(key)
+        guard type == EVP_PKEY_EC || type == EVP_PKEY_DSA else { return nil }
+        guard let context = EVP_PKEY_CTX_new_from_pkey(nil, key, nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(context) }
+        OpenSSLErrorQueue.clear()
+        let result = EVP_PKEY_pairwise_check(context)
+        let errors = OpenSSLErrorQueue.drain()
+        // 1: consistent; -2: this provider has no check for the key.
+        guard result == 0 || result == -1 else { return nil }
+        return MTLSTrustError(
+            .corruptInput,
+            "the \(KeyAlgorithm.of(key).typeName) private key is inconsistent: its public key is not the one its private value gives, "
+                + "so what it signs would not verify: the file is damaged or was made by a faulty tool; export the key again or make a new one",
+            openSSLDetail: errors.map(\.raw))
     }
 
     /// The failures of an encrypted key that no password can get past: a damaged `Proc-Type` /
@@ -256,7 +286,8 @@ public struct PrivateKey: Sendable {
         let format = label.map { pemFormat(label: $0, traditionallyEncrypted: false) } ?? derFormat(der)
         // The reason of the first error that is not the decoder's catch-all "unsupported".
         let cause = errors.first { $0.libraryCode != ERR_LIB_OSSL_DECODER && $0.libraryCode != ERR_LIB_OSSL_STORE && !$0.reason.isEmpty }
-        let because = cause.map { " (\(OpenSSLErrorQueue.describe([$0])))" } ?? ""
+        let wellFormed = DER.element(in: der, at: 0).map { $0.tag == 0x30 && $0.end == der.count } ?? false
+        let because = wellFormed ? cause.map { " (\(OpenSSLErrorQueue.describe([$0])))" } ?? "" : " (its contents are not one well-formed DER SEQUENCE)"
         let again = "the file is damaged or was written by a tool that got the format wrong: export the key again"
         if format == .pkcs8, let algorithm = pkcs8Algorithm(der) {
             if !algorithm.known {
