@@ -12,6 +12,8 @@ void mtls_sk_X509_pop_free(STACK_OF(X509) *sk) { sk_X509_pop_free(sk, X509_free)
 STACK_OF(X509_CRL) *mtls_sk_X509_CRL_new_null(void) { return sk_X509_CRL_new_null(); }
 int mtls_sk_X509_CRL_push(STACK_OF(X509_CRL) *sk, X509_CRL *x) { return sk_X509_CRL_push(sk, x); }
 void mtls_sk_X509_CRL_free(STACK_OF(X509_CRL) *sk) { sk_X509_CRL_free(sk); }
+int mtls_sk_X509_REVOKED_num(const STACK_OF(X509_REVOKED) *sk) { return sk == NULL ? 0 : sk_X509_REVOKED_num(sk); }
+X509_REVOKED *mtls_sk_X509_REVOKED_value(const STACK_OF(X509_REVOKED) *sk, int i) { return sk_X509_REVOKED_value(sk, i); }
 
 int mtls_sk_X509_NAME_num(const STACK_OF(X509_NAME) *sk) { return sk == NULL ? 0 : sk_X509_NAME_num(sk); }
 X509_NAME *mtls_sk_X509_NAME_value(const STACK_OF(X509_NAME) *sk, int i) { return sk_X509_NAME_value(sk, i); }

@@ -39,6 +39,9 @@ void mtls_sk_X509_pop_free(STACK_OF(X509) *_Nullable sk);
 STACK_OF(X509_CRL) *_Nullable mtls_sk_X509_CRL_new_null(void);
 int mtls_sk_X509_CRL_push(STACK_OF(X509_CRL) *sk, X509_CRL *x);
 void mtls_sk_X509_CRL_free(STACK_OF(X509_CRL) *_Nullable sk);
+// Stacks of X509_REVOKED (a CRL's entries)
+int mtls_sk_X509_REVOKED_num(const STACK_OF(X509_REVOKED) *_Nullable sk);
+X509_REVOKED *_Nullable mtls_sk_X509_REVOKED_value(const STACK_OF(X509_REVOKED) *sk, int i);
 
 // Stacks of X509_NAME (client CA lists)
 int mtls_sk_X509_NAME_num(const STACK_OF(X509_NAME) *_Nullable sk);

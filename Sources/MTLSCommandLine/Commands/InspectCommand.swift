@@ -115,14 +115,17 @@ enum InspectCommand {
 
     private static func crlItem(_ crl: CertificateRevocationList) -> (String, [String], JSON) {
         let next = crl.nextUpdate.map { Timestamp.rfc3339($0) } ?? "(none)"
+        let revoked = crl.revokedSerialNumbers
         return (
             "Certificate revocation list",
             [
                 "  Issuer              \(crl.issuer)", "  Last update         \(Timestamp.rfc3339(crl.lastUpdate))", "  Next update         \(next)",
+                "  Revoked             \(revoked.count == 1 ? "1 certificate" : "\(revoked.count) certificates")",
             ],
             .object([
                 ("type", .string("crl")), ("issuer", .string(crl.issuer)), ("lastUpdate", .string(Timestamp.rfc3339(crl.lastUpdate))),
                 ("nextUpdate", JSON.optional(crl.nextUpdate.map { Timestamp.rfc3339($0) })),
+                ("revokedSerialNumbers", .array(revoked.map { .string($0) })),
             ])
         )
     }

@@ -1,4 +1,5 @@
 internal import COpenSSL
+internal import COpenSSLShims
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else
@@ -25,6 +26,18 @@ public struct CertificateRevocationList: Sendable {
         }
         self.reference = CRLReference(taking: parsed)
         self.derBytes = derBytes
+        // A time OpenSSL cannot read would be taken as 1970: a CRL as old as that, or one due
+        // then. Nothing can judge whether such a CRL is current, so it is refused, as a
+        // certificate with such a validity date is.
+        for (field, time) in [("thisUpdate", X509_CRL_get0_lastUpdate(parsed)), ("nextUpdate", X509_CRL_get0_nextUpdate(parsed))] {
+            guard let time else { continue }
+            var parts = tm()
+            if ASN1_TIME_to_tm(time, &parts) != 1 {
+                throw MTLSTrustError(
+                    .malformedInput,
+                    "its \(field) is not a valid time, so whether the CRL is current cannot be judged: get a fresh CRL from its issuer")
+            }
+        }
     }
 
     /// Parses every CRL in a PEM bundle or one DER CRL.
@@ -50,6 +63,21 @@ public struct CertificateRevocationList: Sendable {
     public var issuer: String { Certificate.rfc4514(X509_CRL_get_issuer(reference.pointer)) }
     /// When this CRL was issued.
     public var lastUpdate: Date { Certificate.date(X509_CRL_get0_lastUpdate(reference.pointer)) }
+    /// The serial numbers of the revoked certificates, in the CRL's order, in upper-case hex as
+    /// ``Certificate/serialNumberHex`` gives them.
+    public var revokedSerialNumbers: [String] {
+        guard let entries = X509_CRL_get_REVOKED(reference.pointer) else { return [] }
+        return (0..<mtls_sk_X509_REVOKED_num(entries)).compactMap { index in
+            guard let entry = mtls_sk_X509_REVOKED_value(entries, index), let serial = X509_REVOKED_get0_serialNumber(entry),
+                let number = ASN1_INTEGER_to_BN(serial, nil)
+            else { return nil }
+            defer { BN_free(number) }
+            guard let hex = BN_bn2hex(number) else { return nil }
+            defer { mtls_OPENSSL_free(hex) }
+            return String(cString: hex)
+        }
+    }
+
     /// When the next CRL is due, if stated.
     public var nextUpdate: Date? { X509_CRL_get0_nextUpdate(reference.pointer).map { Certificate.date($0) } }
 }
