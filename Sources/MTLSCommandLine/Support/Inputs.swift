@@ -52,7 +52,7 @@ enum Inputs {
         if let hint = error.hint { return hint.commandLine }
         switch error.reason {
         case .passwordRequired: return "give it with --password (pass:, env:, file:, fd: or stdin)"
-        case .wrongPassword: return "check the password; PKCS#12 passwords are case-sensitive"
+        case .wrongPassword: return "check the password (passwords are case-sensitive)"
         case .wrongObjectKind: return "check that \(path) is the file you meant"
         case .truncatedInput: return "copy or download \(path) again: its end is missing"
         case .corruptInput: return "\(path) is damaged: get a fresh copy from where it came from"
