@@ -149,16 +149,21 @@ public enum PlatformEvaluator {
     /// algorithm rules take the place of the Web PKI profile), then applies each platform's rules.
     ///
     /// - Parameters:
+    ///   - leaf: The server (or client) certificate.
+    ///   - extraIntermediates: Intermediates as the peer sent them, beside `policy.intermediates`.
+    ///   - policy: Anchors, time and host name; its profile and algorithm checks are replaced.
     ///   - anchorKind: Public or private anchor; nil decides from the chain: an anchor among
     ///     `policy.anchors` is private, a system root is public.
     ///   - pinning: Pins to check (an Android `<pin-set>` read with `PinDocument(contentsOf:)`), for
     ///     the policy's host; a ``PinSet`` converts with `PinDocument(_:)`.
-    /// - Throws: What ``TrustEvaluator/init(policy:)`` throws.
+    ///   - javaConstraints: The JDK's `jdk.certpath.disabledAlgorithms` for the Java verdict.
+    ///   - platforms: The platforms to judge, in the order of the verdicts.
     ///   - fetchIssuer: Fetches what an authorityInfoAccess caIssuers URL serves (the network is
     ///     the caller's: MTLSHTTP's `IssuerFetch`). When the chain stops short of an anchor, the
     ///     platforms that fetch missing intermediates (``Platform/fetchesMissingIssuers``) are judged
     ///     with what it brings, up to three levels; the others on the chain as sent. Nil: nothing
     ///     is fetched, and those platforms' verdicts say where they would look.
+    /// - Throws: What ``TrustEvaluator/init(policy:)`` throws.
     public static func evaluate(
         _ leaf: Certificate, extraIntermediates: [Certificate] = [], policy: TrustPolicy, anchorKind: PlatformAnchorKind? = nil,
         pinning: PinDocument? = nil, javaConstraints: JavaAlgorithmConstraints = .openJDK17Default, platforms: [Platform] = Platform.allCases,
