@@ -131,7 +131,7 @@ struct ProbeAnalysis {
         func row(_ label: String, _ value: String) { console.out("  " + label.padded(to: 16) + value) }
         let facts = self.facts
         section("Connection")
-        row("URL", url.description + (IDNA.unicodeForm(of: url.host).map { " (\($0))" } ?? ""))
+        row("URL", url.description + CertificateDescription.spelled(url.host))
         if let report {
             if let address = report.address { row("address", address) } else { row("address", "not connected") }
             row("TLS", ProbeAnalysis.tlsLine(facts, alpn: report.alpn))

@@ -216,8 +216,7 @@ enum VerifyCommand {
         }
         console.out()
         let at = Timestamp.rfc3339(policy.evaluationTime ?? Date())
-        // An xn-- name is shown with what it spells.
-        let hostText = policy.hostname.map { host in " as \(host)" + (IDNA.unicodeForm(of: host).map { " (\($0))" } ?? "") }
+        let hostText = policy.hostname.map { " as \($0)" + CertificateDescription.spelled($0) }
         let forWhat =
             "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (hostText ?? "")
             + (policy.email.map { " as <\($0)>" } ?? "") + (policy.requiredKeyUsage.isEmpty ? "" : " with key usage \(policy.requiredKeyUsage.names.joined(separator: ","))")

@@ -33,6 +33,10 @@ enum CertificateDescription {
         return .object(pairs + extra)
     }
 
+    /// ` (bücher.example)` after a name with `xn--` labels, empty otherwise: what it spells is what
+    /// a person compares.
+    static func spelled(_ name: String) -> String { IDNA.unicodeForm(of: name).map { " (\($0))" } ?? "" }
+
     /// The full block printed by `inspect`.
     static func detailed(_ certificate: Certificate, console: Console, indent: String = "  ") -> [String] {
         var lines: [String] = []
@@ -46,10 +50,9 @@ enum CertificateDescription {
         row("Valid from", Timestamp.rfc3339(certificate.notBefore))
         row("Valid until", Timestamp.rfc3339(certificate.notAfter))
         let sans = certificate.subjectAlternativeNames
-        // An xn-- name is shown with what it spells, which is what a person would compare.
         let sanTexts = sans.map { name -> String in
-            guard case .dns(let dns) = name, let unicode = IDNA.unicodeForm(of: dns) else { return name.description }
-            return "\(name.description) (\(unicode))"
+            guard case .dns(let dns) = name else { return name.description }
+            return name.description + spelled(dns)
         }
         row("Alt names", sans.isEmpty ? "(none)" : sanTexts.joined(separator: ", "))
         row("Key", certificate.keyAlgorithm.description)

@@ -172,6 +172,14 @@ public enum IDNA {
         return processed.text
     }
 
+    /// The form a host name is compared in: a name with non-ASCII letters in its `xn--` form
+    /// (the URL Standard's flags, as browsers and curl convert it), any other name as given — also
+    /// one UTS 46 refuses, which then matches no ASCII name.
+    public static func comparableForm(of name: String) -> String {
+        guard !name.unicodeScalars.allSatisfy(\.isASCII) else { return name }
+        return (try? toASCII(name, options: .url)) ?? name
+    }
+
     /// What an ASCII name with `xn--` labels spells (`xn--bcher-kva.example` → `bücher.example`),
     /// for showing beside it; nil when it has none, or when UTS 46 refuses the name (a certificate
     /// may carry anything). A wildcard's `*` is kept.

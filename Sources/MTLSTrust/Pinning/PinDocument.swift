@@ -287,11 +287,8 @@ public enum HostMatching {
         return host == domain || (includesSubdomains && host.hasSuffix("." + domain))
     }
 
-    /// A name as hosts are compared: lower-cased, and a Unicode one in its `xn--` form (UTS 46, as
-    /// OkHttp canonicalises its patterns and as the URL parser gives hosts), so `bücher.example`
-    /// in a pin document covers the host `xn--bcher-kva.example`.
-    static func comparable(_ name: String) -> String {
-        guard !name.unicodeScalars.allSatisfy(\.isASCII) else { return name.lowercased() }
-        return (try? IDNA.toASCII(name, options: .url)) ?? name.lowercased()
-    }
+    /// A name as hosts are compared: lower-cased, and a Unicode one in its `xn--` form (as OkHttp
+    /// canonicalises its patterns and as the URL parser gives hosts), so `bücher.example` in a pin
+    /// document covers the host `xn--bcher-kva.example`.
+    static func comparable(_ name: String) -> String { IDNA.comparableForm(of: name).lowercased() }
 }

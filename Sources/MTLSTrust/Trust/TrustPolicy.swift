@@ -46,12 +46,7 @@ public struct TrustPolicy: Sendable {
     /// carry (`xn--bcher-kva.example`), converted by UTS 46 as browsers and curl convert it
     /// (``IDNA``); one UTS 46 refuses is kept as given, and matches no certificate.
     public var hostname: String? {
-        didSet { hostname = Self.comparableHostname(hostname) }
-    }
-
-    static func comparableHostname(_ name: String?) -> String? {
-        guard let name, !name.unicodeScalars.allSatisfy(\.isASCII) else { return name }
-        return (try? IDNA.toASCII(name, options: .url)) ?? name
+        didSet { hostname = hostname.map(IDNA.comparableForm) }
     }
     /// Accept a chain that ends at any anchor, not only at a self-signed root
     /// (a pinned self-signed leaf, or an intermediate used as anchor).
@@ -90,7 +85,7 @@ public struct TrustPolicy: Sendable {
         self.intermediates = intermediates
         self.evaluationTime = evaluationTime
         self.purpose = purpose
-        self.hostname = Self.comparableHostname(hostname)
+        self.hostname = hostname.map(IDNA.comparableForm)
         self.allowsPartialChain = allowsPartialChain
         self.crls = crls
         self.maximumDepth = maximumDepth
