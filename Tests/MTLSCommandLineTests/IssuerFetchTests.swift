@@ -9,9 +9,10 @@ import XCTest
 /// (Python's `http.server`) serving the intermediate; curl and `openssl verify` are the judges of
 /// what the URL serves and of the completed chain. PKCS#7 bundles (`.p7c`, `.p7b`) are read too.
 final class IssuerFetchTests: XCTestCase {
+    /// Python's `http.server` serving a directory.
     private final class HTTPPeer {
-        let process = Process()
-        let port: Int
+        private let peer: ScriptPeer
+        var port: Int { peer.port }
 
         init(serving directory: URL) throws {
             let script = """
@@ -21,27 +22,12 @@ final class IssuerFetchTests: XCTestCase {
                 print(server.server_address[1], flush=True)
                 server.serve_forever()
                 """
-            let pipe = Pipe()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-c", script, directory.path]
-            process.standardOutput = pipe
-            process.standardError = FileHandle.nullDevice
-            do { try process.run() } catch { throw XCTSkip("python3 is not installed: \(error)") }
-            var line: [UInt8] = []
-            while let byte = try pipe.fileHandleForReading.read(upToCount: 1)?.first, byte != 0x0A { line.append(byte) }
-            guard let port = Int(String(decoding: line, as: UTF8.self)) else {
-                process.terminate()
-                throw XCTSkip("python3's http.server did not start")
+            do { peer = try ScriptPeer("/usr/bin/env", ["python3", "-c", script, directory.path]) } catch {
+                throw XCTSkip("python3's http.server did not start: \(error)")
             }
-            self.port = port
         }
 
-        func stop() {
-            // SIGKILL: a test process that ignores SIGTERM (the serve tests set that up) passes
-            // the ignored disposition on to its children, and terminate() would wait forever.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        func stop() { peer.stop() }
     }
 
     /// root → intermediate → leaf (aia.test), the leaf's caIssuers URL on `port`; written in

@@ -197,8 +197,8 @@ final class ProbeContractTests: XCTestCase {
     /// A Python `ssl` server (TLS 1.2, certificate optional) that closes without an alert when no
     /// certificate came: what some servers do right after an empty Certificate message.
     final class SilentCloser {
-        let process = Process()
-        let port: Int
+        private let peer: ScriptPeer
+        var port: Int { peer.port }
 
         init(directory: TemporaryDirectory) throws {
             let chain = try directory.write("server-chain.pem", text: try Fixtures.text("server.pem") + Fixtures.text("intermediate-ca.pem"))
@@ -227,24 +227,14 @@ final class ProbeContractTests: XCTestCase {
                         t.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nok")
                         t.close()
                 """
-            let output = Pipe()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-c", script, chain, Fixtures.path("server.key"), Fixtures.path("root-ca.pem")]
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let port = Int(line) else {
-                process.terminate()
-                throw XCTSkip("the Python ssl server did not start: \(line)")
+            do {
+                peer = try ScriptPeer("/usr/bin/python3", ["-c", script, chain, Fixtures.path("server.key"), Fixtures.path("root-ca.pem")])
+            } catch let notStarted as ScriptPeer.NotStarted {
+                throw XCTSkip("the Python ssl server did not start: \(notStarted.output)")
             }
-            self.port = port
         }
 
-        func stop() {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        func stop() { peer.stop() }
     }
 
     func testAServerThatClosesWithoutAnAlertAfterOurEmptyCertificateNamesTheMissingCertificate() throws {
@@ -279,19 +269,9 @@ final class ProbeContractTests: XCTestCase {
             });
             server.listen(0, '127.0.0.1', () => console.log(server.address().port));
             """
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/node")
-        process.arguments = ["-e", script, chain, Fixtures.path("server.key"), Fixtures.path("root-ca.pem")]
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let port = try XCTUnwrap(Int(line), "node did not start: \(line)")
+        let node = try ScriptPeer("/usr/bin/node", ["-e", script, chain, Fixtures.path("server.key"), Fixtures.path("root-ca.pem")])
+        defer { node.stop() }
+        let port = node.port
         let identity = ["--cert", Fixtures.path("client-alice-chain.pem"), "--key", Fixtures.path("client-alice.key")]
         let result = probe("https://localhost:\(port)/secure", identity + ["--json"])
         try assertContract(result)
