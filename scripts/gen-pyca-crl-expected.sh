@@ -17,15 +17,7 @@
 # Requires: OpenSSL 3.0+ CLI. Usage: scripts/gen-pyca-crl-expected.sh
 set -euo pipefail
 
-ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CORPUS="$ROOT_DIR/TestCerts/third-party/pyca-crl"
-OUT="$CORPUS/EXPECTED.tsv"
-OPENSSL="${OPENSSL:-openssl}"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export OPENSSL_CONF="$WORK/empty.cnf"
-: >"$OPENSSL_CONF"
-export LC_ALL=C
+source "$(dirname "${BASH_SOURCE[0]}")/pyca-expected-setup.sh" pyca-crl
 
 emit() {  # FILE FIELD VALUE
   printf '%s\t%s\t%s\n' "$1" "$2" "$(printf '%s' "$3" | tr '\t\n' '  ')"

@@ -32,15 +32,7 @@
 # Requires: OpenSSL 3.0+ CLI. Usage: scripts/gen-pyca-x509-expected.sh
 set -euo pipefail
 
-ROOT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-CORPUS="$ROOT_DIR/TestCerts/third-party/pyca-x509"
-OUT="$CORPUS/EXPECTED.tsv"
-OPENSSL="${OPENSSL:-openssl}"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export OPENSSL_CONF="$WORK/empty.cnf"
-: >"$OPENSSL_CONF"
-export LC_ALL=C
+source "$(dirname "${BASH_SOURCE[0]}")/pyca-expected-setup.sh" pyca-x509
 
 escape() { sed -e 's/\\/\\\\/g' -e 's/\t/\\t/g' | awk 'NR > 1 { printf "\\n" } { printf "%s", $0 }'; }
 
