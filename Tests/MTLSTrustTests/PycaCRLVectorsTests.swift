@@ -26,36 +26,12 @@ final class PycaCRLVectorsTests: XCTestCase {
     static let expectedAgreed = 25
     static let expectedRefusedByBoth = 0
 
-    private func manifest() throws -> [(file: String, sha256: String)] {
-        let text = String(decoding: try T.bytes("\(Self.corpus)/MANIFEST.tsv"), as: UTF8.self)
-        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            return (columns[0], columns[3])
-        }
-    }
-
-    private func expectations() throws -> [String: [String: String]] {
-        let bytes = try T.bytes("\(Self.corpus)/EXPECTED.tsv")
-        var result: [String: [String: String]] = [:]
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            let columns = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            guard columns.count == 3 else {
-                XCTFail("EXPECTED.tsv: a line not of the form FILE FIELD VALUE: \(line)")
-                continue
-            }
-            result[columns[0], default: [:]][columns[1]] = columns[2]
-        }
-        return result
-    }
-
     func testEveryCRLReadsAsOpenSSLReadsIt() throws {
-        let files = try manifest()
-        let expected = try expectations()
+        let files = try CorpusTally.manifest(Self.corpus).map { (file: $0[0], sha256: $0[3]) }
+        let expected = try CorpusTally.fieldsByFile(Self.corpus)
         XCTAssertEqual(files.count, 26, "the corpus is the 26 CRL files of MANIFEST.tsv")
         XCTAssertEqual(Set(expected.keys), Set(files.map(\.file)), "EXPECTED.tsv covers exactly the files of MANIFEST.tsv")
-        var agreed: [String] = []
-        var differing: [String: Set<String>] = [:]
-        var refusedByBoth: [String] = []
+        var tally = CorpusTally(deliberate: Self.deliberateDifferences)
         for (file, sha256) in files {
             let bytes = try T.bytes("\(Self.corpus)/\(file)")
             XCTAssertEqual(Digest.sha256(bytes).hex, sha256, "\(file): not the bytes MANIFEST.tsv records")
@@ -68,36 +44,23 @@ final class PycaCRLVectorsTests: XCTestCase {
                 XCTAssertTrue(error.message.hasPrefix(T.url("\(Self.corpus)/\(file)").path + ": "), "\(file): \(error.message)")
                 XCTAssertEqual(error.reason, .malformedInput, "\(file): \(error.message)")
                 if theirs["refused"] != nil {
-                    refusedByBoth.append(file)
+                    tally.refusedByBoth.append(file)
                 } else {
-                    differing[file] = ["refused"]
+                    tally.differing[file] = ["refused"]
                     if Self.deliberateDifferences[file] == nil { XCTFail("\(file): openssl reads it, mtls refuses it: \(error.message)") }
                 }
                 continue
             }
             if theirs["refused"] != nil {
-                differing[file] = ["accepted"]
+                tally.differing[file] = ["accepted"]
                 XCTFail("\(file): openssl refuses it (\(theirs["refused"] ?? "")), mtls reads it")
                 continue
             }
             XCTAssertEqual(crls.count, 1, "\(file): one CRL")
             guard let crl = crls.first else { continue }
-            var fields = Set<String>()
-            for (field, ours, openssl) in Self.compare(crl, theirs) where ours != openssl {
-                fields.insert(field)
-                if Self.deliberateDifferences[file]?.fields.contains(field) != true {
-                    XCTFail("\(file) \(field): mtls \(ours.debugDescription), openssl \(openssl.debugDescription)")
-                }
-            }
-            if fields.isEmpty { agreed.append(file) } else { differing[file] = fields }
+            tally.record(file, fields: tally.differences(in: Self.compare(crl, theirs), of: file))
         }
-        for (file, difference) in Self.deliberateDifferences {
-            XCTAssertEqual(differing[file], difference.fields, "\(file): the deliberate difference (\(difference.reason)) no longer shows as named")
-        }
-        XCTAssertEqual(agreed.count, Self.expectedAgreed, "files agreed")
-        XCTAssertEqual(differing.count, Self.deliberateDifferences.count, "files that differ on purpose: \(differing)")
-        XCTAssertEqual(refusedByBoth.count, Self.expectedRefusedByBoth, "files both refuse: \(refusedByBoth)")
-        XCTAssertEqual(agreed.count + differing.count + refusedByBoth.count, files.count)
+        tally.assertCounts(agreed: Self.expectedAgreed, refusedByBoth: Self.expectedRefusedByBoth, of: files.count)
     }
 
     // MARK: Mapping mtls's reading to openssl's text

@@ -76,26 +76,10 @@ final class PycaKeyVectorsTests: XCTestCase {
     }
 
     private func manifest() throws -> [Entry] {
-        let text = String(decoding: try T.bytes("\(Self.corpus)/MANIFEST.tsv"), as: UTF8.self)
-        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            return Entry(file: columns[0], sha256: columns[3], password: columns[4] == "-" ? nil : columns[4])
-        }
+        try CorpusTally.manifest(Self.corpus).map { Entry(file: $0[0], sha256: $0[3], password: $0[4] == "-" ? nil : $0[4]) }
     }
 
-    private func expectations() throws -> [String: [String: String]] {
-        let bytes = try T.bytes("\(Self.corpus)/EXPECTED.tsv")
-        var result: [String: [String: String]] = [:]
-        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where !line.hasPrefix("#") {
-            let columns = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            guard columns.count == 3 else {
-                XCTFail("EXPECTED.tsv: a line not of the form FILE FIELD VALUE: \(line)")
-                continue
-            }
-            result[columns[0], default: [:]][columns[1]] = columns[2]
-        }
-        return result
-    }
+    private func expectations() throws -> [String: [String: String]] { try CorpusTally.fieldsByFile(Self.corpus) }
 
     private func read(_ entry: Entry, password: String?? = .none) -> Result<PrivateKey, MTLSTrustError> {
         let bytes: [UInt8]
@@ -115,9 +99,7 @@ final class PycaKeyVectorsTests: XCTestCase {
         let expected = try expectations()
         XCTAssertEqual(entries.count, 121, "the corpus is the 121 private-key files of MANIFEST.tsv")
         XCTAssertEqual(Set(expected.keys), Set(entries.map(\.file)), "EXPECTED.tsv covers exactly the files of MANIFEST.tsv")
-        var agreed: [String] = []
-        var differing: [String: Set<String>] = [:]
-        var refusedByBoth: [String] = []
+        var tally = CorpusTally(deliberate: Self.deliberateDifferences)
         for entry in entries {
             let file = entry.file
             let bytes = try T.bytes("\(Self.corpus)/\(file)")
@@ -137,39 +119,26 @@ final class PycaKeyVectorsTests: XCTestCase {
                         ["export the key again", "encrypt it again", "use an RSA"].contains { error.message.contains($0) }, "\(file): \(error.message)")
                 }
                 if opensslRefuses {
-                    refusedByBoth.append(file)
+                    tally.refusedByBoth.append(file)
                 } else {
-                    differing[file] = ["refused"]
+                    tally.differing[file] = ["refused"]
                     if Self.deliberateDifferences[file] == nil {
                         XCTFail("\(file): openssl reads it as \(theirs["keyalg"] ?? "?"), mtls refuses it: \(error.reason) \(error.message)")
                     }
                 }
             case .success(let key):
                 if opensslRefuses {
-                    differing[file] = ["accepted"]
+                    tally.differing[file] = ["accepted"]
                     if Self.deliberateDifferences[file] == nil {
                         XCTFail("\(file): openssl refuses it (\(theirs["refused"] ?? "")), mtls reads \(key.algorithm)")
                     }
                     continue
                 }
-                var fields = Set<String>()
-                for (field, ours, openssl) in Self.compare(key, theirs) where ours != openssl {
-                    fields.insert(field)
-                    if Self.deliberateDifferences[file]?.fields.contains(field) != true {
-                        XCTFail("\(file) \(field): mtls \(ours.debugDescription), openssl \(openssl.debugDescription)")
-                    }
-                }
-                if fields.isEmpty { agreed.append(file) } else { differing[file] = fields }
+                tally.record(file, fields: tally.differences(in: Self.compare(key, theirs), of: file))
             }
         }
-        for (file, difference) in Self.deliberateDifferences {
-            XCTAssertEqual(differing[file], difference.fields, "\(file): the deliberate difference (\(difference.reason)) no longer shows as named")
-        }
-        XCTAssertEqual(agreed.count, Self.expectedAgreed, "files agreed")
-        XCTAssertEqual(differing.count, Self.deliberateDifferences.count, "files that differ on purpose")
-        XCTAssertEqual(refusedByBoth.count, Self.expectedRefusedByBoth, "files both refuse: \(refusedByBoth)")
-        XCTAssertEqual(Set(refusedByBoth), Set(Self.refusals.keys), "the files both refuse are the ones whose messages are named")
-        XCTAssertEqual(agreed.count + differing.count + refusedByBoth.count, entries.count)
+        tally.assertCounts(agreed: Self.expectedAgreed, refusedByBoth: Self.expectedRefusedByBoth, of: entries.count)
+        XCTAssertEqual(Set(tally.refusedByBoth), Set(Self.refusals.keys), "the files both refuse are the ones whose messages are named")
     }
 
     /// Every encrypted key openssl reads: a wrong password is reported as a wrong password (not as

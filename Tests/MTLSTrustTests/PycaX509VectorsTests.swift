@@ -40,11 +40,7 @@ final class PycaX509VectorsTests: XCTestCase {
     }
 
     private func manifest() throws -> [(file: String, sha256: String)] {
-        let text = String(decoding: try T.bytes("\(Self.corpus)/MANIFEST.tsv"), as: UTF8.self)
-        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line in
-            let columns = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            return (columns[0], columns[3])
-        }
+        try CorpusTally.manifest(Self.corpus).map { (file: $0[0], sha256: $0[3]) }
     }
 
     private func expectations() throws -> [String: [Int: Expected]] {
@@ -89,9 +85,7 @@ final class PycaX509VectorsTests: XCTestCase {
         let expected = try expectations()
         XCTAssertEqual(files.count, 133, "the corpus is the 133 certificate files of MANIFEST.tsv")
         XCTAssertEqual(Set(expected.keys), Set(files.map(\.file)), "EXPECTED.tsv covers exactly the files of MANIFEST.tsv")
-        var agreed: [String] = []
-        var differing: [String: Set<String>] = [:]
-        var refusedByBoth: [String] = []
+        var tally = CorpusTally(deliberate: Self.deliberateDifferences)
         for (file, sha256) in files {
             let bytes = try T.bytes("\(Self.corpus)/\(file)")
             XCTAssertEqual(Digest.sha256(bytes).hex, sha256, "\(file): not the bytes MANIFEST.tsv records")
@@ -105,40 +99,29 @@ final class PycaX509VectorsTests: XCTestCase {
                 XCTAssertTrue([.malformedInput, .wrongObjectKind, .corruptInput].contains(error.reason), "\(file): \(error.reason)")
                 XCTAssertFalse(error.message.isEmpty)
                 if opensslRefuses {
-                    refusedByBoth.append(file)
+                    tally.refusedByBoth.append(file)
                 } else {
-                    differing[file] = ["refused"]
+                    tally.differing[file] = ["refused"]
                 }
                 continue
             }
             if opensslRefuses {
                 XCTFail("\(file): openssl refuses it, mtls reads \(read.map(\.subject))")
-                differing[file, default: []].insert("accepted")
+                tally.differing[file, default: []].insert("accepted")
                 continue
             }
             XCTAssertEqual(read.count, certificates.count, "\(file): the number of certificates")
             var fields = Set<String>()
             for (offset, certificate) in read.enumerated() {
                 guard let one = certificates[offset + 1] else { continue }
-                for (field, ours, theirs) in compare(certificate, one) where ours != theirs {
-                    fields.insert(field)
-                    if Self.deliberateDifferences[file]?.fields.contains(field) != true {
-                        XCTFail("\(file) [\(offset + 1)] \(field): mtls \(ours.debugDescription), openssl \(theirs.debugDescription)")
-                    }
-                }
+                fields.formUnion(tally.differences(in: compare(certificate, one), of: file, label: "\(file) [\(offset + 1)]"))
             }
-            if fields.isEmpty { agreed.append(file) } else { differing[file] = fields }
+            tally.record(file, fields: fields)
         }
-        for (file, difference) in Self.deliberateDifferences {
-            XCTAssertEqual(differing[file], difference.fields, "\(file): the deliberate difference (\(difference.reason)) no longer shows as named")
+        for file in tally.differing.keys where Self.deliberateDifferences[file] == nil {
+            XCTFail("\(file): differs from openssl in \(tally.differing[file]!.sorted()) and is not a named deliberate difference")
         }
-        for file in differing.keys where Self.deliberateDifferences[file] == nil {
-            XCTFail("\(file): differs from openssl in \(differing[file]!.sorted()) and is not a named deliberate difference")
-        }
-        XCTAssertEqual(agreed.count, Self.expectedAgreed, "files agreed")
-        XCTAssertEqual(differing.count, Self.deliberateDifferences.count, "files that differ on purpose")
-        XCTAssertEqual(refusedByBoth.count, Self.expectedRefusedByBoth, "files both refuse: \(refusedByBoth)")
-        XCTAssertEqual(agreed.count + differing.count + refusedByBoth.count, files.count)
+        tally.assertCounts(agreed: Self.expectedAgreed, refusedByBoth: Self.expectedRefusedByBoth, of: files.count)
     }
 
     /// The pin fast path (`CertificateLoader.summaries`, a DER walk without OpenSSL's X.509 parse)
