@@ -8,15 +8,34 @@ import MTLSHTTP
 /// What an HTTP status means, with the IIS substatus codes people meet in client-certificate logins.
 enum StatusMeaning {
     /// The IIS substatus of a response: from an `X-IIS-Substatus`-style header or the body of
-    /// IIS's detailed error page ("HTTP Error 403.7 - Forbidden").
+    /// IIS's detailed error page, in any of its languages: the code stands between a space (or a
+    /// tag) and " - " in the heading and the title ("HTTP Error 403.7 - Forbidden", "HTTP-Fehler
+    /// 403.7 - Forbidden", "HTTP エラー 403.7 - Forbidden", "IIS 10.0 Detailed Error - 403.7 -
+    /// Forbidden"). The page is read as bytes: its charset (Shift_JIS on Japanese servers) leaves
+    /// ASCII digits alone.
     static func substatus(_ response: HTTPResponse) -> Int? {
         for name in ["X-IIS-Substatus", "X-Substatus", "X-MTLS-Substatus"] {
             if let value = response.headers[name], let number = Int(value.split(separator: ".").last ?? "") { return number }
         }
-        let text = String(decoding: response.body.prefix(65536), as: UTF8.self)
-        for range in text.ranges(of: "HTTP Error \(response.status).") {
-            let digits = text[range.upperBound...].prefix(3).prefix { $0.isASCII && $0.isNumber }
-            if !digits.isEmpty { return Int(digits) }
+        return substatus(status: response.status, page: response.body.prefix(65536))
+    }
+
+    static func substatus(status: Int, page: some Collection<UInt8>) -> Int? {
+        let bytes = Array(page)
+        let code = Array("\(status).".utf8)
+        guard bytes.count > code.count else { return nil }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        var start = 0
+        while start + code.count < bytes.count {
+            defer { start += 1 }
+            guard bytes[start] == code[0], bytes[start..<start + code.count].elementsEqual(code) else { continue }
+            // Not the tail of a longer number or a version ("10.403.7"): a space, a no-break space or a tag before.
+            if start > 0, ![0x20, 0x3E, 0xA0].contains(bytes[start - 1]) { continue }
+            var end = start + code.count
+            while end < bytes.count, end - (start + code.count) < 3, isDigit(bytes[end]) { end += 1 }
+            let digits = bytes[(start + code.count)..<end]
+            guard !digits.isEmpty, end < bytes.count, !isDigit(bytes[end]), bytes[end...].starts(with: Array(" - ".utf8)) else { continue }
+            return Int(String(decoding: digits, as: UTF8.self))
         }
         return nil
     }

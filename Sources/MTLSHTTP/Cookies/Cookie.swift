@@ -87,12 +87,8 @@ enum CookieRules {
         return host.dropLast(domain.count).hasSuffix(".")
     }
 
-    static func isIPAddress(_ host: String) -> Bool {
-        if host.utf8.contains(UInt8(ascii: ":")) { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4
-            && parts.allSatisfy { part in !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber) && (Int(part) ?? 999) <= 255 }
-    }
+    /// An IPv4 or IPv6 literal (a URL's host is in canonical form; an IPv6 one in brackets).
+    static func isIPAddress(_ host: String) -> Bool { IPAddress.parse(host) != nil }
 
     /// §5.1.4: the directory of the request path.
     static func defaultPath(_ requestPath: String) -> String {
