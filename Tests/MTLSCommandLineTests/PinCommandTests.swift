@@ -137,6 +137,37 @@ final class PinCommandTests: XCTestCase {
         XCTAssertContains(check.stdout, "3 pins match")
     }
 
+    /// With certificate files there is no URL host: the report names the --host the pins were
+    /// looked up for, and an Android domain-config without pins says that it exempts the host.
+    func testCheckNamesTheHostGivenWithHostAndTheDomainThatExemptsIt() throws {
+        let directory = try TemporaryDirectory(self)
+        let pin = try OpenSSL.spkiPin(certificate: Fixtures.path("server.pem"))
+        let pinFile = try directory.write(
+            "network_security_config.xml",
+            text: """
+                <network-security-config>
+                  <domain-config>
+                    <domain includeSubdomains="true">localhost</domain>
+                    <pin-set><pin digest="SHA-256">\(pin.dropFirst("sha256/".count))</pin></pin-set>
+                  </domain-config>
+                  <domain-config><domain>open.localhost</domain></domain-config>
+                </network-security-config>
+                """)
+        let elsewhere = mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "example.com"])
+        XCTAssertExit(elsewhere, 1)
+        XCTAssertContains(elsewhere.stdout, "Pinned certificates for example.com:")
+        XCTAssertContains(elsewhere.stdout, "NOT PINNED: \(pinFile) pins localhost and its subdomains, nothing for example.com")
+        let json = mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "example.com", "--json"])
+        XCTAssertExit(json, 1)
+        XCTAssertContains(json.stdout, #""host":"example.com""#)
+        XCTAssertContains(json.stdout, #""verdict":"not-pinned""#)
+        let exempt = mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "open.localhost"])
+        XCTAssertExit(exempt, 1)
+        XCTAssertContains(exempt.stdout, "lists open.localhost without pins")
+        XCTAssertContains(exempt.stdout, "exempts open.localhost, which applies to open.localhost")
+        XCTAssertExit(mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "api.localhost"]), 0)
+    }
+
     func testCheckWithAMissingOrEmptyPinFileIsBadInput() throws {
         let directory = try TemporaryDirectory(self)
         let empty = try directory.write("empty.txt", text: "# nothing here\n")

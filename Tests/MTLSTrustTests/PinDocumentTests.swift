@@ -46,6 +46,74 @@ final class PinDocumentTests: XCTestCase {
         XCTAssertEqual(document.evaluate(chain, host: "api.example.com", at: Date(timeIntervalSince1970: 1_798_848_000)).verdict, .ok, "2027-01-01 00:00: still the last day")
     }
 
+    /// Android's rules for nested and overlapping configs: a nested domain-config inherits its
+    /// parent's pin-set (with its expiration), and the most specific domain decides, so a config
+    /// without a pin-set to inherit leaves its domain unpinned below a parent that includes subdomains.
+    func testAnAndroidNestedConfigInheritsThePinSetAndAMoreSpecificConfigWithoutOneExempts() throws {
+        let chain = try chain()
+        let leafPin = Pin.publicKey(of: chain[0])
+        let xml = """
+            <network-security-config>
+              <domain-config>
+                Text between elements, as in OWASP's example, is ignored.
+                <domain includeSubdomains="true">example.com</domain>
+                <pin-set expiration="2027-01-01">
+                  <!-- the leaf -->
+                  <pin digest="SHA-256">
+                    \(leafPin.base64)
+                  </pin>
+                </pin-set>
+                <domain-config cleartextTrafficPermitted="false">
+                  <domain>inherits.example.org</domain>
+                </domain-config>
+              </domain-config>
+              <domain-config>
+                <domain includeSubdomains="true">public.example.com</domain>
+              </domain-config>
+            </network-security-config>
+            """
+        let document = try document(xml, source: "network_security_config.xml")
+        let inherited = document.evaluate(chain, host: "inherits.example.org", at: now)
+        XCTAssertEqual(inherited.verdict, .ok, "the nested config's domain is pinned with the parent's pin-set")
+        XCTAssertEqual(inherited.domain?.pattern, "inherits.example.org")
+        XCTAssertEqual(inherited.domain?.expirationDay, PinDates.day("2027-01-01"), "the expiration comes with the inherited pin-set")
+        XCTAssertEqual(document.evaluate(chain, host: "www.example.com", at: now).verdict, .ok)
+        for host in ["public.example.com", "cdn.public.example.com"] {
+            let exempt = document.evaluate(chain, host: host, at: now)
+            XCTAssertEqual(exempt.verdict, .notPinned, "\(host): the more specific config has no pin-set")
+            XCTAssertFalse(exempt.refusesConnection)
+        }
+    }
+
+    /// TrustKit's TSKExcludeSubdomainFromParentPolicy: a subdomain entry without hashes exempts that
+    /// host from its parent's TSKIncludeSubdomains policy.
+    func testATrustKitSubdomainExcludedFromItsParentsPolicyIsNotPinned() throws {
+        let plist = """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict>
+              <key>TSKConfiguration</key><dict>
+                <key>TSKPinnedDomains</key><dict>
+                  <key>example.com</key><dict>
+                    <key>TSKIncludeSubdomains</key><true/>
+                    <key>TSKPublicKeyHashes</key><array>
+                      <string>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=</string>
+                      <string>BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=</string>
+                    </array>
+                  </dict>
+                  <key>unpinned.example.com</key><dict>
+                    <key>TSKExcludeSubdomainFromParentPolicy</key><true/>
+                  </dict>
+                </dict>
+              </dict>
+            </dict></plist>
+            """
+        let document = try document(plist, source: "Info.plist")
+        XCTAssertEqual(document.evaluate(try chain(), host: "api.example.com", at: now).verdict, .drift)
+        let excluded = document.evaluate(try chain(), host: "unpinned.example.com", at: now)
+        XCTAssertEqual(excluded.verdict, .notPinned)
+        XCTAssertFalse(excluded.refusesConnection)
+    }
+
     /// A domain written in Unicode covers the host in the form it arrives in (`xn--`, UTS 46), as
     /// OkHttp canonicalises its patterns; and the reverse.
     func testAnInternationalisedDomainCoversItsXNForm() {

@@ -22,6 +22,8 @@ enum PinCheck {
     struct Result {
         var target: Target
         var domain: PinDomain?
+        /// The most specific domain for the host when it carries no pins: it exempts the host.
+        var exemptedBy: PinDomain?
         var requirements: [RequirementResult]
         var verdict: Verdict
         var calendar: [(date: Date, days: Int, what: String)]
@@ -53,6 +55,9 @@ enum PinCheck {
     }
 
     static func evaluate(document: PinDocument, target: Target, host: String?, now: Date) throws(CommandFailure) -> Result {
+        // The report names the host the pins were looked up for: --host, the URL's, or the leaf's name that chose them.
+        var target = target
+        target.host = host
         let chain = target.chain
         let roles = roles(chain)
         var domains: [PinDomain]
@@ -65,11 +70,14 @@ enum PinCheck {
             domains = []
             for name in chain.first?.dnsNames ?? [] {
                 domains = document.domains(for: name)
-                if !domains.isEmpty { break }
+                if !domains.isEmpty {
+                    target.host = name
+                    break
+                }
             }
             if domains.isEmpty {
                 throw CommandFailure.usage(
-                    "the pin file pins several hosts (\(document.domains.map(\.display).joined(separator: "; "))) and none matches the certificate's names: say which with --host NAME",
+                    "the pin file pins several hosts (\(document.domains.filter { !$0.pins.isEmpty }.map(\.display).joined(separator: "; "))) and none matches the certificate's names: say which with --host NAME",
                     command: "pin")
             }
         }
@@ -78,9 +86,9 @@ enum PinCheck {
         for (index, certificate) in chain.enumerated() {
             calendar.append((certificate.notAfter, PinDates.days(from: now, to: certificate.notAfter), "notAfter of \(certificate.subject) [\(roles[index].rawValue)]"))
         }
-        guard let domain = domains.first else {
+        guard let domain = domains.first, !domain.pins.isEmpty else {
             calendar.sort { $0.0 < $1.0 }
-            return Result(target: target, domain: nil, requirements: [], verdict: .notPinned, calendar: calendar, warnings: warnings)
+            return Result(target: target, domain: nil, exemptedBy: domains.first, requirements: [], verdict: .notPinned, calendar: calendar, warnings: warnings)
         }
         if let day = domain.expirationDay {
             let end = PinDates.endOfDay(day)
@@ -110,7 +118,7 @@ enum PinCheck {
             }
         }
         calendar.sort { $0.0 < $1.0 }
-        return Result(target: target, domain: domain, requirements: results, verdict: verdict, calendar: calendar, warnings: warnings)
+        return Result(target: target, domain: domain, exemptedBy: nil, requirements: results, verdict: verdict, calendar: calendar, warnings: warnings)
     }
 
     static func printReport(_ result: Result, document: PinDocument, pinFile: String, now: Date, console: Console) {
@@ -144,7 +152,11 @@ enum PinCheck {
         }
         console.out("Pinned certificates for \(host.isEmpty ? "any host" : host):")
         if result.domain == nil {
-            console.out("    (none: no pin set in \(pinFile) applies to \(host))")
+            if let exemption = result.exemptedBy {
+                console.out("    (none: \(pinFile) lists \(exemption.display) without pins, which exempts it from broader pin sets)")
+            } else {
+                console.out("    (none: no pin set in \(pinFile) applies to \(host.isEmpty ? "this chain" : host))")
+            }
         }
         for requirement in result.requirements {
             if result.requirements.count > 1 || requirement.requirement.scope != .chain {
@@ -175,7 +187,12 @@ enum PinCheck {
                 "Verdict: " + console.paint("EXPIRED", .yellow)
                     + ": no pin matches, but the set expired on \(result.domain?.expirationDay.map(PinDates.string) ?? "?") and is no longer enforced")
         case .notPinned:
-            console.out("Verdict: " + console.paint("NOT PINNED", .red) + ": \(pinFile) pins \(document.domains.map(\.display).joined(separator: "; ")), nothing for \(host)")
+            let pinned = document.domains.filter { !$0.pins.isEmpty }.map(\.display).joined(separator: "; ")
+            if let exemption = result.exemptedBy {
+                console.out("Verdict: " + console.paint("NOT PINNED", .red) + ": \(pinFile) pins \(pinned), and exempts \(exemption.display), which applies to \(host)")
+            } else {
+                console.out("Verdict: " + console.paint("NOT PINNED", .red) + ": \(pinFile) pins \(pinned), nothing for \(host.isEmpty ? "this chain" : host) (is --host right?)")
+            }
         case .drift:
             let failing = result.requirements.filter { $0.matched.isEmpty }
             let what =

@@ -11,7 +11,8 @@
 public struct PinDocument: Sendable {
     /// What the file was read as ("OkHttp CertificatePinner", "Android network security config" …).
     public var format: String
-    /// The pinned domains; a format without hosts has one domain that applies to any host.
+    /// The pinned domains; a format without hosts has one domain that applies to any host. A
+    /// domain without pins exempts its host from a broader domain's pins (Android, TrustKit).
     public var domains: [PinDomain]
 
     /// Creates a document from its domains.
@@ -178,7 +179,9 @@ extension PinDocument {
             candidates = []
         }
         let presented = chain.map { Pin.publicKey(of: $0) }
-        guard let domain = candidates.first else {
+        // A most specific domain without pins is an exclusion (an Android domain-config without a
+        // pin-set to inherit, TrustKit's TSKExcludeSubdomainFromParentPolicy): the host is not pinned.
+        guard let domain = candidates.first, !domain.pins.isEmpty else {
             return PinEvaluation(domain: nil, requirements: [], verdict: .notPinned, presented: presented, presentedCertificates: chain.map { .certificate($0) })
         }
         var results: [PinEvaluation.RequirementResult] = []

@@ -343,44 +343,57 @@ enum PinDocumentReader {
             domains: hosts.map { PinDomain(pattern: $0, includesSubdomains: subdomains, matching: .domain, requirements: [requirement], expirationDay: expires) })
     }
 
+    /// What a nested Android domain-config takes from its parent unless it sets it itself.
+    private struct AndroidInherited {
+        var pins: [Pin] = []
+        var expiration: Date?
+        var enforced = true
+    }
+
     /// Android network security config, with or without TrustKit-Android's `<trustkit-config>`.
     static func android(_ text: String) throws(ReadError) -> PinDocument {
         let root: MiniXMLElement
         do throws(MiniXML.ParseError) { root = try MiniXML.parse(text) } catch { throw ReadError(message: "not well-formed XML: \(error.message)") }
         var domains: [PinDomain] = []
         var sawTrustKit = false
-        func collect(_ config: MiniXMLElement) throws(ReadError) {
-            let pinSet = config.children(named: "pin-set").first
-            var pins: [Pin] = []
-            for pin in pinSet?.children(named: "pin") ?? [] {
-                guard (pin.attributes["digest"] ?? "SHA-256").uppercased() == "SHA-256" else { continue }
-                let value = pin.text.trimmingWhitespaceAndNewlines()
-                guard let digest = PinText.digest(value) else { throw ReadError(message: "<pin>\(value)</pin> is not a base64 SHA-256 digest") }
-                pins.append(Pin(kind: .publicKey, digest: digest))
+        // A nested domain-config inherits what it does not set from its parent, the pin-set (with
+        // its expiration) among them; a config with no pin-set of its own or inherited leaves its
+        // domains unpinned, even below a parent domain that includes subdomains: Android takes the
+        // most specific domain's config.
+        func collect(_ config: MiniXMLElement, _ parent: AndroidInherited) throws(ReadError) {
+            var effective = parent
+            if let pinSet = config.children(named: "pin-set").first {
+                var pins: [Pin] = []
+                for pin in pinSet.children(named: "pin") {
+                    guard (pin.attributes["digest"] ?? "SHA-256").uppercased() == "SHA-256" else { continue }
+                    let value = pin.text.trimmingWhitespaceAndNewlines()
+                    guard let digest = PinText.digest(value) else { throw ReadError(message: "<pin>\(value)</pin> is not a base64 SHA-256 digest") }
+                    pins.append(Pin(kind: .publicKey, digest: digest))
+                }
+                var expiration: Date?
+                if let text = pinSet.attributes["expiration"] {
+                    guard let day = PinDates.day(text) else { throw ReadError(message: "<pin-set expiration=\(DisplayText.quoted(text))> is not yyyy-MM-dd") }
+                    expiration = day
+                }
+                effective.pins = pins
+                effective.expiration = expiration
             }
-            var expiration: Date?
-            if let text = pinSet?.attributes["expiration"] {
-                guard let day = PinDates.day(text) else { throw ReadError(message: "<pin-set expiration=\(DisplayText.quoted(text))> is not yyyy-MM-dd") }
-                expiration = day
-            }
-            var enforced = true
             if let trustKit = config.children(named: "trustkit-config").first {
                 sawTrustKit = true
-                enforced = (trustKit.attributes["enforcePinning"] ?? "false").lowercased() == "true"
+                effective.enforced = (trustKit.attributes["enforcePinning"] ?? "false").lowercased() == "true"
             }
-            if !pins.isEmpty {
-                for domain in config.children(named: "domain") {
-                    let name = domain.text.trimmingWhitespaceAndNewlines().lowercased()
-                    domains.append(
-                        PinDomain(
-                            pattern: name, includesSubdomains: domain.attributes["includeSubdomains"]?.lowercased() == "true", matching: .domain,
-                            requirements: [PinRequirement(scope: .chain, pins: pins)], expirationDay: expiration, enforced: enforced))
-                }
+            for domain in config.children(named: "domain") {
+                let name = domain.text.trimmingWhitespaceAndNewlines().lowercased()
+                domains.append(
+                    PinDomain(
+                        pattern: name, includesSubdomains: domain.attributes["includeSubdomains"]?.lowercased() == "true", matching: .domain,
+                        requirements: effective.pins.isEmpty ? [] : [PinRequirement(scope: .chain, pins: effective.pins)],
+                        expirationDay: effective.pins.isEmpty ? nil : effective.expiration, enforced: effective.enforced))
             }
-            for nested in config.children(named: "domain-config") { try collect(nested) }
+            for nested in config.children(named: "domain-config") { try collect(nested, effective) }
         }
         guard root.name == "network-security-config" else { throw ReadError(message: "the root element is <\(root.name)>, not <network-security-config>") }
-        for config in root.children(named: "domain-config") { try collect(config) }
+        for config in root.children(named: "domain-config") { try collect(config, AndroidInherited()) }
         return PinDocument(format: sawTrustKit ? "TrustKit-Android configuration" : "Android network security config", domains: domains)
     }
 
