@@ -168,6 +168,36 @@ final class PinCommandTests: XCTestCase {
         XCTAssertExit(mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "api.localhost"]), 0)
     }
 
+    /// OkHttp still enforces `sha1/` pins beside `sha256/` ones: a pattern pinned only by SHA-1
+    /// is pinned, and checked against the SHA-1 of each certificate's SubjectPublicKeyInfo.
+    func testOkHttpSHA1PinsAreCheckedAsOkHttpChecksThem() throws {
+        let directory = try TemporaryDirectory(self)
+        let der = try OpenSSL.output(["pkey", "-pubin", "-outform", "DER"], stdin: try OpenSSL.output(["x509", "-in", Fixtures.path("server.pem"), "-pubkey", "-noout"]))
+        let sha1 = String(decoding: try OpenSSL.output(["base64"], stdin: try OpenSSL.output(["dgst", "-sha1", "-binary"], stdin: der)), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let pinFile = try directory.write(
+            "Pinning.kt",
+            text: """
+                val certificatePinner = CertificatePinner.Builder()
+                    .add("localhost", "sha1/\(sha1)")
+                    .add("*.localhost",
+                         "sha1/AAAAAAAAAAAAAAAAAAAAAAAAAAA=")
+                    .build()
+                """)
+        let matched = mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "localhost"])
+        XCTAssertExit(matched, 0)
+        XCTAssertContains(matched.stdout, "sha1/\(sha1)  ✓ presented")
+        XCTAssertContains(matched.stderr, "include sha1/ pins")
+        let drift = mtls(["pin", Fixtures.path("server.pem"), "--check", pinFile, "--host", "api.localhost"])
+        XCTAssertExit(drift, 1)
+        XCTAssertContains(drift.stdout, "DRIFT")
+        XCTAssertContains(drift.stdout, "sha1/AAAAAAAAAAAAAAAAAAAAAAAAAAA=  - not presented")
+        let malformed = try directory.write("Bad.kt", text: #"CertificatePinner.Builder().add("localhost", "sha1/short=").build()"#)
+        let refused = mtls(["pin", Fixtures.path("server.pem"), "--check", malformed])
+        XCTAssertExit(refused, 3)
+        XCTAssertContains(refused.stderr, "28 base64 characters")
+    }
+
     func testCheckWithAMissingOrEmptyPinFileIsBadInput() throws {
         let directory = try TemporaryDirectory(self)
         let empty = try directory.write("empty.txt", text: "# nothing here\n")

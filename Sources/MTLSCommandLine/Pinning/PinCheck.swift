@@ -99,6 +99,11 @@ enum PinCheck {
                     "the pin set for \(domain.display) expires on \(PinDates.string(day)) (\(PinDates.relative(days))): ship new pins before then, or clients stop pinning")
             }
         }
+        if domain.pins.contains(where: { $0.kind == .publicKeySHA1 }) {
+            warnings.append(
+                "the pins for \(domain.display) include sha1/ pins: OkHttp checks them, but add the sha256/ pins of the same keys (`mtls pin` prints them) and drop the SHA-1 ones"
+            )
+        }
         let evaluation = PinDocument(format: document.format, domains: [domain]).evaluate(chain, host: nil, at: now)
         let results = evaluation.requirements
         let satisfied = evaluation.verdict == .ok

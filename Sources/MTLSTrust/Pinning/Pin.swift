@@ -5,7 +5,7 @@
 #endif
 
 /// One pin: the SHA-256 of a certificate's SubjectPublicKeyInfo (the common `sha256/…` pin) or of
-/// the whole DER certificate.
+/// the whole DER certificate; or, read from OkHttp code, the SHA-1 of the SubjectPublicKeyInfo.
 public struct Pin: Sendable, Hashable, CustomStringConvertible {
     /// What the digest covers.
     public enum Kind: String, Sendable, Hashable {
@@ -13,11 +13,15 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         case publicKey = "spki"
         /// SHA-256 of the whole DER certificate (AFNetworking/Alamofire certificate pinning).
         case certificate = "cert"
+        /// SHA-1 of the DER SubjectPublicKeyInfo: OkHttp's `sha1/` pins, which OkHttp still
+        /// enforces beside `sha256/` ones. Read from pin files so that a check sees what OkHttp
+        /// sees; `mtls pin` never writes them.
+        case publicKeySHA1 = "spki-sha1"
     }
 
     /// What the digest covers.
     public var kind: Kind
-    /// The 32-byte digest.
+    /// The digest: 32 bytes (SHA-256), 20 for ``Kind/publicKeySHA1``.
     public var digest: [UInt8]
 
     /// Creates a pin from a digest.
@@ -36,8 +40,14 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
     /// The base64 digest.
     public var base64: String { Data(digest).base64EncodedString() }
 
-    /// `sha256/BASE64` for SPKI pins, `cert-sha256/BASE64` for certificate pins.
-    public var description: String { kind == .publicKey ? "sha256/\(base64)" : "cert-sha256/\(base64)" }
+    /// `sha256/BASE64` for SPKI pins, `cert-sha256/BASE64` for certificate pins, `sha1/BASE64` for OkHttp's SHA-1 ones.
+    public var description: String {
+        switch kind {
+        case .publicKey: "sha256/\(base64)"
+        case .certificate: "cert-sha256/\(base64)"
+        case .publicKeySHA1: "sha1/\(base64)"
+        }
+    }
 
     /// Parses `sha256/BASE64` (SPKI), `sha256//BASE64` (curl), `pin-sha256="BASE64"` (HPKP),
     /// `cert-sha256/BASE64` or `cert-sha256:HEX` (whole certificate), or a bare base64 SPKI digest.
@@ -55,6 +65,7 @@ public struct Pin: Sendable, Hashable, CustomStringConvertible {
         switch kind {
         case .publicKey: certificate.spkiSHA256 == digest
         case .certificate: certificate.sha256Fingerprint == digest
+        case .publicKeySHA1: Digest.sha1(certificate.subjectPublicKeyInfoDER) == digest
         }
     }
 }

@@ -255,7 +255,7 @@ public struct PinEvaluation: Sendable {
         let failing = requirements.filter { $0.matched.isEmpty }
         let expected = failing.flatMap(\.requirement.pins)
         let wantsCertificates = expected.contains { $0.kind == .certificate }
-        let wantsKeys = expected.contains { $0.kind == .publicKey }
+        let wantsKeys = expected.contains { $0.kind != .certificate }
         let shown = (wantsKeys || !wantsCertificates ? presented : []) + (wantsCertificates ? presentedCertificates : [])
         let scope = failing.map(\.requirement.scope).contains(where: { $0 != .chain }) ? " in \(failing.map(\.requirement.scope.meaning).joined(separator: ", "))" : ""
         let host = domain.matching == .anyHost ? "" : " for \(domain.display)"

@@ -301,12 +301,22 @@ enum PinDocumentReader {
                 guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else {
                     throw ReadError(message: "\(DisplayText.quoted(text)): OkHttp pins start with sha256/ (or sha1/)")
                 }
-                guard text.hasPrefix("sha256/") else { continue }
-                guard let digest = PinText.digest(String(text.dropFirst("sha256/".count))) else {
-                    throw ReadError(message: "\(DisplayText.quoted(text)) is not sha256/ followed by 44 base64 characters")
+                let pin: Pin
+                if text.hasPrefix("sha1/") {
+                    // OkHttp 3, 4 and 5 accept sha1/ pins beside sha256/ ones.
+                    let encoded = String(text.dropFirst("sha1/".count))
+                    guard encoded.count == 28, let bytes = Data(base64Encoded: encoded), bytes.count == 20 else {
+                        throw ReadError(message: "\(DisplayText.quoted(text)) is not sha1/ followed by 28 base64 characters")
+                    }
+                    pin = Pin(kind: .publicKeySHA1, digest: Array(bytes))
+                } else {
+                    guard let digest = PinText.digest(String(text.dropFirst("sha256/".count))) else {
+                        throw ReadError(message: "\(DisplayText.quoted(text)) is not sha256/ followed by 44 base64 characters")
+                    }
+                    pin = Pin(kind: .publicKey, digest: digest)
                 }
                 if byPattern[pattern] == nil { order.append(pattern) }
-                byPattern[pattern, default: []].append(Pin(kind: .publicKey, digest: digest))
+                byPattern[pattern, default: []].append(pin)
             }
         }
         guard !order.isEmpty else { throw ReadError(message: "found no CertificatePinner.Builder().add(pattern, \"sha256/…\") call") }
