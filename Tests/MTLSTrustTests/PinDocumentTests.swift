@@ -114,6 +114,90 @@ final class PinDocumentTests: XCTestCase {
         XCTAssertFalse(excluded.refusesConnection)
     }
 
+    /// Code people write names its hosts and pins by constants: Java `static final String`, Kotlin
+    /// `const val` with templates and concatenation, qualified names. They are resolved; a call
+    /// of the pinner chain with an expression that cannot be is refused, not dropped (dropped, its
+    /// host would read as not pinned); `.add` calls of other builders are left alone.
+    func testOkHttpCodeWithStringConstantsIsReadAndUnknownExpressionsAreRefused() throws {
+        let chain = try chain()
+        let leaf = Pin.publicKey(of: chain[0]).base64
+        let java = """
+            public final class Net {
+                private static final String HOST = "example.com";
+                private static final String PIN = "sha256/\(leaf)";
+                static CertificatePinner pinner() {
+                    Headers headers = new Headers.Builder().add(name, value).build();
+                    return new CertificatePinner.Builder()
+                        .add(HOST, PIN)
+                        .add("*." + HOST, Pins.BACKUP)
+                        .build();
+                }
+            }
+            final class Pins { static final String BACKUP = "sha256/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="; }
+            """
+        let document = try document(java, source: "Net.java")
+        XCTAssertEqual(document.domains.map(\.pattern), ["example.com", "*.example.com"])
+        XCTAssertEqual(document.evaluate(chain, host: "example.com", at: now).verdict, .ok)
+        XCTAssertEqual(document.evaluate(chain, host: "www.example.com", at: now).verdict, .drift)
+        let kotlin = """
+            object Pins {
+                const val HOST = "example.com"
+                private const val LEAF: String = "\(leaf)"
+            }
+            val pinner = CertificatePinner.Builder()
+                .add("**.${Pins.HOST}", "sha256/$LEAF", "sha256/" + "BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBA=")
+                .build()
+            """
+        let fromKotlin = try self.document(kotlin, source: "Pins.kt")
+        XCTAssertEqual(fromKotlin.domains.map(\.pattern), ["**.example.com"])
+        XCTAssertEqual(fromKotlin.domains.first?.pins.count, 2)
+        XCTAssertEqual(fromKotlin.evaluate(chain, host: "api.example.com", at: now).verdict, .ok)
+        let dynamic = "val pinner = CertificatePinner.Builder().add(\"example.com\", *pins.toTypedArray()).build()"
+        XCTAssertThrowsError(try self.document(dynamic, source: "Dyn.kt")) { error in
+            let message = (error as? MTLSTrustError)?.message ?? "\(error)"
+            XCTAssertTrue(message.contains("*pins.toTypedArray()") && message.contains("not a string literal or a string constant"), message)
+        }
+        let unknownHost = "val pinner = CertificatePinner.Builder().add(BuildConfig.API_HOST, \"sha256/\(leaf)\").build()"
+        XCTAssertThrowsError(try self.document(unknownHost, source: "Net.kt")) { error in
+            XCTAssertTrue(((error as? MTLSTrustError)?.message ?? "").contains("BuildConfig.API_HOST"), "\(error)")
+        }
+    }
+
+    /// TrustKit dictionaries in Swift with the hosts and hashes in constants; a hash named by a
+    /// constant that is not in the file, or a domain without hashes that does not opt out of its
+    /// parent's policy, is an error rather than a domain without pins.
+    func testTrustKitCodeWithConstantsIsReadAndUnknownNamesAreRefused() throws {
+        let chain = try chain()
+        let leaf = Pin.publicKey(of: chain[0]).base64
+        func swift(_ hashes: String, _ extra: String = "") -> String {
+            """
+            enum PinnedKeys {
+                static let primary = "\(leaf)"
+                static let backup = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+            }
+            let apiHost = "example.com"
+            let trustKitConfig = [
+                kTSKPinnedDomains: [
+                    apiHost: [kTSKIncludeSubdomains: true, kTSKPublicKeyHashes: \(hashes)],
+                    \(extra)
+                ]
+            ] as [String: Any]
+            """
+        }
+        let document = try self.document(swift("[PinnedKeys.primary, PinnedKeys.backup]"), source: "AppDelegate.swift")
+        XCTAssertEqual(document.format, "TrustKit configuration")
+        XCTAssertEqual(document.evaluate(chain, host: "api.example.com", at: now).verdict, .ok)
+        XCTAssertThrowsError(try self.document(swift("[Secrets.main, Secrets.spare]"), source: "AppDelegate.swift")) { error in
+            XCTAssertTrue(((error as? MTLSTrustError)?.message ?? "").contains("Secrets.main, Secrets.spare"), "\(error)")
+        }
+        XCTAssertThrowsError(
+            try self.document(swift("[PinnedKeys.primary, PinnedKeys.backup]", #""bare.example.com": [kTSKIncludeSubdomains: false],"#), source: "AppDelegate.swift")
+        ) {
+            error in
+            XCTAssertTrue(((error as? MTLSTrustError)?.message ?? "").contains("bare.example.com has no TSKPublicKeyHashes"), "\(error)")
+        }
+    }
+
     /// A domain written in Unicode covers the host in the form it arrives in (`xn--`, UTS 46), as
     /// OkHttp canonicalises its patterns; and the reverse.
     func testAnInternationalisedDomainCoversItsXNForm() {

@@ -114,8 +114,13 @@ enum CodeLiteralScanner {
         case .string(let text):
             index += 1
             return .string(text)
-        case .identifier(let name):
+        case .identifier(var name):
             index += 1
+            // A qualified name (`Secrets.primary`) is one value.
+            while index + 1 < tokens.count, tokens[index] == .punctuation("."), case .identifier(let part) = tokens[index + 1] {
+                name += "." + part
+                index += 2
+            }
             switch name {
             case "true", "YES": return .bool(true)
             case "false", "NO": return .bool(false)
@@ -190,30 +195,202 @@ enum CodeLiteralScanner {
         return nil
     }
 
-    /// Every `.add(…)` call: its string arguments (pattern first, then pins).
-    static func addCalls(in tokens: [Token]) -> [[String]] {
-        var calls: [[String]] = []
-        var index = 0
-        while index + 2 < tokens.count {
-            if tokens[index] == .punctuation("."), tokens[index + 1] == .identifier("add"), tokens[index + 2] == .punctuation("(") {
-                var depth = 0
-                var strings: [String] = []
-                var position = index + 2
-                repeat {
-                    switch tokens[position] {
-                    case .punctuation("("): depth += 1
-                    case .punctuation(")"): depth -= 1
-                    case .string(let text): strings.append(text)
-                    default: break
-                    }
-                    position += 1
-                } while depth > 0 && position < tokens.count
-                calls.append(strings)
-                index = position
-            } else {
-                index += 1
+    /// One argument of a call: a string (a literal, a constant of the file, or a concatenation of
+    /// them), or the source text of an expression this scanner cannot evaluate.
+    enum Argument: Equatable {
+        case string(String)
+        case unresolved(String)
+    }
+
+    /// One `.add(…)` call.
+    struct AddCall {
+        var arguments: [Argument]
+        /// True when the call continues a `CertificatePinner.Builder()` chain.
+        var inPinnerChain: Bool
+    }
+
+    /// Every `.add(…)` call with its arguments (pattern first, then pins), in source order.
+    static func addCalls(in tokens: [Token]) -> [AddCall] {
+        var chained = Set<Int>()
+        for index in tokens.indices where tokens[index] == .identifier("CertificatePinner") {
+            guard tokens.count > index + 5, tokens[index + 1] == .punctuation("."), tokens[index + 2] == .identifier("Builder"),
+                tokens[index + 3] == .punctuation("("), tokens[index + 4] == .punctuation(")")
+            else { continue }
+            var position = index + 5
+            while position + 2 < tokens.count, tokens[position] == .punctuation("."), tokens[position + 1] == .identifier("add"),
+                tokens[position + 2] == .punctuation("(")
+            {
+                chained.insert(position)
+                position = closingParenthesis(tokens, from: position + 2) + 1
             }
         }
+        var calls: [AddCall] = []
+        var index = 0
+        while index + 2 < tokens.count {
+            guard tokens[index] == .punctuation("."), tokens[index + 1] == .identifier("add"), tokens[index + 2] == .punctuation("(") else {
+                index += 1
+                continue
+            }
+            let close = closingParenthesis(tokens, from: index + 2)
+            calls.append(AddCall(arguments: arguments(Array(tokens[(index + 3)..<min(close, tokens.count)])), inPinnerChain: chained.contains(index)))
+            index = close + 1
+        }
         return calls
+    }
+
+    /// The index of the `)` that closes the `(` at `open` (or the end).
+    private static func closingParenthesis(_ tokens: [Token], from open: Int) -> Int {
+        var depth = 0
+        var position = open
+        while position < tokens.count {
+            if tokens[position] == .punctuation("(") { depth += 1 }
+            if tokens[position] == .punctuation(")") {
+                depth -= 1
+                if depth == 0 { return position }
+            }
+            position += 1
+        }
+        return tokens.count
+    }
+
+    /// Splits the tokens between a call's parentheses at its top-level commas.
+    private static func arguments(_ tokens: [Token]) -> [Argument] {
+        var result: [Argument] = []
+        var current: [Token] = []
+        var depth = 0
+        func flush() {
+            guard !current.isEmpty else { return }
+            if current.count == 1, case .string(let text) = current[0] {
+                result.append(.string(text))
+            } else {
+                result.append(.unresolved(current.map(\.sourceText).joined()))
+            }
+            current = []
+        }
+        for token in tokens {
+            switch token {
+            case .punctuation("("), .punctuation("["), .punctuation("{"): depth += 1
+            case .punctuation(")"), .punctuation("]"), .punctuation("}"): depth -= 1
+            case .punctuation(",") where depth == 0:
+                flush()
+                continue
+            default: break
+            }
+            current.append(token)
+        }
+        flush()
+        return result
+    }
+
+    /// String constants of the file, substituted where they are used: `static final String PIN =
+    /// "sha256/…";` (Java), `const val PIN = "…"` and `val PIN: String = "…"` (Kotlin), `let pin =
+    /// "…"` (Swift), `NSString *const kPin = @"…";` and `#define PIN @"…"` (Objective-C), referred to
+    /// by name or qualified (`Pins.PRIMARY`); then `"a" + "b"` is joined, and Kotlin's `"$PIN"` and
+    /// `"${PIN}"` are filled in. A name given two different values is left alone.
+    static func substitutingConstants(_ tokens: [Token]) -> [Token] {
+        var values: [String: String] = [:]
+        var ambiguous = Set<String>()
+        func record(_ name: String, _ value: String) {
+            if let known = values[name], known != value { ambiguous.insert(name) }
+            values[name] = value
+        }
+        func endsExpression(_ index: Int) -> Bool {
+            guard index < tokens.count else { return true }
+            switch tokens[index] {
+            case .punctuation("+"), .punctuation("."), .punctuation("("), .punctuation("["), .punctuation("?"): return false
+            default: return true
+            }
+        }
+        for index in tokens.indices {
+            guard case .identifier(let name) = tokens[index] else { continue }
+            // #define NAME "…"
+            if index > 0, tokens[index - 1] == .identifier("define"), index + 1 < tokens.count, case .string(let value) = tokens[index + 1], endsExpression(index + 2) {
+                record(name, value)
+                continue
+            }
+            // NAME = "…" or NAME: Type = "…"
+            var position = index + 1
+            if position < tokens.count, tokens[position] == .punctuation(":") {
+                position += 1
+                guard position < tokens.count, case .identifier = tokens[position] else { continue }
+                position += 1
+                if position < tokens.count, tokens[position] == .punctuation("?") { position += 1 }
+            }
+            guard position + 1 < tokens.count, tokens[position] == .punctuation("="), tokens[position + 1] != .punctuation("="),
+                case .string(let value) = tokens[position + 1], endsExpression(position + 2)
+            else { continue }
+            record(name, value)
+        }
+        for name in ambiguous { values.removeValue(forKey: name) }
+        // Kotlin templates: `${NAME}`, `${Pins.NAME}` and `$NAME`; others stay as written.
+        func template(_ text: String) -> String {
+            guard text.contains("$") else { return text }
+            let scalars = Array(text.unicodeScalars)
+            var out = String.UnicodeScalarView()
+            var i = 0
+            func isNameScalar(_ c: Unicode.Scalar) -> Bool { ScalarClass.isAlphanumeric(c) || c == "_" }
+            while i < scalars.count {
+                if scalars[i] == "$", i + 1 < scalars.count, scalars[i + 1] == "{", let close = scalars[(i + 2)...].firstIndex(of: "}") {
+                    let inner = String(String.UnicodeScalarView(scalars[(i + 2)..<close]))
+                    let last = inner.split(separator: ".").last.map(String.init) ?? inner
+                    if inner.unicodeScalars.allSatisfy({ isNameScalar($0) || $0 == "." }), let value = values[last] {
+                        out.append(contentsOf: value.unicodeScalars)
+                        i = close + 1
+                        continue
+                    }
+                } else if scalars[i] == "$", i + 1 < scalars.count, ScalarClass.isLetter(scalars[i + 1]) || scalars[i + 1] == "_" {
+                    var end = i + 1
+                    while end < scalars.count, isNameScalar(scalars[end]) { end += 1 }
+                    if let value = values[String(String.UnicodeScalarView(scalars[(i + 1)..<end]))] {
+                        out.append(contentsOf: value.unicodeScalars)
+                        i = end
+                        continue
+                    }
+                }
+                out.append(scalars[i])
+                i += 1
+            }
+            return String(out)
+        }
+        var out: [Token] = []
+        for (index, token) in tokens.enumerated() {
+            switch token {
+            case .identifier(let name) where values[name] != nil:
+                func at(_ offset: Int) -> Token? { index + offset < tokens.count ? tokens[index + offset] : nil }
+                // Not its own declaration (`NAME =`, `NAME: Type =`, `NAME: Type? =`) nor a call.
+                var isIdentifier2 = false
+                if case .identifier = at(2) { isIdentifier2 = true }
+                let declared =
+                    at(1) == .punctuation("=") || (at(1) == .punctuation(":") && isIdentifier2 && (at(3) == .punctuation("=") || at(3) == .punctuation("?")))
+                if declared || at(1) == .punctuation("(") {
+                    out.append(token)
+                    continue
+                }
+                // A qualified name (`Pins.PRIMARY`, `BuildConfig.PIN`): the qualifier goes.
+                while out.count >= 2, out[out.count - 1] == .punctuation("."), case .identifier = out[out.count - 2] { out.removeLast(2) }
+                out.append(.string(values[name]!))
+            case .string(let text):
+                out.append(.string(template(text)))
+            default:
+                out.append(token)
+            }
+            // "a" + "b" → "ab"
+            if out.count >= 3, case .string(let right) = out[out.count - 1], out[out.count - 2] == .punctuation("+"), case .string(let left) = out[out.count - 3] {
+                out.removeLast(3)
+                out.append(.string(left + right))
+            }
+        }
+        return out
+    }
+}
+
+extension CodeLiteralScanner.Token {
+    /// The token as it could be written, for messages.
+    var sourceText: String {
+        switch self {
+        case .string(let text): "\"\(text)\""
+        case .identifier(let name): name
+        case .punctuation(let p): p
+        }
     }
 }

@@ -66,7 +66,7 @@ enum PinDocumentReader {
         if trimmed.contains("<network-security-config") { return try android(text) }
         if trimmed.hasPrefix("{") || trimmed.hasPrefix("[") { return try json(bytes) }
         if trimmed.contains("-----BEGIN CERTIFICATE-----") { return try certificates(bytes, name: name) }
-        let tokens = CodeLiteralScanner.tokens(text)
+        let tokens = CodeLiteralScanner.substitutingConstants(CodeLiteralScanner.tokens(text))
         if text.contains("CertificatePinner") || text.contains(".add(\"") { return try okhttp(tokens) }
         if text.contains("TSKPinnedDomains") || text.contains("TSKPublicKeyHashes") { return try trustKitCode(tokens) }
         if text.contains("static let spkiSHA256") || text.contains("Pin(pin: ") { return try swiftSource(text) }
@@ -230,7 +230,8 @@ enum PinDocumentReader {
                 domains.append(
                     try trustKitDomain(
                         host: host, hashes: (config["TSKPublicKeyHashes"] as? [String]) ?? [], includeSubdomains: DecodedTree.flag(config["TSKIncludeSubdomains"]),
-                        expiration: config["TSKExpirationDate"] as? String, enforce: DecodedTree.flag(config["TSKEnforcePinning"])))
+                        expiration: config["TSKExpirationDate"] as? String, enforce: DecodedTree.flag(config["TSKEnforcePinning"]),
+                        excludedFromParent: DecodedTree.flag(config["TSKExcludeSubdomainFromParentPolicy"])))
             }
         }
         let ats = ((top["NSAppTransportSecurity"] as? [String: Any])?["NSPinnedDomains"] as? [String: Any]) ?? (top["NSPinnedDomains"] as? [String: Any])
@@ -257,7 +258,13 @@ enum PinDocumentReader {
         return PinDocument(format: formats.joined(separator: " + "), domains: domains)
     }
 
-    static func trustKitDomain(host: String, hashes: [String], includeSubdomains: Bool?, expiration: String?, enforce: Bool?) throws(ReadError) -> PinDomain {
+    static func trustKitDomain(
+        host: String, hashes: [String], includeSubdomains: Bool?, expiration: String?, enforce: Bool?, excludedFromParent: Bool?
+    ) throws(ReadError) -> PinDomain {
+        // TrustKit refuses a pinned domain without hashes unless it only opts out of its parent's policy.
+        if hashes.isEmpty, excludedFromParent != true {
+            throw ReadError(message: "\(host) has no TSKPublicKeyHashes and is not marked TSKExcludeSubdomainFromParentPolicy (TrustKit refuses such a domain)")
+        }
         var pins: [Pin] = []
         for hash in hashes {
             guard let digest = PinText.digest(hash) ?? PinText.parse(hash)?.digest else {
@@ -283,21 +290,57 @@ enum PinDocumentReader {
         var domains: [PinDomain] = []
         for (key, config) in pairs {
             guard let host = key.keyName else { continue }
+            if case .array(let hashes)? = config["TSKPublicKeyHashes"] {
+                let names = hashes.compactMap { hash -> String? in
+                    if case .identifier(let name) = hash { return name }
+                    return nil
+                }
+                if !names.isEmpty {
+                    throw ReadError(
+                        message: "\(host): TSKPublicKeyHashes names \(names.joined(separator: ", ")), which are not string constants of this file, so the pins are unknown: "
+                            + "write them as literals, or check a file that `mtls pin --format trustkit` wrote")
+                }
+            }
             domains.append(
                 try trustKitDomain(
                     host: host, hashes: config["TSKPublicKeyHashes"]?.strings ?? [], includeSubdomains: config["TSKIncludeSubdomains"]?.boolValue,
-                    expiration: config["TSKExpirationDate"]?.strings.first, enforce: config["TSKEnforcePinning"]?.boolValue))
+                    expiration: config["TSKExpirationDate"]?.strings.first, enforce: config["TSKEnforcePinning"]?.boolValue,
+                    excludedFromParent: config["TSKExcludeSubdomainFromParentPolicy"]?.boolValue))
         }
         return PinDocument(format: "TrustKit configuration", domains: domains)
     }
 
-    /// OkHttp `.add("pattern", "sha256/…", …)` calls, Kotlin or Java.
+    /// OkHttp `.add("pattern", "sha256/…", …)` calls, Kotlin or Java, with string constants of the
+    /// file resolved. A call of a `CertificatePinner.Builder()` chain, or one that names a pin, whose
+    /// pattern or pins are expressions the reader cannot evaluate is refused rather than left out:
+    /// left out, its host would read as not pinned.
     static func okhttp(_ tokens: [CodeLiteralScanner.Token]) throws(ReadError) -> PinDocument {
         var order: [String] = []
         var byPattern: [String: [Pin]] = [:]
         for call in CodeLiteralScanner.addCalls(in: tokens) {
-            guard let pattern = call.first else { continue }
-            for text in call.dropFirst() {
+            let namesPin = call.arguments.contains {
+                if case .string(let text) = $0 { return text.hasPrefix("sha256/") || text.hasPrefix("sha1/") }
+                return false
+            }
+            guard call.inPinnerChain || namesPin, call.arguments.count >= 2 else { continue }
+            var texts: [String] = []
+            for argument in call.arguments {
+                switch argument {
+                case .string(let text): texts.append(text)
+                case .unresolved(let expression):
+                    let written = call.arguments.map {
+                        switch $0 {
+                        case .string(let text): "\"\(text)\""
+                        case .unresolved(let text): text
+                        }
+                    }
+                    throw ReadError(
+                        message: ".add(\(written.joined(separator: ", "))): \(DisplayText.quoted(expression)) is not a string literal or a string constant of this file, "
+                            + "so its pattern or pin is unknown: check a file that `mtls pin --format okhttp` wrote, or write the pins as literals")
+                }
+            }
+            let pattern = texts[0]
+            for text in texts.dropFirst() {
                 guard text.hasPrefix("sha256/") || text.hasPrefix("sha1/") else {
                     throw ReadError(message: "\(DisplayText.quoted(text)): OkHttp pins start with sha256/ (or sha1/)")
                 }
