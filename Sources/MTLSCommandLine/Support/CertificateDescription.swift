@@ -30,6 +30,16 @@ enum CertificateDescription {
         ]
         let problems = certificate.problems
         if !problems.isEmpty { pairs.append(("problems", .strings(problems))) }
+        if let settings = certificate.trustSettings {
+            pairs.append(
+                (
+                    "trustSettings",
+                    .object([
+                        ("trusted", .strings(settings.trusted.map(CertificateTrustSettings.name(of:)))),
+                        ("rejected", .strings(settings.rejected.map(CertificateTrustSettings.name(of:)))), ("alias", JSON.optional(settings.alias)),
+                    ])
+                ))
+        }
         return .object(pairs + extra)
     }
 
@@ -63,6 +73,12 @@ enum CertificateDescription {
             row("Basic constraints", constraints.isCA ? "CA" + (constraints.pathLengthConstraint.map { ", path length \($0)" } ?? "") : "not a CA")
         }
         if certificate.isSelfSigned { row("Self-signed", "yes") }
+        if let settings = certificate.trustSettings {
+            // OpenSSL's TRUSTED CERTIFICATE: as an anchor, only for what these allow.
+            row("Trusted for", settings.trusted.isEmpty ? "(no list: any purpose not rejected)" : settings.trusted.map(CertificateTrustSettings.name(of:)).joined(separator: ", "))
+            if !settings.rejected.isEmpty { row("Rejected for", settings.rejected.map(CertificateTrustSettings.name(of:)).joined(separator: ", ")) }
+            if let alias = settings.alias { row("Alias", alias) }
+        }
         for problem in certificate.problems { row("Problem", problem) }
         row("SHA-256", certificate.sha256Fingerprint.colonHex)
         row("SHA-1", certificate.sha1Fingerprint.colonHex)

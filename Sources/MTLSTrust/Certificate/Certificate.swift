@@ -20,6 +20,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     let reference: X509Reference
     /// The DER encoding, as `openssl x509 -outform DER` writes it.
     public let derBytes: [UInt8]
+    /// The purposes the certificate was given as trusted or rejected for, when it was read from
+    /// OpenSSL's `TRUSTED CERTIFICATE` form; nil otherwise. As an anchor it is then trusted only
+    /// for what these allow (see ``CertificateTrustSettings``).
+    public internal(set) var trustSettings: CertificateTrustSettings?
 
     /// Parses one DER certificate.
     ///
@@ -111,7 +115,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Wraps an `X509*` whose reference the caller hands over, with its DER already known.
-    private init(taking pointer: OpaquePointer, derBytes: [UInt8]) {
+    init(taking pointer: OpaquePointer, derBytes: [UInt8]) {
         self.reference = X509Reference(taking: pointer)
         self.derBytes = derBytes
     }
@@ -147,11 +151,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
                     // A `.p7b` chain in PEM (`openssl crl2pkcs7`, Windows' Base64 export).
                     certificates += try Certificate.fromPKCS7(derBytes: block.derBytes)
                 } else if block.label == "TRUSTED CERTIFICATE" {
-                    // OpenSSL's trusted form: a certificate followed by trust settings.
-                    guard let element = DER.element(in: block.derBytes, at: 0) else {
-                        throw MTLSTrustError(.malformedInput, "not DER")
-                    }
-                    certificates.append(try Certificate(derBytes: Array(block.derBytes[0..<element.end])))
+                    certificates.append(try Certificate(trustedCertificateDER: block.derBytes))
                 } else {
                     certificates.append(try Certificate(derBytes: block.derBytes))
                 }

@@ -285,8 +285,12 @@ public struct TrustEvaluator: Sendable {
         // OpenSSL says both when the callback lets it go on: one fact, told once.
         let issuerMissingAt = Set(
             collector.errors.filter { $0.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT || $0.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY }.map(\.depth))
+        // An anchor whose trust settings reject the purpose: OpenSSL's purpose check of a trusted
+        // certificate then fails too, for the same reason.
+        let rejectedAt = Set(collector.errors.filter { $0.code == X509_V_ERR_CERT_REJECTED }.map(\.depth))
         for error in collector.errors {
             let depth = Int(error.depth)
+            if error.code == X509_V_ERR_INVALID_PURPOSE && rejectedAt.contains(error.depth) { continue }
             if cutAt.contains(error.depth) && (error.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT || error.code == X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY) { continue }
             if error.code == X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE && issuerMissingAt.contains(error.depth) && !cutAt.contains(error.depth) { continue }
             if waived(code: error.code, depth: depth, certificate: error.certificate, chainCount: chain.count, anchored: anchored, time: time) { continue }
@@ -374,9 +378,17 @@ public struct TrustEvaluator: Sendable {
         // (collisions are practical) and RSA keys under 1024 bits.
         // Level 0: no limits at all, when the caller applies its own (platform verdicts).
         X509_VERIFY_PARAM_set_auth_level(param, !policy.enforcesAlgorithmStrength ? 0 : (policy.enforcesWebPKI ? 2 : 1))
+        // The trust too: X509_STORE_CTX_init infers it from the purpose only when the purpose is
+        // set before it, and this runs after. Left at the default, an anchor's trust settings
+        // (TRUSTED CERTIFICATE) would be read for anyExtendedKeyUsage: one rejected for
+        // serverAuth trusted, one trusted for serverAuth rejected.
         switch policy.purpose {
-        case .server: _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_SERVER)
-        case .client: _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_CLIENT)
+        case .server:
+            _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_SERVER)
+            _ = X509_VERIFY_PARAM_set_trust(param, X509_TRUST_SSL_SERVER)
+        case .client:
+            _ = X509_VERIFY_PARAM_set_purpose(param, X509_PURPOSE_SSL_CLIENT)
+            _ = X509_VERIFY_PARAM_set_trust(param, X509_TRUST_SSL_CLIENT)
         case .any: break
         }
         // SAN only, never the subject CN (as browsers, rustls and pyca), for the host check and for

@@ -72,6 +72,24 @@ enum VerifyErrorCatalog {
                 "the chain ends at the root \(label), which is not among the anchors",
                 "pass that root with \(setting: .anchors), or add \(setting: .systemRoots) if it is a public CA"
             )
+        case X509_V_ERR_CERT_REJECTED, X509_V_ERR_CERT_UNTRUSTED:
+            // An anchor read from a TRUSTED CERTIFICATE whose trust settings do not allow the purpose.
+            let purpose = policy.purpose.extendedKeyUsageOID.map(CertificateTrustSettings.name(of:)) ?? "anyExtendedKeyUsage"
+            let settings = certificate?.trustSettings
+            let rejected = settings?.rejected.map(CertificateTrustSettings.name(of:)) ?? []
+            let trusted = settings?.trusted.map(CertificateTrustSettings.name(of:)) ?? []
+            var why: String
+            if !rejected.isEmpty, rejected.contains(purpose) || rejected.contains("anyExtendedKeyUsage") {
+                why = "its trust settings reject it for \(rejected.joined(separator: ", "))"
+            } else if !trusted.isEmpty {
+                why = "its trust settings trust it only for \(trusted.joined(separator: ", "))"
+            } else {
+                why = "its trust settings do not allow it"
+            }
+            return (
+                "the anchor \(label) may not be used for \(purpose): \(why) (it was given as a TRUSTED CERTIFICATE)",
+                "if you do trust it for \(purpose), give it as a plain CERTIFICATE, or change its settings (`openssl x509 -in FILE -trustout -clrreject -addtrust \(purpose)`); a bundle that marks it so (p11-kit's ca-bundle.trust.crt) means it is not a TLS anchor"
+            )
         case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
             let anchorsHint: Hint =
                 policy.anchors.isEmpty && !policy.includesSystemRoots
