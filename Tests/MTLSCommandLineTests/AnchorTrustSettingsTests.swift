@@ -71,4 +71,42 @@ final class AnchorTrustSettingsTests: XCTestCase {
         let inspectedJSON = mtls(["inspect", rejected, "--json"])
         XCTAssertContains(inspectedJSON.stdout, #""trustSettings":{"trusted":[],"rejected":["serverAuth"],"alias":null}"#)
     }
+
+    /// `--anchors DIR` reads a directory as curl's `--capath` and OpenSSL's CApath do: the
+    /// certificate files and the hash links `openssl rehash` makes, each certificate once; the
+    /// verdict is openssl verify -CApath's.
+    func testADirectoryOfAnchorsIsReadAsCurlsCapath() throws {
+        let directory = try TemporaryDirectory(self)
+        let capath = directory.file("capath")
+        try FileManager.default.createDirectory(atPath: capath, withIntermediateDirectories: false)
+        try FileManager.default.copyItem(atPath: Fixtures.path("root-ca.pem"), toPath: capath + "/root-ca.pem")
+        _ = try OpenSSL.output(["rehash", capath])
+        try FileManager.default.createDirectory(atPath: capath + "/java", withIntermediateDirectories: false)
+        try Data("not a certificate".utf8).write(to: URL(fileURLWithPath: capath + "/README"))
+        let judge = try OpenSSL.run(["verify", "-CApath", capath, "-untrusted", Fixtures.path("intermediate-ca.pem"), "-attime", "1780272000", Fixtures.path("server.pem")])
+        XCTAssertEqual(judge.status, 0, judge.description)
+        let trusted = mtls(["verify", Fixtures.path("server-chain.pem"), "--anchors", capath, "--host", "localhost", "--at", "2026-06-01T00:00:00Z", "--json"])
+        XCTAssertExit(trusted, 0)
+        let json = try trusted.json()
+        let chain = try XCTUnwrap(json["chain"] as? [[String: Any]])
+        XCTAssertEqual(chain.filter { $0["isAnchor"] as? Bool == true }.count, 1)
+        // The only file, through its hash link as well: no certificate twice, no complaint about the rest.
+        let hashOnly = directory.file("hash-only")
+        try FileManager.default.createDirectory(atPath: hashOnly, withIntermediateDirectories: false)
+        let links = try FileManager.default.contentsOfDirectory(atPath: capath).filter { $0.hasSuffix(".0") }
+        XCTAssertEqual(links.count, 1)
+        try FileManager.default.copyItem(atPath: Fixtures.path("root-ca.pem"), toPath: hashOnly + "/" + links[0])
+        XCTAssertExit(mtls(["verify", Fixtures.path("server-chain.pem"), "--anchors", hashOnly, "--host", "localhost", "--at", "2026-06-01T00:00:00Z"]), 0)
+        let empty = directory.file("empty")
+        try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
+        let refused = mtls(["verify", Fixtures.path("server-chain.pem"), "--anchors", empty])
+        XCTAssertExit(refused, 3)
+        XCTAssertContains(refused.stderr, "holds no certificate file")
+        let broken = directory.file("broken")
+        try FileManager.default.createDirectory(atPath: broken, withIntermediateDirectories: false)
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: broken + "/bad.pem"))
+        let bad = mtls(["verify", Fixtures.path("server-chain.pem"), "--anchors", broken])
+        XCTAssertExit(bad, 3)
+        XCTAssertContains(bad.stderr, "bad.pem")
+    }
 }

@@ -17,7 +17,7 @@ enum VerifyCommand {
             """,
         arguments: [ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)],
         options: [
-            OptionSpec(.anchors, valueName: "FILE", repeatable: true, help: "Trust only the certificates in FILE (repeatable)."),
+            OptionSpec(.anchors, valueName: "FILE", repeatable: true, help: "Trust only the certificates in FILE, or in a directory such as /etc/ssl/certs (repeatable)."),
             OptionSpec(.systemRoots, help: "Also trust the system's roots when --anchors is given."),
             OptionSpec(.intermediates, valueName: "FILE", repeatable: true, help: "Untrusted intermediates for path building (repeatable)."),
             OptionSpec(.host, valueName: "NAME", help: "DNS name or IP literal the leaf must carry in its subjectAltName."),

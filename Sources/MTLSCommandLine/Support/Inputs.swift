@@ -19,6 +19,12 @@ enum Inputs {
 
     /// Loads certificates from a PEM, DER or PKCS#12 file.
     static func certificates(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> [Certificate] {
+        if path != "-", CertificateLoader.isDirectory(path) {
+            // A directory of certificates, as curl's --capath and OpenSSL's CApath (/etc/ssl/certs).
+            do throws(MTLSTrustError) { return try CertificateLoader.certificates(inDirectory: path) } catch {
+                throw CommandFailure(ExitCode.badInput, error.message, hint: hint(for: error, path: error.source ?? path))
+            }
+        }
         let bytes = try read(path, console: console)
         do throws(MTLSTrustError) {
             return try CertificateLoader.certificates(from: bytes, password: password, source: path).certificates

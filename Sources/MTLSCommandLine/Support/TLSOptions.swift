@@ -9,7 +9,7 @@ import MTLSTrust
 /// The TLS client options shared by `probe` and `pin https://…` (see CLI.md).
 enum TLSOptions {
     static let specs: [OptionSpec] = [
-        OptionSpec(.anchors, valueName: "FILE", repeatable: true, help: "Trust only these anchors (repeatable)."),
+        OptionSpec(.anchors, valueName: "FILE", repeatable: true, help: "Trust only these anchors: a file, or a directory of certificates such as /etc/ssl/certs (repeatable)."),
         OptionSpec(.systemRoots, help: "Also trust the system roots when --anchors is given."),
         OptionSpec(.insecure, short: "-k", help: "Report trust problems but continue (diagnosis only)."),
         OptionSpec(.noHostnameCheck, help: "Do not check the server's name against its certificate."),

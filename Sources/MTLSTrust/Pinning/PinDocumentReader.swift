@@ -464,19 +464,7 @@ enum PinDocumentReader {
 
     /// A directory of `.cer`/`.der`/`.crt` files, as bundled for Alamofire/AFNetworking.
     static func certificateDirectory(_ path: String) throws(MTLSTrustError) -> PinDocument {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []).filter {
-            ["cer", "der", "crt", "pem"].contains(PathText.pathExtension($0).lowercased())
-        }.sorted()
-        var pins: [Pin] = []
-        for name in names {
-            let file = PathText.appending(path, name)
-            do throws(MTLSTrustError) {
-                for certificate in try CertificateLoader.certificates(atPath: file) { pins.append(.certificate(certificate)) }
-            } catch {
-                throw error.attributed(to: file)
-            }
-        }
-        if pins.isEmpty { throw MTLSTrustError(.malformedInput, "\(path) holds no .cer, .der, .crt or .pem certificate", source: path) }
+        let pins = try CertificateLoader.certificates(inDirectory: path).map { Pin.certificate($0) }
         return PinDocument(format: "bundled certificates (.cer)", domains: [PinDomain(pattern: "", matching: .anyHost, requirements: [PinRequirement(scope: .chain, pins: pins)])])
     }
 

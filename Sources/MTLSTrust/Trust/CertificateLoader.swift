@@ -113,6 +113,47 @@ public enum CertificateLoader {
         return try certificates(from: bytes, password: password, source: path).certificates
     }
 
+    /// True when `path` names a directory (through symbolic links).
+    public static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// The certificates of a directory, as OpenSSL's CApath and curl's `--capath` take it
+    /// (`/etc/ssl/certs`): the files named `*.pem`, `*.crt`, `*.cer` or `*.der`, and OpenSSL's hash
+    /// links (`5ed36f99.0`), symbolic links followed, each certificate once, in name order.
+    /// Subdirectories and other files are left alone.
+    ///
+    /// - Throws: the error of a file that does not read (naming it), or `.malformedInput` when the
+    ///   directory holds no such file.
+    public static func certificates(inDirectory path: String) throws(MTLSTrustError) -> [Certificate] {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: path) else {
+            throw MTLSTrustError(.unreadableFile, "\(path) cannot be read as a directory", source: path)
+        }
+        let names = entries.filter { name in
+            if ["cer", "der", "crt", "pem"].contains(PathText.pathExtension(name).lowercased()) { return true }
+            // OpenSSL's c_rehash names: eight hex digits, a dot, a counter (`.r0` … are CRLs).
+            let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+            return parts.count == 2 && parts[0].count == 8 && parts[0].allSatisfy(\.isHexDigit) && !parts[1].isEmpty && parts[1].allSatisfy { $0.isASCII && $0.isNumber }
+        }.sorted()
+        var certificates: [Certificate] = []
+        var seen = Set<Certificate>()
+        for name in names {
+            let file = PathText.appending(path, name)
+            if isDirectory(file) { continue }
+            do throws(MTLSTrustError) {
+                for certificate in try CertificateLoader.certificates(atPath: file) where seen.insert(certificate).inserted { certificates.append(certificate) }
+            } catch {
+                throw error.attributed(to: file)
+            }
+        }
+        if certificates.isEmpty {
+            throw MTLSTrustError(
+                .malformedInput, "\(path) holds no certificate file (*.pem, *.crt, *.cer, *.der, or OpenSSL hash links such as 5ed36f99.0)", source: path)
+        }
+        return certificates
+    }
+
     /// Reads a CRL file (PEM bundle or DER).
     public static func crls(atPath path: String) throws(MTLSTrustError) -> [CertificateRevocationList] {
         let bytes = try readFile(path)
