@@ -1,4 +1,5 @@
 import Foundation
+import MTLSTrust
 import XCTest
 
 /// Anchors given in OpenSSL's TRUSTED CERTIFICATE form carry the purposes they may anchor
@@ -97,6 +98,13 @@ final class AnchorTrustSettingsTests: XCTestCase {
         XCTAssertEqual(links.count, 1)
         try FileManager.default.copyItem(atPath: Fixtures.path("root-ca.pem"), toPath: hashOnly + "/" + links[0])
         XCTAssertExit(mtls(["verify", Fixtures.path("server-chain.pem"), "--anchors", hashOnly, "--host", "localhost", "--at", "2026-06-01T00:00:00Z"]), 0)
+        // SSL_CERT_DIR adds its directories to the system roots, as OpenSSL's default paths do.
+        setenv("SSL_CERT_DIR", "/nonexistent:" + capath, 1)
+        defer { unsetenv("SSL_CERT_DIR") }
+        let roots = try CertificateLoader.systemRoots()
+        XCTAssertTrue(roots.contains(try Certificate(derBytes: try OpenSSL.output(["x509", "-in", Fixtures.path("root-ca.pem"), "-outform", "DER"]))))
+        unsetenv("SSL_CERT_DIR")
+        XCTAssertFalse(try CertificateLoader.systemRoots().contains { $0.subject.contains("mtls Test Root CA") })
         let empty = directory.file("empty")
         try FileManager.default.createDirectory(atPath: empty, withIntermediateDirectories: false)
         let refused = mtls(["verify", Fixtures.path("server-chain.pem"), "--anchors", empty])

@@ -174,13 +174,26 @@ public enum CertificateLoader {
         "/opt/homebrew/etc/ca-certificates/cert.pem", "/usr/local/etc/ca-certificates/cert.pem",
     ]
 
-    /// The system's trusted roots, read from the first bundle found (`SSL_CERT_FILE` first).
+    /// The system's trusted roots: the first bundle found (`SSL_CERT_FILE` first), and the
+    /// certificates of the directories in `SSL_CERT_DIR` (colon-separated), as OpenSSL's default
+    /// paths take both.
     public static func systemRoots() throws(MTLSTrustError) -> [Certificate] {
         var paths = systemBundlePaths
         if let override = ProcessInfo.processInfo.environment["SSL_CERT_FILE"], !override.isEmpty { paths.insert(override, at: 0) }
-        for path in paths where FileManager.default.isReadableFile(atPath: path) {
-            if let certificates = try? certificates(atPath: path), !certificates.isEmpty { return certificates }
+        var roots: [Certificate] = []
+        for path in paths where FileManager.default.isReadableFile(atPath: path) && !isDirectory(path) {
+            if let certificates = try? certificates(atPath: path), !certificates.isEmpty {
+                roots = certificates
+                break
+            }
         }
+        if let directories = ProcessInfo.processInfo.environment["SSL_CERT_DIR"], !directories.isEmpty {
+            var seen = Set(roots)
+            for directory in directories.split(separator: ":").map(String.init) where isDirectory(directory) {
+                for certificate in (try? certificates(inDirectory: directory)) ?? [] where seen.insert(certificate).inserted { roots.append(certificate) }
+            }
+        }
+        if !roots.isEmpty { return roots }
         throw MTLSTrustError(
             .unreadableFile, "no system CA bundle was found (looked in \(paths.joined(separator: ", ")))",
             hint: "install ca-certificates, or give the CAs to trust with \(setting: .anchors)")
