@@ -198,6 +198,20 @@ final class PinCommandTests: XCTestCase {
         XCTAssertContains(refused.stderr, "28 base64 characters")
     }
 
+    /// A backup key in PKCS#1 form (`RSA PUBLIC KEY`, from `openssl rsa -RSAPublicKey_out` or
+    /// `ssh-keygen -e -m PEM`) pins as the SubjectPublicKeyInfo that certificates carry.
+    func testAnRSAPublicKeyInPKCS1FormPinsAsItsSubjectPublicKeyInfo() throws {
+        let directory = try TemporaryDirectory(self)
+        let spki = try OpenSSL.output(["x509", "-in", Fixtures.path("client-bob-rsa.pem"), "-pubkey", "-noout"])
+        let pkcs1 = directory.file("backup-rsa.pem")
+        _ = try OpenSSL.output(["rsa", "-pubin", "-RSAPublicKey_out", "-out", pkcs1], stdin: spki)
+        XCTAssertTrue(try String(contentsOfFile: pkcs1, encoding: .utf8).hasPrefix("-----BEGIN RSA PUBLIC KEY-----"))
+        let pinned = mtls(["pin", pkcs1])
+        XCTAssertExit(pinned, 0)
+        XCTAssertContains(pinned.stdout, try OpenSSL.spkiPin(publicKeyPEM: spki))
+        XCTAssertContains(mtls(["inspect", pkcs1]).stdout, "RSA 2048")
+    }
+
     func testCheckWithAMissingOrEmptyPinFileIsBadInput() throws {
         let directory = try TemporaryDirectory(self)
         let empty = try directory.write("empty.txt", text: "# nothing here\n")

@@ -135,6 +135,7 @@ enum ConvertCommand {
             }
             if blocks.count < elements.count || blocks.contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return .privateKey }
             if let block = blocks.first(where: { $0.label == "PUBLIC KEY" }) { return .publicKey(block.derBytes) }
+            if let block = blocks.first(where: { $0.label == "RSA PUBLIC KEY" }) { return .publicKey(try PublicKey(pkcs1RSAPublicKeyDER: block.derBytes).spkiDER) }
             let crls = blocks.filter { $0.label == "X509 CRL" }.map(\.derBytes)
             if !crls.isEmpty { return .crl(crls) }
             throw MTLSTrustError(.wrongObjectKind, "it holds no certificate, key or CRL PEM block")

@@ -80,6 +80,8 @@ enum InspectCommand {
             return csrItem(try CertificateSigningRequest(derBytes: block.derBytes))
         case "PUBLIC KEY":
             return publicKeyItem(try PublicKey(spkiDER: block.derBytes))
+        case "RSA PUBLIC KEY":
+            return publicKeyItem(try PublicKey(pkcs1RSAPublicKeyDER: block.derBytes))
         default:
             if block.label.hasSuffix("PRIVATE KEY") {
                 return try privateKeyItem(Array(block.text.utf8), encrypted: block.label == "ENCRYPTED PRIVATE KEY" || block.isTraditionallyEncrypted, password: password)

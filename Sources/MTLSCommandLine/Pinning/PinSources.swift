@@ -92,7 +92,9 @@ enum PinSources {
                     continue
                 }
                 guard case .parsed(let block) = element else { continue }
-                if block.label == "PUBLIC KEY" || block.label == "RSA PUBLIC KEY", let key = try? PublicKey(spkiDER: block.derBytes) {
+                if let key = (block.label == "PUBLIC KEY" ? try? PublicKey(spkiDER: block.derBytes) : nil)
+                    ?? (block.label == "RSA PUBLIC KEY" ? try? PublicKey(pkcs1RSAPublicKeyDER: block.derBytes) : nil)
+                {
                     entries.append(PinEntry(pin: .publicKey(of: key), role: .backup, label: "backup key (\(short))", source: path))
                 } else if block.label.contains("CERTIFICATE REQUEST"), let request = try? CertificateSigningRequest(derBytes: block.derBytes) {
                     entries.append(PinEntry(pin: .publicKey(of: request.publicKey), role: .backup, label: "backup CSR \(request.subject) (\(short))", source: path))

@@ -144,6 +144,35 @@ public struct PublicKey: Sendable, Hashable {
         self.init(taking: key)
     }
 
+    /// Parses a PKCS#1 `RSAPublicKey` (PEM `RSA PUBLIC KEY`, as `openssl rsa -RSAPublicKey_out` and
+    /// `ssh-keygen -e -m PEM` write it), by wrapping it in the SubjectPublicKeyInfo that pins and
+    /// certificates carry (rsaEncryption, NULL parameters).
+    public init(pkcs1RSAPublicKeyDER der: [UInt8]) throws(MTLSTrustError) {
+        guard let element = DER.element(in: der, at: 0), element.tag == 0x30, element.end == der.count else {
+            throw MTLSTrustError(.malformedInput, "the data is not a DER RSAPublicKey (PKCS#1)")
+        }
+        func encoded(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+            var length: [UInt8] = []
+            var count = content.count
+            if count < 0x80 {
+                length = [UInt8(count)]
+            } else {
+                while count > 0 {
+                    length.insert(UInt8(count & 0xFF), at: 0)
+                    count >>= 8
+                }
+                length.insert(0x80 | UInt8(length.count), at: 0)
+            }
+            return [tag] + length + content
+        }
+        // rsaEncryption 1.2.840.113549.1.1.1, NULL
+        let algorithm = encoded(0x30, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x01, 0x05, 0x00])
+        let spki = encoded(0x30, algorithm + encoded(0x03, [0x00] + der))
+        do throws(MTLSTrustError) { try self.init(spkiDER: spki) } catch {
+            throw MTLSTrustError(.malformedInput, "the data is not a DER RSAPublicKey (PKCS#1): \(error.message)", openSSLDetail: error.openSSLDetail)
+        }
+    }
+
     static func encodeSPKI(_ key: OpaquePointer) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_PUBKEY(key, &out)
