@@ -150,7 +150,7 @@ final class ExportCommandTests: XCTestCase {
         let out = directory.file("x.p12")
         for (arguments, option) in [
             (["--key", key, "--out", out, "--password", "pass:x"], "--cert"),
-            (["--cert", cert, "--out", out, "--password", "pass:x"], "--key"),
+            (["--cert", cert, "--out", out, "--password", "pass:x"], "--key"),  // the certificate file holds no key
             (["--cert", cert, "--key", key, "--password", "pass:x"], "--out"),
             (["--cert", cert, "--key", key, "--out", out], "--password"),
         ] {
@@ -159,6 +159,23 @@ final class ExportCommandTests: XCTestCase {
             XCTAssertContains(result.stderr, option)
         }
         XCTAssertEqual(try directory.contents(), [])
+    }
+
+    /// A PEM file with the certificate and its key (what curl's `--cert` and HAProxy take) needs no
+    /// `--key`; a certificate file without a key still does, as a usage error that says so.
+    func testACombinedPEMNeedsNoKeyOption() throws {
+        let directory = try TemporaryDirectory(self)
+        let combined = try directory.write(
+            "combined.pem", text: try String(contentsOfFile: cert, encoding: .utf8) + (try String(contentsOfFile: key, encoding: .utf8)))
+        let out = directory.file("combined.p12")
+        let written = mtls(["export", "--cert", combined, "--out", out, "--password", "pass:x"])
+        XCTAssertExit(written, 0)
+        let read = try OpenSSL.run(["pkcs12", "-in", out, "-passin", "pass:x", "-nodes"])
+        XCTAssertEqual(read.status, 0, read.description)
+        XCTAssertTrue(read.stdoutText.contains("PRIVATE KEY-----") && read.stdoutText.contains("BEGIN CERTIFICATE"), read.stdoutText)
+        let withoutKey = mtls(["export", "--cert", cert, "--out", directory.file("none.p12"), "--password", "pass:x"])
+        XCTAssertExit(withoutKey, 2)
+        XCTAssertContains(withoutKey.stderr, "holds no private key: give it with --key FILE")
     }
 
     func testBadCertificateOrKeyFilesAreBadInput() throws {

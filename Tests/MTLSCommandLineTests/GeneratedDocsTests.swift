@@ -141,7 +141,7 @@ final class GeneratedDocsTests: XCTestCase {
         )
         let export = try XCTUnwrap(MTLSCommand.rootSpec.subcommand(named: "export"))
         XCTAssertEqual(
-            ArgumentParser.usageLine(for: export, commandPath: ["mtls", "export"]), "mtls export --cert <FILE> --key <FILE> --out <FILE> [<options>]")
+            ArgumentParser.usageLine(for: export, commandPath: ["mtls", "export"]), "mtls export --cert <FILE> --out <FILE> [<options>]")
         let result = mtls(["convert", Fixtures.path("client-alice.der")])
         XCTAssertEqual(result.exitCode, ExitCode.usage, "\(result)")
         XCTAssertContains(result.stderr, "Missing expected argument '--to <FORMAT>'")

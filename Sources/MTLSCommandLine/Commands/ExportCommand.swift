@@ -17,7 +17,7 @@ enum ExportCommand {
             """,
         options: [
             OptionSpec(.cert, valueName: "FILE", help: "The certificate (PEM or DER).", required: true),
-            OptionSpec(.key, valueName: "FILE", help: "Its private key (PEM or DER).", required: true),
+            OptionSpec(.key, valueName: "FILE", help: "Its private key (PEM or DER; default: the --cert file, when it holds the key too)."),
             OptionSpec(.keyPassword, valueName: "SPEC", help: "Password of an encrypted key."),
             OptionSpec(.chain, valueName: "FILE", repeatable: true, help: "Chain certificates to include (repeatable)."),
             OptionSpec(.out, valueName: "FILE", help: "The PKCS#12 file to write.", required: true),
@@ -31,7 +31,7 @@ enum ExportCommand {
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
         guard let certPath = arguments.value(.cert) else { throw CommandFailure.usage("--cert FILE is required", command: "export") }
-        guard let keyPath = arguments.value(.key) else { throw CommandFailure.usage("--key FILE is required", command: "export") }
+        let keyPath = try Inputs.keyPath(forCertificate: certPath, key: arguments.value(.key), command: "export")
         guard let out = arguments.value(.out) else { throw CommandFailure.usage("--out FILE.p12 is required", command: "export") }
         if FileManager.default.fileExists(atPath: out) && !arguments.flag(.force) {
             throw CommandFailure(ExitCode.badInput, "\(out) already exists; pass --force to overwrite it")

@@ -35,7 +35,7 @@ enum ServeCommand {
             OptionSpec(.bind, valueName: "ADDR", help: "The address to listen on.", defaultValue: "127.0.0.1"),
             OptionSpec(.pkiDir, valueName: "DIR", help: "Where the test PKI lives (default: a new temporary directory)."),
             OptionSpec(.cert, valueName: "FILE", help: "Server certificate (and chain) instead of the test PKI's."),
-            OptionSpec(.key, valueName: "FILE", help: "Server private key for --cert."),
+            OptionSpec(.key, valueName: "FILE", help: "Server private key for --cert (default: the --cert file, when it holds the key too)."),
             OptionSpec(.clientCa, valueName: "FILE", repeatable: true, help: "CAs trusted for client certificates (default: the test CA)."),
             OptionSpec(.crl, valueName: "FILE", repeatable: true, help: "CRLs checked for client certificates (403.13)."),
             OptionSpec(.config, valueName: "FILE", help: "Path rules from FILE instead of the defaults."),
@@ -76,7 +76,7 @@ enum ServeCommand {
         var chain: [Certificate] = []
         var clientCAs: [Certificate] = []
         if let certPath = arguments.value(.cert) {
-            guard let keyPath = arguments.value(.key) else { throw CommandFailure.usage("--cert needs --key", command: "serve") }
+            let keyPath = try Inputs.keyPath(forCertificate: certPath, key: arguments.value(.key), command: "serve")
             let certificates = try Inputs.certificates(certPath, password: nil, console: console)
             key = try Inputs.privateKey(keyPath, password: nil, console: console)
             guard let leaf = certificates.first(where: { key.matches($0) }) else {

@@ -33,6 +33,20 @@ enum Inputs {
         }
     }
 
+    /// The key file for `--cert FILE`: `--key`, or else FILE itself when it holds a PEM private
+    /// key beside the certificate (the combined PEM that curl's `--cert` and HAProxy take).
+    static func keyPath(forCertificate certificatePath: String, key: String?, command: String) throws(CommandFailure) -> String {
+        if let key { return key }
+        if certificatePath != "-", var bytes = try? CertificateLoader.readFile(certificatePath) {
+            defer { Secret.wipe(&bytes) }
+            let marker = Array("PRIVATE KEY-----".utf8)
+            if bytes.count >= marker.count, (0...(bytes.count - marker.count)).contains(where: { bytes[$0..<$0 + marker.count].elementsEqual(marker) }) {
+                return certificatePath
+            }
+        }
+        throw CommandFailure.usage("--cert \(certificatePath) holds no private key: give it with --key FILE (or the identity as --p12 FILE)", command: command)
+    }
+
     /// Loads a private key.
     static func privateKey(_ path: String, password: Secret?, console: Console) throws(CommandFailure) -> PrivateKey {
         var bytes = try read(path, console: console)

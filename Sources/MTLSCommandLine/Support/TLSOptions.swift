@@ -18,7 +18,7 @@ enum TLSOptions {
         OptionSpec(.p12, valueName: "FILE", help: "Client identity from a PKCS#12/PFX file."),
         OptionSpec(.password, valueName: "SPEC", help: "Password of --p12 (pass:, env:, file:, fd:, stdin)."),
         OptionSpec(.cert, valueName: "FILE", help: "Client certificate (PEM/DER; may include the chain)."),
-        OptionSpec(.key, valueName: "FILE", help: "Client private key."),
+        OptionSpec(.key, valueName: "FILE", help: "Client private key (default: the --cert file, when it holds the key too)."),
         OptionSpec(.keyPassword, valueName: "SPEC", help: "Password of an encrypted --key."),
         OptionSpec(.tlsMin, valueName: "VERSION", help: "Lowest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue)), defaultValue: "1.2"),
         OptionSpec(.tlsMax, valueName: "VERSION", help: "Highest TLS version.", kind: .choice(TLSVersion.allCases.map(\.rawValue))),
@@ -49,13 +49,13 @@ enum TLSOptions {
         let keyPassword =
             arguments.value(.cert) == nil ? nil : try SecretSpec.resolve(arguments.value(.keyPassword), option: "--key-password", prompt: nil, console: console)
         var identities: [ClientIdentity] = []
+        let keyPath = try arguments.value(.cert).map { cert throws(CommandFailure) in try Inputs.keyPath(forCertificate: cert, key: arguments.value(.key), command: command) }
         do throws(MTLSTrustError) {
             if let p12 = arguments.value(.p12) {
                 identities.append(try ClientIdentity.pkcs12(path: p12, password: password))
             }
-            if let cert = arguments.value(.cert) {
-                guard let key = arguments.value(.key) else { throw MTLSTrustError(.invalidArgument, "--cert needs --key") }
-                identities.append(try ClientIdentity.files(certificatePath: cert, keyPath: key, keyPassword: keyPassword))
+            if let cert = arguments.value(.cert), let keyPath {
+                identities.append(try ClientIdentity.files(certificatePath: cert, keyPath: keyPath, keyPassword: keyPassword))
             }
         } catch {
             throw CommandFailure(ExitCode.badInput, error.message, hint: Inputs.hint(for: error, path: arguments.value(.p12) ?? arguments.value(.cert) ?? ""))
