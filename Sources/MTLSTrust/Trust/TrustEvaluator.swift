@@ -361,7 +361,12 @@ public struct TrustEvaluator: Sendable {
     }
 
     private func configure(_ param: OpaquePointer, selfIssued: Int, hostError: inout Int32?) {
-        var flags = UInt(X509_V_FLAG_X509_STRICT)
+        // Certificate policies (RFC 5280 6.1): OpenSSL processes them only when asked, and with no
+        // user-initial-policy-set given it starts from an empty set, so that any requireExplicitPolicy
+        // fails. RFC 5280's default input is {anyPolicy}: the certificates' own policyConstraints,
+        // policyMappings and inhibitAnyPolicy then decide (the anchor's: AnchorPolicyConstraintsPolicy).
+        var flags = UInt(X509_V_FLAG_X509_STRICT | X509_V_FLAG_POLICY_CHECK)
+        if let anyPolicy = OBJ_txt2obj(CertificateFacts.OID.anyPolicy, 1), X509_VERIFY_PARAM_add0_policy(param, anyPolicy) != 1 { ASN1_OBJECT_free(anyPolicy) }
         if policy.allowsPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
         if !policy.crls.isEmpty { flags |= UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL) }
         X509_VERIFY_PARAM_set_flags(param, flags)

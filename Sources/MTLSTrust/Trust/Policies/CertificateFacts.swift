@@ -62,6 +62,8 @@ struct CertificateFacts: Sendable {
         static let crlDistributionPoints = "2.5.29.31"
         static let certificatePolicies = "2.5.29.32"
         static let anyPolicy = "2.5.29.32.0"
+        static let policyMappings = "2.5.29.33"
+        static let inhibitAnyPolicy = "2.5.29.54"
         static let ocsp = "1.3.6.1.5.5.7.48.1"
         static let caIssuers = "1.3.6.1.5.5.7.48.2"
         static let cpsQualifier = "1.3.6.1.5.5.7.2.1"
