@@ -169,6 +169,18 @@ enum VerifyErrorCatalog {
             return ("\(label) issued a certificate but its key usage lacks keyCertSign", "the CA certificate is misconfigured")
         case let code where TrustRule(rawValue: code) != nil:
             return ("\(label) breaks the rule \(name(code))", "see the rule's documentation in TrustRule")
+        case X509_V_ERR_NO_EXPLICIT_POLICY:
+            let requiring = chain.filter { CertificateFacts($0).extension(CertificateFacts.OID.policyConstraints) != nil }.map(\.displayName)
+            let by = requiring.isEmpty ? "a CA of the chain" : requiring.joined(separator: ", ")
+            return (
+                "no certificate policy is valid along the whole path to \(label), and \(by) requires one (policyConstraints requireExplicitPolicy; RFC 5280 6.1.5 (g))",
+                "have the certificate issued under a policy that every CA above it asserts (or maps to it), or use a chain whose CAs do not require an explicit policy"
+            )
+        case X509_V_ERR_INVALID_POLICY_EXTENSION:
+            return (
+                "the certificatePolicies, policyMappings, policyConstraints or inhibitAnyPolicy extension of \(label) is unreadable or inconsistent (RFC 5280 4.2.1.4, 4.2.1.5, 4.2.1.11, 4.2.1.14)",
+                reissue
+            )
         case X509_V_ERR_CA_CERT_MISSING_KEY_USAGE:
             return ("the CA certificate \(label) has no keyUsage extension (RFC 5280 4.2.1.3: a CA certificate carries keyCertSign)", reissue)
         case X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA:
