@@ -368,7 +368,12 @@ public struct TrustEvaluator: Sendable {
         var flags = UInt(X509_V_FLAG_X509_STRICT | X509_V_FLAG_POLICY_CHECK)
         if let anyPolicy = OBJ_txt2obj(CertificateFacts.OID.anyPolicy, 1), X509_VERIFY_PARAM_add0_policy(param, anyPolicy) != 1 { ASN1_OBJECT_free(anyPolicy) }
         if policy.allowsPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
-        if !policy.crls.isEmpty { flags |= UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL) }
+        // CRLs as RFC 5280 6.3 reads them: without EXTENDED_CRL_SUPPORT OpenSSL takes a delta CRL
+        // (deltaCRLIndicator) for a complete one, and refuses indirect and reason-partitioned CRLs;
+        // with USE_DELTAS a delta CRL is applied on top of its base CRL and never alone.
+        if !policy.crls.isEmpty {
+            flags |= UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL | X509_V_FLAG_EXTENDED_CRL_SUPPORT | X509_V_FLAG_USE_DELTAS)
+        }
         X509_VERIFY_PARAM_set_flags(param, flags)
         let time = policy.evaluationTime ?? Date()
         X509_VERIFY_PARAM_set_time(param, time_t(time.timeIntervalSince1970.rounded(.down)))
