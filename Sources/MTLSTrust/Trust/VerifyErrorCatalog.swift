@@ -169,6 +169,14 @@ enum VerifyErrorCatalog {
             return ("\(label) issued a certificate but its key usage lacks keyCertSign", "the CA certificate is misconfigured")
         case let code where TrustRule(rawValue: code) != nil:
             return ("\(label) breaks the rule \(name(code))", "see the rule's documentation in TrustRule")
+        case X509_V_ERR_UNSPECIFIED
+        where depth + 1 < chain.count && chain[(depth + 1)...].contains(where: { CertificateFacts($0).extension(CertificateFacts.OID.nameConstraints) != nil }):
+            // NAME_CONSTRAINTS_check gives up, with this code, past 2^20 name-by-constraint
+            // comparisons (a guard against quadratic work; Chromium has a like limit).
+            return (
+                "\(label) carries too many names to check against the name constraints of the CAs above it (OpenSSL stops past 1,048,576 name-by-constraint comparisons, a guard against denial of service)",
+                "reissue the certificate with fewer subjectAltName entries, or have the CA use fewer name constraints"
+            )
         case X509_V_ERR_NO_EXPLICIT_POLICY:
             let requiring = chain.filter { CertificateFacts($0).extension(CertificateFacts.OID.policyConstraints) != nil }.map(\.displayName)
             let by = requiring.isEmpty ? "a CA of the chain" : requiring.joined(separator: ", ")
