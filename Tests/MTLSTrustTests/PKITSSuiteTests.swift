@@ -6,17 +6,18 @@ import XCTest
 /// Path validation judged by NIST's Public Key Interoperability Test Suite (PKITS 1.0.1, the
 /// certificates and CRLs as BoringSSL keeps them; `TestCerts/third-party/nist-pkits`, see its
 /// README). `CASES.tsv` lists the 249 cases of PKITS.pdf section 4 (the path, the CRLs, inputs
-/// other than RFC 5280's defaults, and the verdict PKITS requires); each case with the default
-/// inputs runs through ``TrustEvaluator`` — anchor the trust anchor, the CRLs with `--crl`
-/// semantics (every certificate's status must be known), purpose any, the RFC 5280 profile, and
-/// no key-size or digest floor (PKITS signs with SHA-1 and RSA-1024; the suite judges the path
-/// logic, and `TrustPolicy.enforcesAlgorithmStrength` is the library's switch for that).
+/// other than RFC 5280's defaults, and the verdict PKITS requires); each runs through
+/// ``TrustEvaluator`` — the trust anchor as the one anchor, the CRLs with `--crl` semantics (every
+/// certificate's status must be known), purpose any, the RFC 5280 profile, the case's policy inputs
+/// (``TrustPolicy/initialPolicies``, ``TrustPolicy/requiresExplicitPolicy``,
+/// ``TrustPolicy/inhibitsPolicyMapping``, ``TrustPolicy/inhibitsAnyPolicy``), and no key-size or
+/// digest floor (PKITS signs with SHA-1 and RSA-1024; the suite judges the path logic, and
+/// `TrustPolicy.enforcesAlgorithmStrength` is the library's switch for that).
 ///
-/// `EXPECTED.tsv` records mtls's verdict and findings for every case and a class — `agree`,
-/// `stricter` (mtls refuses a path PKITS calls valid, on purpose) or `excluded` (inputs mtls
-/// has no option for, not run) — with a reason key explained at its end. The test fails on any
-/// verdict or finding that differs from the table, on a difference the table does not justify,
-/// and on any path PKITS calls invalid that mtls accepts.
+/// `EXPECTED.tsv` records mtls's verdict and findings for every case and a class — `agree` or
+/// `stricter` (mtls refuses a path PKITS calls valid, on purpose) — with a reason key explained at
+/// its end. The test fails on any verdict or finding that differs from the table, on a difference
+/// the table does not justify, and on any path PKITS calls invalid that mtls accepts.
 ///
 /// `MTLS_WRITE_PKITS_EXPECTED=1` rewrites the verdict and finding columns (class and reason kept).
 final class PKITSSuiteTests: XCTestCase {
@@ -44,15 +45,38 @@ final class PKITSSuiteTests: XCTestCase {
 
     enum SuiteError: Error { case malformed(String) }
 
-    /// mtls's verdict and findings, or nil when the case needs inputs mtls has no option for.
+    /// The policy inputs of a case (`CASES.tsv`'s third column: `name=value` pairs split by `;`)
+    /// set on `policy`: PKITS's NIST-test-policy-N is 2.16.840.1.101.3.2.1.48.N.
+    static func applyInputs(_ inputs: String, to policy: inout TrustPolicy) throws {
+        guard inputs != "-" else { return }
+        for pair in inputs.split(separator: ";") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw SuiteError.malformed("inputs \(inputs)") }
+            switch parts[0] {
+            case "initial-explicit-policy": policy.requiresExplicitPolicy = parts[1] == "true"
+            case "initial-policy-mapping-inhibit": policy.inhibitsPolicyMapping = parts[1] == "true"
+            case "initial-any-policy-inhibit": policy.inhibitsAnyPolicy = parts[1] == "true"
+            case "user-initial-policy-set":
+                policy.initialPolicies = try parts[1].split(separator: ",").map { name in
+                    guard name.hasPrefix("NIST-test-policy-"), let number = Int(name.dropFirst("NIST-test-policy-".count)) else {
+                        throw SuiteError.malformed("policy \(name)")
+                    }
+                    return "2.16.840.1.101.3.2.1.48.\(number)"
+                }
+            default: throw SuiteError.malformed("input \(parts[0])")
+            }
+        }
+    }
+
+    /// mtls's verdict and findings for a case.
     static func run(_ testCase: Case) throws -> (verdict: String, findings: [String])? {
-        guard testCase.inputs == "-" else { return nil }
         let certificates = try testCase.certificates.map { try CertificateLoader.certificates(atPath: TestCertificates.url("\(corpus)/certs/\($0).crt").path)[0] }
         let crls = try testCase.crls.flatMap { try CertificateLoader.crls(atPath: TestCertificates.url("\(corpus)/crls/\($0).crl").path) }
         var policy = TrustPolicy(
             anchors: [certificates[0]], intermediates: Array(certificates.dropFirst().dropLast()), evaluationTime: time, purpose: .any, crls: crls,
             profile: .rfc5280)
         policy.enforcesAlgorithmStrength = false
+        try applyInputs(testCase.inputs, to: &policy)
         let evaluation = try TrustEvaluator(policy: policy).evaluate(certificates[certificates.count - 1])
         for finding in evaluation.findings {
             XCTAssertFalse(finding.reason.isEmpty || finding.hint.description.isEmpty, "\(testCase.key): \(finding.name) without reason or hint")
@@ -65,6 +89,17 @@ final class PKITSSuiteTests: XCTestCase {
         "# rewrites the mtls and findings columns and keeps class and reason. Lines 'reason KEY TEXT' explain the reason keys.",
         "# case\tpkits\tmtls\tfindings\tclass\treason",
     ]
+
+    func testAnInitialPolicyMustBeAnObjectIdentifier() throws {
+        var policy = TrustPolicy(anchors: [])
+        policy.initialPolicies = ["NIST-test-policy-1"]
+        XCTAssertThrowsError(try TrustEvaluator(policy: policy)) { error in
+            XCTAssertEqual((error as? MTLSTrustError)?.reason, .invalidArgument, "\(error)")
+            XCTAssertTrue("\(error)".contains("'NIST-test-policy-1' is not an object identifier"), "\(error)")
+        }
+        for text in ["2.16.840.1.101.3.2.1.48.1", "1.2", "0.0"] { XCTAssertTrue(CertificateFacts.isDottedOID(text), text) }
+        for text in ["", "1", "3.1", "1..2", "1.02", "1.2.", "1.-2", "1.2x"] { XCTAssertFalse(CertificateFacts.isDottedOID(text), text) }
+    }
 
     func testEveryFileIsTheBytesTheManifestRecords() throws {
         let rows = try CorpusTally.manifest(Self.corpus)
@@ -125,8 +160,8 @@ final class PKITSSuiteTests: XCTestCase {
             let text = (Self.header + computed + reasons).joined(separator: "\n") + "\n"
             try text.write(to: TestCertificates.url("\(Self.corpus)/EXPECTED.tsv"), atomically: true, encoding: .utf8)
         }
-        XCTAssertEqual(tally["agree"], 194, "cases agreeing with PKITS: \(tally)")
-        XCTAssertEqual(tally["stricter"], 20, "paths PKITS calls valid that mtls refuses on purpose: \(tally)")
-        XCTAssertEqual(tally["excluded"], 35, "cases needing inputs mtls has no option for: \(tally)")
+        XCTAssertEqual(tally["agree"], 212, "cases agreeing with PKITS: \(tally)")
+        XCTAssertEqual(tally["stricter"], 37, "paths PKITS calls valid that mtls refuses on purpose: \(tally)")
+        XCTAssertNil(tally["excluded"], "every case runs: \(tally)")
     }
 }

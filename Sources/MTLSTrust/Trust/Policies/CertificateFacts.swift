@@ -283,6 +283,14 @@ struct CertificateFacts: Sendable {
     }
 
     /// Dotted text of an OBJECT IDENTIFIER's content octets.
+    /// True for an object identifier in dotted form: two or more arcs of decimal digits, the
+    /// first 0, 1 or 2, no leading zeros (`2.16.840.1.101.3.2.1.48.1`).
+    static func isDottedOID(_ text: String) -> Bool {
+        let arcs = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard arcs.count >= 2, ["0", "1", "2"].contains(arcs[0]) else { return false }
+        return arcs.allSatisfy { arc in !arc.isEmpty && arc.count <= 20 && arc.allSatisfy(\.isASCII) && arc.allSatisfy(\.isNumber) && (arc == "0" || !arc.hasPrefix("0")) }
+    }
+
     static func dotted<C: Collection>(_ content: C) -> String where C.Element == UInt8 {
         var text = ""
         var value: UInt64 = 0

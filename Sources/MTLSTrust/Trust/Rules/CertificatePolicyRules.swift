@@ -36,7 +36,7 @@ struct AnchorPolicyConstraintsPolicy: ChainPolicy {
         let names = present.map(AnchorPolicyConstraintsPolicy.name).joined(separator: ", ")
         // The last certificate is OpenSSL's trust anchor, left out of the processing: the anchor
         // once more, so that its first copy is a certificate of the path.
-        switch AnchorPolicyConstraintsPolicy.policyCheck(Array(context.chain[..<top]) + [asPathCertificate, asPathCertificate]) {
+        switch AnchorPolicyConstraintsPolicy.policyCheck(Array(context.chain[..<top]) + [asPathCertificate, asPathCertificate], policy: context.policy) {
         case X509_PCY_TREE_FAILURE:
             return [
                 context.finding(
@@ -84,16 +84,23 @@ struct AnchorPolicyConstraintsPolicy: ChainPolicy {
     }
 
     /// `X509_policy_check` on `path` (leaf first; the last certificate is left out as OpenSSL's
-    /// trust anchor), with the user-initial-policy-set {anyPolicy} and no flags.
-    static func policyCheck(_ path: [Certificate]) -> Int32 {
+    /// trust anchor), with the policy's inputs (user-initial-policy-set, explicit, inhibits).
+    static func policyCheck(_ path: [Certificate], policy: TrustPolicy) -> Int32 {
         guard let certificates = X509StackReference(path), let oids = OPENSSL_sk_new_null() else { return X509_PCY_TREE_INTERNAL }
-        defer { OPENSSL_sk_free(oids) }
-        guard let anyPolicy = OBJ_txt2obj(CertificateFacts.OID.anyPolicy, 1) else { return X509_PCY_TREE_INTERNAL }
-        defer { ASN1_OBJECT_free(anyPolicy) }
-        guard OPENSSL_sk_push(oids, UnsafeRawPointer(anyPolicy)) > 0 else { return X509_PCY_TREE_INTERNAL }
+        var objects: [OpaquePointer] = []
+        defer {
+            OPENSSL_sk_free(oids)
+            for object in objects { ASN1_OBJECT_free(object) }
+        }
+        for oid in policy.userInitialPolicySet {
+            guard let object = OBJ_txt2obj(oid, 1) else { return X509_PCY_TREE_INTERNAL }
+            objects.append(object)
+            guard OPENSSL_sk_push(oids, UnsafeRawPointer(object)) > 0 else { return X509_PCY_TREE_INTERNAL }
+        }
         var tree: OpaquePointer? = nil
         var explicit: Int32 = 0
-        let result = withExtendedLifetime(certificates) { X509_policy_check(&tree, &explicit, certificates.pointer, oids, 0) }
+        let flags = UInt32(truncatingIfNeeded: policy.policyInputFlags)
+        let result = withExtendedLifetime(certificates) { X509_policy_check(&tree, &explicit, certificates.pointer, oids, flags) }
         X509_policy_tree_free(tree)
         ERR_clear_error()
         return result
