@@ -274,6 +274,15 @@ ca_pair rfc5280.nc-violation "$CA_BASE\nnameConstraints = critical,permitted;DNS
 CA_PAIR_LEAF="$LEAF_BC\n$LEAF_KU\n$LEAF_EKU\n$LEAF_IDS\nsubjectAltName = DNS:*.rules.example" \
   ca_pair rfc5280.nc-wildcard-excluded "$CA_BASE\nnameConstraints = critical,excluded;DNS:secret.rules.example" "$CA_BASE\nnameConstraints = critical,excluded;DNS:other.example"
 ca_pair rfc5280.pc-not-critical "$CA_BASE\npolicyConstraints = inhibitPolicyMapping:1" "$CA_BASE\npolicyConstraints = critical,inhibitPolicyMapping:1"
+# Certificate policies (RFC 5280 6.1 from {anyPolicy}; the anchor's own extensions, RFC 5937), and
+# a critical certificatePolicies with a qualifier RFC 5280 does not define (policy 1.2.3, qualifier
+# 1.2.3.4 "hi", the value of Chromium's unknown-critical-policy-qualifier case).
+CA_PAIR_LEAF="$LEAF_EXT\ncertificatePolicies = 1.3.6.1.4.1.55555.2.2" \
+  ca_pair rfc5280.policy-processing "$CA_BASE\ncertificatePolicies = 1.3.6.1.4.1.55555.2.1\npolicyConstraints = critical,requireExplicitPolicy:0" \
+  "$CA_BASE\ncertificatePolicies = 1.3.6.1.4.1.55555.2.2\npolicyConstraints = critical,requireExplicitPolicy:0"
+root_pair rfc5280.anchor-policy-constraints "$ROOT_EXT\npolicyConstraints = critical,requireExplicitPolicy:0"
+pair rfc5280.policies-critical-qualifier "$LEAF_EXT\ncertificatePolicies = critical,DER:3013301106022A03300B300906032A03040C026869" "$LEAF_EXT\ncertificatePolicies = critical,1.2.3"
+pair rfc5280.eku-sgc-not-server "$LEAF_BC\n$LEAF_KU\nextendedKeyUsage = nsSGC, msSGC\n$LEAF_IDS\n$LEAF_SAN"
 
 # A leaf in the nc-in-ee pair carries name constraints itself.
 pair rfc5280.nc-in-ee "$LEAF_EXT\nnameConstraints = critical,permitted;DNS:rules.example"

@@ -67,6 +67,11 @@ public struct TrustEvaluator: Sendable {
     ///
     /// - Throws: `.unreadableFile` when system roots are asked for and none can be found.
     public init(policy: TrustPolicy) throws(MTLSTrustError) {
+        for oid in policy.initialPolicies where !CertificateFacts.isDottedOID(oid) {
+            throw MTLSTrustError(
+                .invalidArgument, "the initial policy '\(DisplayText.escaped(oid))' is not an object identifier in dotted form",
+                hint: "give the certificate policy's OID, as in 2.16.840.1.101.3.2.1.48.1")
+        }
         self.policy = policy
         var anchors = policy.anchors
         if policy.includesSystemRoots { anchors += try CertificateLoader.systemRoots() }
@@ -365,9 +370,21 @@ public struct TrustEvaluator: Sendable {
     }
 
     private func configure(_ param: OpaquePointer, selfIssued: Int, hostError: inout Int32?) {
-        var flags = UInt(X509_V_FLAG_X509_STRICT)
+        // Certificate policies (RFC 5280 6.1): OpenSSL processes them only when asked, and with no
+        // user-initial-policy-set given it starts from an empty set, so that any requireExplicitPolicy
+        // fails. RFC 5280's default input is {anyPolicy}: the certificates' own policyConstraints,
+        // policyMappings and inhibitAnyPolicy then decide (the anchor's: AnchorPolicyConstraintsPolicy).
+        var flags = UInt(X509_V_FLAG_X509_STRICT | X509_V_FLAG_POLICY_CHECK) | policy.policyInputFlags
+        for oid in policy.userInitialPolicySet {
+            if let object = OBJ_txt2obj(oid, 1), X509_VERIFY_PARAM_add0_policy(param, object) != 1 { ASN1_OBJECT_free(object) }
+        }
         if policy.allowsPartialChain { flags |= UInt(X509_V_FLAG_PARTIAL_CHAIN) }
-        if !policy.crls.isEmpty { flags |= UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL) }
+        // CRLs as RFC 5280 6.3 reads them: without EXTENDED_CRL_SUPPORT OpenSSL takes a delta CRL
+        // (deltaCRLIndicator) for a complete one, and refuses indirect and reason-partitioned CRLs;
+        // with USE_DELTAS a delta CRL is applied on top of its base CRL and never alone.
+        if !policy.crls.isEmpty {
+            flags |= UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL | X509_V_FLAG_EXTENDED_CRL_SUPPORT | X509_V_FLAG_USE_DELTAS)
+        }
         X509_VERIFY_PARAM_set_flags(param, flags)
         let time = policy.evaluationTime ?? Date()
         X509_VERIFY_PARAM_set_time(param, time_t(time.timeIntervalSince1970.rounded(.down)))
@@ -443,6 +460,23 @@ public struct TrustEvaluator: Sendable {
         walk([leaf])
         return results.sorted { $0.count < $1.count }
     }
+}
+
+extension TrustPolicy {
+    /// The user-initial-policy-set as given to OpenSSL: ``initialPolicies``, or {anyPolicy}.
+    var userInitialPolicySet: [String] { initialPolicies.isEmpty ? [CertificateFacts.OID.anyPolicy] : initialPolicies }
+
+    /// OpenSSL's flags for the other policy inputs of RFC 5280 6.1.1.
+    var policyInputFlags: UInt {
+        var flags: UInt = 0
+        if requiresExplicitPolicy { flags |= UInt(X509_V_FLAG_EXPLICIT_POLICY) }
+        if inhibitsPolicyMapping { flags |= UInt(X509_V_FLAG_INHIBIT_MAP) }
+        if inhibitsAnyPolicy { flags |= UInt(X509_V_FLAG_INHIBIT_ANY) }
+        return flags
+    }
+
+    /// True when every policy input is RFC 5280's default.
+    var hasDefaultPolicyInputs: Bool { initialPolicies.isEmpty && !requiresExplicitPolicy && !inhibitsPolicyMapping && !inhibitsAnyPolicy }
 }
 
 extension TrustPolicy.Purpose {

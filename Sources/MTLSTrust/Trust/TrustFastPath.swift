@@ -204,7 +204,7 @@ extension TrustEvaluator {
 
     /// True when a policy lets the fast path run at all (see `TrustFastPath`).
     static func allowsFastPath(_ policy: TrustPolicy, knownCount: Int) -> Bool {
-        policy.crls.isEmpty && knownCount <= 16
+        policy.crls.isEmpty && knownCount <= 16 && policy.hasDefaultPolicyInputs
     }
 
     /// The known chain above a trusted, first-path chain, when it may arm the fast path: the leaf

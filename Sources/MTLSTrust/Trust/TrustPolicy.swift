@@ -69,6 +69,16 @@ public struct TrustPolicy: Sendable {
     ///
     /// Compared as RFC 5280 4.2.1.6 says: the local part exactly, the domain ignoring ASCII case.
     public var email: String?
+    /// RFC 5280 6.1.1 (c) user-initial-policy-set: the certificate policies (dotted OIDs) the
+    /// caller accepts. Empty (the default) means anyPolicy.
+    public var initialPolicies: [String] = []
+    /// RFC 5280 6.1.1 (f) initial-explicit-policy: the path must be valid for at least one of
+    /// ``initialPolicies`` (default false: only a CA's requireExplicitPolicy demands that).
+    public var requiresExplicitPolicy = false
+    /// RFC 5280 6.1.1 (e) initial-policy-mapping-inhibit: policy mappings are not honoured.
+    public var inhibitsPolicyMapping = false
+    /// RFC 5280 6.1.1 (g) initial-any-policy-inhibit: anyPolicy in a certificate matches nothing.
+    public var inhibitsAnyPolicy = false
     /// Key usages the leaf must allow (`--key-usage digitalSignature,keyEncipherment`). A leaf
     /// without a keyUsage extension allows every usage (RFC 5280 4.2.1.3). Empty: not checked.
     public var requiredKeyUsage: KeyUsage

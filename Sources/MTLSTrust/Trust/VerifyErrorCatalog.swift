@@ -187,6 +187,26 @@ enum VerifyErrorCatalog {
             return ("\(label) issued a certificate but its key usage lacks keyCertSign", "the CA certificate is misconfigured")
         case let code where TrustRule(rawValue: code) != nil:
             return ("\(label) breaks the rule \(name(code))", "see the rule's documentation in TrustRule")
+        case X509_V_ERR_UNSPECIFIED
+        where depth + 1 < chain.count && chain[(depth + 1)...].contains(where: { CertificateFacts($0).extension(CertificateFacts.OID.nameConstraints) != nil }):
+            // NAME_CONSTRAINTS_check gives up, with this code, past 2^20 name-by-constraint
+            // comparisons (a guard against quadratic work; Chromium has a like limit).
+            return (
+                "\(label) carries too many names to check against the name constraints of the CAs above it (OpenSSL stops past 1,048,576 name-by-constraint comparisons, a guard against denial of service)",
+                "reissue the certificate with fewer subjectAltName entries, or have the CA use fewer name constraints"
+            )
+        case X509_V_ERR_NO_EXPLICIT_POLICY:
+            let requiring = chain.filter { CertificateFacts($0).extension(CertificateFacts.OID.policyConstraints) != nil }.map(\.displayName)
+            let by = requiring.isEmpty ? "a CA of the chain" : requiring.joined(separator: ", ")
+            return (
+                "no certificate policy is valid along the whole path to \(label), and \(by) requires one (policyConstraints requireExplicitPolicy; RFC 5280 6.1.5 (g))",
+                "have the certificate issued under a policy that every CA above it asserts (or maps to it), or use a chain whose CAs do not require an explicit policy"
+            )
+        case X509_V_ERR_INVALID_POLICY_EXTENSION:
+            return (
+                "the certificatePolicies, policyMappings, policyConstraints or inhibitAnyPolicy extension of \(label) is unreadable or inconsistent (RFC 5280 4.2.1.4, 4.2.1.5, 4.2.1.11, 4.2.1.14)",
+                reissue
+            )
         case X509_V_ERR_CA_CERT_MISSING_KEY_USAGE:
             return ("the CA certificate \(label) has no keyUsage extension (RFC 5280 4.2.1.3: a CA certificate carries keyCertSign)", reissue)
         case X509_V_ERR_KU_KEY_CERT_SIGN_INVALID_FOR_NON_CA:

@@ -62,6 +62,8 @@ struct CertificateFacts: Sendable {
         static let crlDistributionPoints = "2.5.29.31"
         static let certificatePolicies = "2.5.29.32"
         static let anyPolicy = "2.5.29.32.0"
+        static let policyMappings = "2.5.29.33"
+        static let inhibitAnyPolicy = "2.5.29.54"
         static let ocsp = "1.3.6.1.5.5.7.48.1"
         static let caIssuers = "1.3.6.1.5.5.7.48.2"
         static let cpsQualifier = "1.3.6.1.5.5.7.2.1"
@@ -281,6 +283,14 @@ struct CertificateFacts: Sendable {
     }
 
     /// Dotted text of an OBJECT IDENTIFIER's content octets.
+    /// True for an object identifier in dotted form: two or more arcs of decimal digits, the
+    /// first 0, 1 or 2, no leading zeros (`2.16.840.1.101.3.2.1.48.1`).
+    static func isDottedOID(_ text: String) -> Bool {
+        let arcs = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard arcs.count >= 2, ["0", "1", "2"].contains(arcs[0]) else { return false }
+        return arcs.allSatisfy { arc in !arc.isEmpty && arc.count <= 20 && arc.allSatisfy(\.isASCII) && arc.allSatisfy(\.isNumber) && (arc == "0" || !arc.hasPrefix("0")) }
+    }
+
     static func dotted<C: Collection>(_ content: C) -> String where C.Element == UInt8 {
         var text = ""
         var value: UInt64 = 0

@@ -16,6 +16,7 @@ enum RFC5280ExtensionRules {
         RequiredKeyUsagePolicy(), AuthorityInfoAccessSyntaxPolicy(), CRLDistributionPointsSyntaxPolicy(),
         CertificatePoliciesSyntaxPolicy(), ValidityEncodingPolicy(), KeyUsageSyntaxPolicy(), ExtendedKeyUsageSyntaxPolicy(),
         SubjectAltNameEmailSyntaxPolicy(), NameConstraintsAddressSyntaxPolicy(), AnchorStrictChecksPolicy(),
+        CriticalPolicyQualifierPolicy(), AnchorPolicyConstraintsPolicy(), ServerGatedCryptoPolicy(),
     ]
 }
 

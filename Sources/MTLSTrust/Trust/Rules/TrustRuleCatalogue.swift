@@ -141,6 +141,16 @@ public struct TrustRuleCatalogue: Sendable {
                 "`--key-usage LIST`: the leaf's keyUsage does not allow a required usage (no keyUsage allows all)."),
             rule(
                 "rfc5280.policies-syntax", both, "RFC 5280 §4.2.1.4", "MTLS_RFC5280_POLICIES_MALFORMED", "certificatePolicies that is empty, unreadable or names one policy twice."),
+            rule(
+                "rfc5280.policies-critical-qualifier", both, "RFC 5280 §4.2, §4.2.1.4", "X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION",
+                "A critical certificatePolicies with a policy qualifier other than a CPS pointer or a user notice."),
+            rule(
+                "rfc5280.policy-processing", both, "RFC 5280 §6.1.3 (d)–(f), §6.1.4, §6.1.5 (g)", "X509_V_ERR_NO_EXPLICIT_POLICY",
+                "No valid certificate policy where a CA's policyConstraints requires one (from user-initial-policy-set {anyPolicy}, with its policyMappings and inhibitAnyPolicy)."),
+            rule(
+                "rfc5280.anchor-policy-constraints", both, "RFC 5937 §3; RFC 5280 §6.1", "X509_V_ERR_NO_EXPLICIT_POLICY",
+                "The same with the trust anchor's certificatePolicies, policyConstraints, policyMappings and inhibitAnyPolicy applied (an anchor without certificatePolicies allows any policy)."
+            ),
             rule("rfc5280.san-empty", both, "RFC 5280 §4.2.1.6", "X509_V_ERR_EMPTY_SUBJECT_ALT_NAME", "A subjectAltName extension with no entry."),
             rule(
                 "rfc5280.san-dns-syntax", both, "RFC 5280 §4.2.1.6", "MTLS_RFC5280_SAN_MALFORMED_DNS",
@@ -176,6 +186,9 @@ public struct TrustRuleCatalogue: Sendable {
             rule(
                 "rfc5280.eku-purpose", both, "RFC 5280 §4.2.1.12", "X509_V_ERR_INVALID_PURPOSE",
                 "A leaf whose extKeyUsage lacks the purpose (`--purpose server` → serverAuth, `client` → clientAuth)."),
+            rule(
+                "rfc5280.eku-sgc-not-server", both, "RFC 5280 §4.2.1.12", "X509_V_ERR_INVALID_PURPOSE",
+                "`--purpose server`: a certificate of the chain whose extKeyUsage names Server Gated Cryptography but not serverAuth (OpenSSL counts SGC as serverAuth)."),
             rule(
                 "rfc5280.crldp-syntax", both, "RFC 5280 §4.2.1.13", "MTLS_RFC5280_CRLDP_MALFORMED",
                 "cRLDistributionPoints that is empty, unreadable, or has a point with neither name nor cRLIssuer."),
