@@ -38,7 +38,7 @@ public enum DER {
     }
 
     /// The length of the outer header when the bytes start like a PFX: `SEQUENCE` (definite or
-    /// indefinite length), then `INTEGER 3`, then a `SEQUENCE` (the authSafe ContentInfo). Only
+    /// indefinite length), then `INTEGER 3` (or another version from 2 to 127), then a `SEQUENCE` (the authSafe ContentInfo). Only
     /// the header is read, so a truncated file still matches.
     public static func pkcs12HeaderLength<C: RandomAccessCollection>(_ bytes: C) -> Int? where C.Element == UInt8, C.Index == Int {
         let start = bytes.startIndex
@@ -52,7 +52,9 @@ public enum DER {
         }
         guard bytes.count >= header + 3 else { return nil }
         let version = start + header
-        guard bytes[version] == 0x02 && bytes[version + 1] == 0x01 && bytes[version + 2] == 0x03 else { return nil }
+        // Version 3 is the only PKCS#12 version; 2…127 are taken as a PFX too, so that the reader
+        // refuses them by their version. 0 and 1 start PKCS #8 and other private keys.
+        guard bytes[version] == 0x02 && bytes[version + 1] == 0x01 && (2...0x7F).contains(bytes[version + 2]) else { return nil }
         // The ContentInfo's SEQUENCE follows, unless the file ends right after the version.
         return bytes.count == header + 3 || bytes[version + 3] == 0x30 ? header : nil
     }

@@ -84,6 +84,11 @@ public struct PKCS12Bundle: Sendable {
             throw PKCS12Bundle.parseFailure(derBytes, errors: OpenSSLErrorQueue.drain())
         }
         defer { PKCS12_free(p12) }
+        // RFC 7292: `version INTEGER {v3(3)}`. OpenSSL 3.0's parser takes any number; a file of
+        // another version was not written by a PKCS#12 writer (or was altered), so it is refused.
+        if let version = PKCS12Bundle.pfxVersion(p12), version != 3 {
+            throw MTLSTrustError(.corruptInput, "the file is damaged: it says PFX version \(version), and PKCS#12 files (RFC 7292) are version 3")
+        }
 
         // 1. The MAC tells a wrong password apart from damage.
         var mac: PKCS12Inspection.MAC? = nil
@@ -323,6 +328,23 @@ public struct PKCS12Bundle: Sendable {
         }
     }
 
+    /// The PFX's version number, read from OpenSSL's DER re-encoding (nil when the INTEGER is
+    /// longer than 7 bytes).
+    static func pfxVersion(_ p12: OpaquePointer) -> Int? {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS12(p12, &out)
+        guard length > 0, let out else { return nil }
+        defer { mtls_OPENSSL_free(out) }
+        let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let pfx = DER.element(in: der, at: 0), pfx.tag == 0x30,
+            let version = DER.element(in: der, at: pfx.contentStart, limit: pfx.contentEnd), version.tag == 0x02,
+            (1...7).contains(version.contentEnd - version.contentStart)
+        else { return nil }
+        let bytes = der[version.contentStart..<version.contentEnd]
+        let magnitude = bytes.reduce(0) { $0 << 8 | Int($1) }
+        return bytes.first! & 0x80 == 0 ? magnitude : magnitude - (1 << (8 * bytes.count))
+    }
+
     /// The bytes the MAC covers: the content of the authSafe's `data` OCTET STRING, read from
     /// OpenSSL's DER re-encoding of the parsed file (a BER original's pieces come out joined).
     static func authSafeContent(_ p12: OpaquePointer) -> [UInt8]? {
@@ -374,6 +396,8 @@ public struct PKCS12Bundle: Sendable {
             for i in 0..<mtls_sk_PKCS7_num(authSafes) {
                 guard let p7 = mtls_sk_PKCS7_value(authSafes, i) else { continue }
                 if mtls_PKCS7_type_is_encrypted(p7) == 1 {
+                    // No content to decrypt (OpenSSL before 3.0.19 dereferences the NULL: CVE-2025-69421).
+                    guard mtls_PKCS7_encrypted_content_present(p7) == 1 else { continue }
                     let legacy = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))?.isLegacy ?? false
                     let unpack = { PKCS12_unpack_p7encdata(p7, pass, passLength) }
                     let bags = legacy ? LegacyLibraryContext.shared.withAsThreadDefault(unpack) : unpack()
@@ -419,9 +443,17 @@ public struct PKCS12Bundle: Sendable {
                     bags = PKCS12_unpack_p7data(p7)
                 } else if mtls_PKCS7_type_is_encrypted(p7) == 1 {
                     encryption = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))
+                    guard mtls_PKCS7_encrypted_content_present(p7) == 1 else {
+                        throw MTLSTrustError(
+                            .corruptInput,
+                            "the file is damaged: its encrypted safe\(encryption.map { " (\($0.name))" } ?? "") has no encrypted content (the OCTET STRING is absent)")
+                    }
                     bags = withPassword { PKCS12_unpack_p7encdata(p7, $0, $1) }
                 } else {
-                    safes.append(PKCS12Inspection.Safe(encryption: nil, bags: [PKCS12Inspection.Bag(kind: .other)]))
+                    // envelopedData (RFC 7292's public-key privacy mode) needs the recipient's
+                    // private key, not a password; other content types are not PKCS#12 safes.
+                    let kind: PKCS12Inspection.Bag.Kind = mtls_PKCS7_type_nid(p7) == NID_pkcs7_enveloped ? .enveloped : .other
+                    safes.append(PKCS12Inspection.Safe(encryption: nil, bags: [PKCS12Inspection.Bag(kind: kind)]))
                     continue
                 }
                 guard let bags else {
@@ -458,7 +490,10 @@ public struct PKCS12Bundle: Sendable {
                 return MTLSTrustError(.unsupportedAlgorithm, "\(what) uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
             }
             if macPresent {
-                return MTLSTrustError(.corruptInput, "\(what) could not be decrypted although the password is right: the file is damaged", openSSLDetail: errors.map(\.raw))
+                return MTLSTrustError(
+                    .corruptInput,
+                    "\(what) could not be decrypted with the password that opens the file's integrity check: the file is damaged (or that part is encrypted under another password)",
+                    openSSLDetail: errors.map(\.raw))
             }
             return MTLSTrustError(.wrongPassword, "\(what) could not be decrypted: wrong password, or a damaged file", openSSLDetail: errors.map(\.raw))
         }
@@ -481,7 +516,37 @@ public struct PKCS12Bundle: Sendable {
             }
         }
 
+        /// What a bag is, for messages: `a certificate bag`, `a key bag` …
+        static func bagName(_ bag: OpaquePointer) -> String {
+            switch PKCS12_SAFEBAG_get_nid(bag) {
+            case NID_certBag: "a certificate bag"
+            case NID_keyBag: "a key bag"
+            case NID_pkcs8ShroudedKeyBag: "a shrouded key bag"
+            case NID_crlBag: "a CRL bag"
+            case NID_secretBag: "a secret bag"
+            case NID_safeContentsBag: "a safe contents bag"
+            default: "a bag"
+            }
+        }
+
+        /// Refuses a bag whose friendlyName is not a string or whose localKeyId is not an OCTET
+        /// STRING (PKCS #9): such a value is damage or a crafted file (CVE-2026-22795), and OpenSSL
+        /// 3.4+ and pyca refuse the file too. A friendlyName in UTF8String is read like a BMPString.
+        static func checkAttributeTypes(_ bag: OpaquePointer) throws(MTLSTrustError) {
+            let rules: [(nid: Int32, name: String, allowed: [Int32], expected: String)] = [
+                (NID_friendlyName, "friendlyName", [V_ASN1_BMPSTRING, V_ASN1_UTF8STRING], "a BMPString"),
+                (NID_localKeyID, "localKeyId", [V_ASN1_OCTET_STRING], "an OCTET STRING"),
+            ]
+            for rule in rules {
+                guard let attribute = PKCS12_SAFEBAG_get0_attr(bag, rule.nid), !rule.allowed.contains(attribute.pointee.type) else { continue }
+                let type = attribute.pointee.type
+                let found = type == V_ASN1_BOOLEAN ? "a BOOLEAN" : (ASN1_tag2str(type).map { "ASN.1 type \(String(cString: $0))" } ?? "ASN.1 type \(type)")
+                throw MTLSTrustError(.corruptInput, "the file is damaged: the \(rule.name) attribute of \(bagName(bag)) is \(found), not \(rule.expected) (PKCS #9)")
+            }
+        }
+
         private mutating func readBag(_ bag: OpaquePointer) throws(MTLSTrustError) -> PKCS12Inspection.Bag {
+            try SafeReader.checkAttributeTypes(bag)
             let friendlyName = SafeReader.friendlyName(of: bag)
             var localKeyID: String? = nil
             if let attribute = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID), attribute.pointee.type == V_ASN1_OCTET_STRING {

@@ -34,7 +34,11 @@ public struct PKCS12Inspection: Sendable {
         public enum Kind: String, Sendable {
             case certificate, key
             case shroudedKey = "shrouded key"
-            case crl, secret, nested, other
+            case crl, secret, nested
+            /// A safe encrypted to a recipient's public key (PKCS #7 envelopedData): it needs that
+            /// recipient's private key, not a password, and is not read.
+            case enveloped = "public-key encrypted safe (envelopedData, not read)"
+            case other
         }
         public var kind: Kind
         /// For shrouded keys: how the key is encrypted.
