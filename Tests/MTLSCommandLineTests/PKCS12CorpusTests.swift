@@ -194,7 +194,9 @@ final class PKCS12CorpusTests: XCTestCase {
         }
         let readable = table.filter { $0.expected == "read" }
         let union = readable.filter { $0.openssl || $0.pyca }.count
-        lines.append("read: openssl \(table.filter(\.openssl).count), pyca \(table.filter(\.pyca).count), union of the files to read \(union), mtls \(table.filter(\.mtls).count)")
+        lines.append(
+            "read, of all files: openssl \(table.filter(\.openssl).count), pyca \(table.filter(\.pyca).count), mtls \(table.filter(\.mtls).count); "
+                + "files to read: \(readable.count), read by openssl or pyca \(union), by mtls \(readable.filter(\.mtls).count)")
         lines.append(
             "refused by design: \(table.count - readable.count) (of which a judge reads \(table.filter { $0.expected == "refuse" && ($0.openssl || $0.pyca) }.map(\.file).joined(separator: ", ")))"
         )

@@ -187,6 +187,7 @@ final class PKCS12ReaderTests: XCTestCase {
         let bundle = try PKCS12Bundle(derBytes: try T.bytes("third-party/pkcs12/openssl/nomac_parse.p12"), password: "testpassword")
         XCTAssertNil(bundle.inspection.mac)
         XCTAssertEqual(bundle.inspection.safes.flatMap(\.bags).map(\.kind), [.enveloped])
+        XCTAssertFalse(bundle.inspection.isUnprotected, "a public-key encrypted safe is protected, though not by a password")
         XCTAssertTrue(bundle.identities.isEmpty)
         XCTAssertTrue(bundle.certificates.isEmpty)
     }

@@ -102,6 +102,7 @@ enum InspectCommand {
         case .unknown:
             if let request = try? CertificateSigningRequest(derBytes: bytes) { return csrItem(request) }
             if bytes.first == 0x30 { _ = try Certificate(derBytes: bytes) }
+            if let java = DER.javaKeyStoreRefusal(bytes) { throw MTLSTrustError(.wrongObjectKind, java) }
             throw MTLSTrustError(.malformedInput, "it is not a certificate, key, CRL, CSR or PKCS#12 file (PEM or DER)")
         }
     }
@@ -186,7 +187,12 @@ enum InspectCommand {
             lines.append("  MAC                 none (no integrity protection)")
         }
         for (index, safe) in inspection.safes.enumerated() {
-            lines.append("  Safe \(index + 1)              " + (safe.encryption.map { "encrypted: \($0)" } ?? "not encrypted"))
+            let enveloped = safe.bags.contains { $0.kind == .enveloped }
+            let protection =
+                enveloped
+                ? "encrypted to a recipient's public key (PKCS #7 envelopedData): not read, it needs that recipient's private key"
+                : (safe.encryption.map { "encrypted: \($0)" } ?? "not encrypted")
+            lines.append("  Safe \(index + 1)              " + protection)
             for bag in safe.bags {
                 var text = "    - \(bag.kind.rawValue)"
                 if let subject = bag.subject { text += " \(subject)" }

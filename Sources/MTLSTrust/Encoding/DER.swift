@@ -59,6 +59,23 @@ public enum DER {
         return bytes.count == header + 3 || bytes[version + 3] == 0x30 ? header : nil
     }
 
+    /// "a Java KeyStore (JKS)" or "a Java JCEKS keystore" when the bytes start with that format's
+    /// magic number (0xFEEDFEED, 0xCECECECE): Java's own formats, which keytool converts to PKCS#12.
+    public static func javaKeyStoreName(_ bytes: [UInt8]) -> String? {
+        switch Array(bytes.prefix(4)) {
+        case [0xFE, 0xED, 0xFE, 0xED]: "a Java KeyStore (JKS)"
+        case [0xCE, 0xCE, 0xCE, 0xCE]: "a Java JCEKS keystore"
+        default: nil
+        }
+    }
+
+    /// The sentence for a Java keystore given where a certificate, key or PKCS#12 is read.
+    public static func javaKeyStoreRefusal(_ bytes: [UInt8]) -> String? {
+        javaKeyStoreName(bytes).map {
+            "it is \($0), not a PKCS#12 file: convert it with `keytool -importkeystore -srckeystore FILE -destkeystore FILE.p12 -deststoretype PKCS12`"
+        }
+    }
+
     /// True when the bytes start like a PKCS#12 file (DER or BER, complete or not).
     public static func looksLikePKCS12(_ bytes: [UInt8]) -> Bool { pkcs12HeaderLength(bytes) != nil }
 

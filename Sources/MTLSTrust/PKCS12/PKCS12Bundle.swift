@@ -237,6 +237,7 @@ public struct PKCS12Bundle: Sendable {
     /// Why `d2i_PKCS12` refused the bytes: not a PKCS#12 file at all, truncated, or damaged.
     static func parseFailure(_ bytes: [UInt8], errors: [OpenSSLErrorEntry]) -> MTLSTrustError {
         guard DER.looksLikePKCS12(bytes) else {
+            if let java = DER.javaKeyStoreRefusal(bytes) { return MTLSTrustError(.wrongObjectKind, java) }
             let shape = DER.shape(of: bytes)
             if shape == .certificate || shape == .privateKey || shape == .encryptedPrivateKey || PEM.looksLikePEM(bytes) {
                 return MTLSTrustError(.wrongObjectKind, "it is not a PKCS#12 file (it looks like a \(PEM.looksLikePEM(bytes) ? "PEM file" : "DER \(shape)"))")
@@ -545,6 +546,23 @@ public struct PKCS12Bundle: Sendable {
             }
         }
 
+        /// The key of a PKCS #8 structure; one OpenSSL cannot decode (GOST without its engine …)
+        /// is refused naming its algorithm.
+        static func privateKey(_ p8: OpaquePointer) throws(MTLSTrustError) -> PrivateKey {
+            OpenSSLErrorQueue.clear()
+            guard let key = EVP_PKCS82PKEY(p8) else {
+                let errors = OpenSSLErrorQueue.drain()
+                var object: OpaquePointer? = nil
+                _ = PKCS8_pkey_get0(&object, nil, nil, nil, p8)
+                guard let object else {
+                    throw MTLSTrustError(.unsupportedAlgorithm, "the private key's type is not supported: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+                }
+                throw MTLSTrustError(
+                    .unsupportedAlgorithm, "the private key's algorithm (\(Certificate.objectName(object))) is not one this OpenSSL can use", openSSLDetail: errors.map(\.raw))
+            }
+            return PrivateKey(taking: key, format: .pkcs12)
+        }
+
         private mutating func readBag(_ bag: OpaquePointer) throws(MTLSTrustError) -> PKCS12Inspection.Bag {
             try SafeReader.checkAttributeTypes(bag)
             let friendlyName = SafeReader.friendlyName(of: bag)
@@ -561,8 +579,10 @@ public struct PKCS12Bundle: Sendable {
                 certificates.append(Entry(certificate: certificate, friendlyName: friendlyName, localKeyID: localKeyID))
                 return PKCS12Inspection.Bag(kind: .certificate, friendlyName: friendlyName, localKeyID: localKeyID, subject: certificate.subject)
             case NID_keyBag:
-                if let p8 = PKCS12_SAFEBAG_get0_p8inf(bag), let key = EVP_PKCS82PKEY(p8) {
-                    keys.append((PrivateKey(taking: key, format: .pkcs12), friendlyName, localKeyID))
+                // An unencrypted key that OpenSSL cannot decode is refused, as a shrouded one is:
+                // reading the file without it would hand over a certificate with no key.
+                if let p8 = PKCS12_SAFEBAG_get0_p8inf(bag) {
+                    keys.append((try SafeReader.privateKey(p8), friendlyName, localKeyID))
                 }
                 return PKCS12Inspection.Bag(kind: .key, friendlyName: friendlyName, localKeyID: localKeyID)
             case NID_pkcs8ShroudedKeyBag:
@@ -578,11 +598,7 @@ public struct PKCS12Bundle: Sendable {
                     throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")")
                 }
                 defer { PKCS8_PRIV_KEY_INFO_free(p8) }
-                guard let key = EVP_PKCS82PKEY(p8) else {
-                    let errors = OpenSSLErrorQueue.drain()
-                    throw MTLSTrustError(.unsupportedAlgorithm, "the private key's type is not supported: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
-                }
-                keys.append((PrivateKey(taking: key, format: .pkcs12), friendlyName, localKeyID))
+                keys.append((try SafeReader.privateKey(p8), friendlyName, localKeyID))
                 return PKCS12Inspection.Bag(kind: .shroudedKey, algorithm: algorithm, friendlyName: friendlyName, localKeyID: localKeyID)
             case NID_crlBag: return PKCS12Inspection.Bag(kind: .crl, friendlyName: friendlyName, localKeyID: localKeyID)
             case NID_secretBag: return PKCS12Inspection.Bag(kind: .secret, friendlyName: friendlyName, localKeyID: localKeyID)

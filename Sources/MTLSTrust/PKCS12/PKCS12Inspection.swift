@@ -37,7 +37,7 @@ public struct PKCS12Inspection: Sendable {
             case crl, secret, nested
             /// A safe encrypted to a recipient's public key (PKCS #7 envelopedData): it needs that
             /// recipient's private key, not a password, and is not read.
-            case enveloped = "public-key encrypted safe (envelopedData, not read)"
+            case enveloped
             case other
         }
         public var kind: Kind
@@ -69,8 +69,9 @@ public struct PKCS12Inspection: Sendable {
     }
 
     /// True when nothing in the file depends on a password: no MAC and nothing encrypted. Such a
-    /// file opens with any password (as in OpenSSL and pyca), so a wrong one cannot be told.
-    public var isUnprotected: Bool { mac == nil && algorithms.isEmpty }
+    /// file opens with any password (as in OpenSSL and pyca), so a wrong one cannot be told. A
+    /// safe encrypted to a public key (envelopedData) is protected, though not by a password.
+    public var isUnprotected: Bool { mac == nil && algorithms.isEmpty && !safes.contains { $0.bags.contains { $0.kind == .enveloped } } }
 
     /// True when OpenSSL 3 can read the file only with its legacy provider.
     public var usesLegacyAlgorithms: Bool { algorithms.contains { $0.isLegacy } }
