@@ -73,6 +73,15 @@ final class PKCS12CorpusTests: XCTestCase {
             allKeys: Set(keys.map(\.publicKey.spkiDER)))
     }
 
+    /// The subjectPublicKey BIT STRING of a SubjectPublicKeyInfo: the key without its algorithm label.
+    static func keyBits(_ spki: [UInt8]) -> [UInt8]? {
+        guard let outer = DER.element(in: spki, at: 0), outer.tag == 0x30,
+            let algorithm = DER.element(in: spki, at: outer.contentStart, limit: outer.contentEnd), algorithm.tag == 0x30,
+            let bits = DER.element(in: spki, at: algorithm.end, limit: outer.contentEnd), bits.tag == 0x03
+        else { return nil }
+        return Array(spki[bits.contentStart..<bits.contentEnd])
+    }
+
     private static let python: String? = {
         guard let result = try? runProcess("/bin/bash", [Fixtures.packageRoot.appendingPathComponent("scripts/pyca-venv.sh").path]), result.status == 0 else { return nil }
         return result.stdoutText.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -154,7 +163,14 @@ final class PKCS12CorpusTests: XCTestCase {
                 XCTAssertNotNil(mine, "\(sample.file) must be read: \(result.stderr)")
                 for (judge, reading) in [("openssl", theirs), ("pyca", pycas)] {
                     guard let reading, let mine else { continue }
-                    XCTAssertEqual(mine.keySPKI, reading.keySPKI, "\(sample.file): the key differs from \(judge)'s")
+                    if judge == "pyca" {
+                        // pyca has no RSA-PSS key type and hands an id-RSASSA-PSS key back as rsaEncryption:
+                        // the key itself (the SPKI's BIT STRING) must agree, its algorithm label may not.
+                        if let spki = reading.keySPKI { XCTAssertNotNil(Self.keyBits(spki), "\(sample.file): pyca's key is no SubjectPublicKeyInfo") }
+                        XCTAssertEqual(mine.keySPKI.flatMap(Self.keyBits), reading.keySPKI.flatMap(Self.keyBits), "\(sample.file): the key differs from pyca's")
+                    } else {
+                        XCTAssertEqual(mine.keySPKI, reading.keySPKI, "\(sample.file): the key differs from \(judge)'s")
+                    }
                     if reading.keySPKI != nil, reading.leaf != nil {
                         XCTAssertEqual(mine.leaf, reading.leaf, "\(sample.file): the leaf differs from \(judge)'s")
                     }

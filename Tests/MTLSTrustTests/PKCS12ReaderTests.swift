@@ -113,6 +113,16 @@ final class PKCS12ReaderTests: XCTestCase {
         }
     }
 
+    /// SSLMate go-pkcs12's forged trust store: a 1-byte PBMAC1 key whose salt makes the MAC pass
+    /// for a password the file was not made with. Refused for the key length, whichever password.
+    func testAOneByteKeyPBMAC1FileIsRefusedWhateverThePassword() throws {
+        let bytes = try T.bytes("third-party/pkcs12/sslmate-go/pbmac1-short-key-bypass.p12")
+        for password: Secret? in ["realpassword", "fakepassword", "", nil] {
+            let error = assertThrowsMTLSError(.corruptInput) { try PKCS12Bundle(derBytes: bytes, password: password) }
+            XCTAssertTrue(error?.message.contains("uses a 1-byte key") ?? false, error?.message ?? "")
+        }
+    }
+
     /// Key lengths at the edges, made from A.1: 64 bytes is a valid parameter (the MAC then fails,
     /// as A.1 was made with 32), 65 is refused before any MAC is computed, as is a negative length.
     func testPBMAC1KeyLengthIsBetween20And64Bytes() throws {
@@ -190,6 +200,44 @@ final class PKCS12ReaderTests: XCTestCase {
         XCTAssertFalse(bundle.inspection.isUnprotected, "a public-key encrypted safe is protected, though not by a password")
         XCTAssertTrue(bundle.identities.isEmpty)
         XCTAssertTrue(bundle.certificates.isEmpty)
+    }
+
+    // MARK: Other writers' quirks (NSS, Bouncy Castle)
+
+    /// NSS 3.21–3.30 keyed PBES2 with the password as a BMPString (UTF-16BE + 00 00) instead of
+    /// UTF-8: NSS's TestOldCA.p12 opens with the password typed, as in NSS (openssl and pyca fail).
+    func testPBES2KeyedWithABMPStringPasswordIsReadLikeNSSReadsIt() throws {
+        let bytes = try T.bytes("third-party/pkcs12/nss/TestOldCA.p12")
+        let bundle = try PKCS12Bundle(derBytes: bytes, password: "nss")
+        let leaf = try XCTUnwrap(bundle.leaf?.certificate)
+        XCTAssertTrue(leaf.subject.contains("NSS Test Old CA"), leaf.subject)
+        XCTAssertTrue(bundle.privateKey?.matches(leaf) ?? false)
+        XCTAssertTrue(bundle.inspection.pbes2PasswordIsBMPString)
+        XCTAssertFalse(bundle.inspection.compatibility.openSSL3WithLegacy, "OpenSSL cannot open it")
+        XCTAssertFalse(try PKCS12Bundle(derBytes: try T.bytes(rfcA1), password: "1234").inspection.pbes2PasswordIsBMPString)
+        assertThrowsMTLSError(.wrongPassword) { try PKCS12Bundle(derBytes: bytes, password: "NSS") }
+        func hex(_ secret: Secret) -> String { secret.withUnsafeBytes { Array($0) }.hex }
+        XCTAssertEqual(hex(PKCS12Bundle.SafeReader.bmpString(Secret("nss"), terminated: true)), "006e007300730000")
+        XCTAssertEqual(hex(PKCS12Bundle.SafeReader.bmpString(Secret("é🔑"), terminated: false)), "00e9d83ddd11")
+    }
+
+    /// Files this OpenSSL cannot decrypt or decode are refused naming why: NSS 3.29.5's PBKDF2 key
+    /// length that is not AES-128's, GOST and ML-KEM keys, a GOST MAC.
+    func testKeysAndParametersThisOpenSSLCannotUseAreNamed() throws {
+        let cases: [(file: String, password: String, phrase: String)] = [
+            ("nss/TestOldAES128CA.p12", "nss", "asks PBKDF2 for a 32-byte key for AES-128-CBC, whose key is 16 bytes"),
+            ("nss/openssl-ml-kem-768-both.p12", "test", "the private key's algorithm (2.16.840.1.101.3.4.4.2) is not one this OpenSSL can use"),
+            ("bouncycastle/bc-gostOpenSSLIntegerDPfx.p12", "password", "the private key's algorithm (gost2001) is not one this OpenSSL can use"),
+            ("bouncycastle/bc-gostPfx.p12", "1", "digest this OpenSSL cannot compute"),
+        ]
+        for (file, password, phrase) in cases {
+            let bytes = try T.bytes("third-party/pkcs12/\(file)")
+            let error = assertThrowsMTLSError(.unsupportedAlgorithm, file) { try PKCS12Bundle(derBytes: bytes, password: Secret(password)) }
+            XCTAssertTrue(error?.message.contains(phrase) ?? false, "\(file): \(error?.message ?? "no error")")
+        }
+        let jks = try T.bytes("third-party/pkcs12/bouncycastle/bc-JKS_Store.jks")
+        let error = assertThrowsMTLSError(.wrongObjectKind) { try PKCS12Bundle(derBytes: jks, password: "jkstest") }
+        XCTAssertTrue(error?.message.contains("it is a Java KeyStore (JKS), not a PKCS#12 file") ?? false, error?.message ?? "")
     }
 
     // MARK: BER, passwords

@@ -207,9 +207,14 @@ enum InspectCommand {
                 "  " + console.paint("Legacy algorithms", .yellow)
                     + "   yes: plain OpenSSL 3 refuses this file (error:0308010C \"unsupported\"); read here with OpenSSL's legacy provider")
         }
+        if inspection.pbes2PasswordIsBMPString {
+            lines.append(
+                "  " + console.paint("Password encoding", .yellow)
+                    + "   BMPString (UTF-16), as NSS 3.21–3.30 wrote it: OpenSSL, Python and Java cannot open this file; `mtls import` then `mtls export` re-make it for them")
+        }
         let compatibility = inspection.compatibility
         lines.append(
-            "  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : "no (needs -legacy)"); OpenSSL 3 + legacy: yes; older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")"
+            "  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : inspection.pbes2PasswordIsBMPString ? "no" : "no (needs -legacy)"); OpenSSL 3 + legacy: \(compatibility.openSSL3WithLegacy ? "yes" : "no"); older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")"
         )
         if bundle.identities.isEmpty {
             lines.append("  Identity            none (no private key)")
@@ -257,7 +262,13 @@ enum InspectCommand {
                     })
             ),
             ("legacy", .bool(bundle.neededLegacyProvider || inspection.usesLegacyAlgorithms)),
-            ("readableBy", .object([("openssl3", .bool(compatibility.openSSL3)), ("openssl3Legacy", .bool(true)), ("olderImporters", .bool(compatibility.olderImporters))])),
+            (
+                "readableBy",
+                .object([
+                    ("openssl3", .bool(compatibility.openSSL3)), ("openssl3Legacy", .bool(compatibility.openSSL3WithLegacy)),
+                    ("olderImporters", .bool(compatibility.olderImporters)),
+                ])
+            ),
             ("leaf", bundle.leaf.map { CertificateDescription.json($0.certificate, extra: [("friendlyName", JSON.optional($0.friendlyName))]) } ?? .null),
             ("privateKey", bundle.privateKey.map { .string($0.algorithm.description) } ?? .null),
             ("chain", .array(bundle.chain.map { CertificateDescription.json($0.certificate) })),

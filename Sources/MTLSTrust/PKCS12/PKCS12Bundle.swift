@@ -204,6 +204,7 @@ public struct PKCS12Bundle: Sendable {
         self.chain = certificates.filter { !identityCertificates.contains($0.certificate) }
         self.duplicatesRemoved = duplicates
         self.inspection = PKCS12Inspection(mac: mac, safes: reader.safes)
+        self.inspection.pbes2PasswordIsBMPString = reader.usedBMPPassword
         self.neededLegacyProvider = needsLegacy
     }
 
@@ -422,12 +423,14 @@ public struct PKCS12Bundle: Sendable {
     }
 
     /// Walks the safes and bags.
-    private struct SafeReader {
+    struct SafeReader {
         var password: Secret?
         var macPresent: Bool
         var certificates: [Entry] = []
         var keys: [(key: PrivateKey, friendlyName: String?, localKeyID: String?)] = []
         var safes: [PKCS12Inspection.Safe] = []
+        /// True once a PBES2 item opened only with the password as a BMPString.
+        var usedBMPPassword = false
 
         init(password: Secret?, macPresent: Bool) {
             self.password = password
@@ -449,7 +452,7 @@ public struct PKCS12Bundle: Sendable {
                             .corruptInput,
                             "the file is damaged: its encrypted safe\(encryption.map { " (\($0.name))" } ?? "") has no encrypted content (the OCTET STRING is absent)")
                     }
-                    bags = withPassword { PKCS12_unpack_p7encdata(p7, $0, $1) }
+                    bags = decrypting(encryption) { PKCS12_unpack_p7encdata(p7, $0, $1) }
                 } else {
                     // envelopedData (RFC 7292's public-key privacy mode) needs the recipient's
                     // private key, not a password; other content types are not PKCS#12 safes.
@@ -458,7 +461,7 @@ public struct PKCS12Bundle: Sendable {
                     continue
                 }
                 guard let bags else {
-                    throw failure(what: "an encrypted safe\(encryption.map { " (\($0.name))" } ?? "")")
+                    throw failure(what: "an encrypted safe\(encryption.map { " (\($0.name))" } ?? "")", encryption)
                 }
                 defer { mtls_sk_PKCS12_SAFEBAG_pop_free(bags) }
                 var bagInfos: [PKCS12Inspection.Bag] = []
@@ -485,8 +488,56 @@ public struct PKCS12Bundle: Sendable {
             return password.withCString { body($0, Int32(strlen($0))) }
         }
 
-        private func failure(what: String) -> MTLSTrustError {
+        /// Decrypts with the password as PBES2 wants it (UTF-8); when that fails under PBES2, once
+        /// more with the password as a BMPString (UTF-16BE, with and without its two-byte
+        /// terminator), which NSS 3.21 to 3.30 fed to PBKDF2 (Firefox exports of those years).
+        private mutating func decrypting<T>(_ algorithm: PKCS12Inspection.Algorithm?, _ body: (UnsafePointer<CChar>?, Int32) -> T?) -> T? {
+            if let result = withPassword(body) { return result }
+            guard let password, algorithm?.name.hasPrefix("PBES2") ?? false else { return nil }
+            for terminated in [true, false] {
+                let bmp = SafeReader.bmpString(password, terminated: terminated)
+                let result = bmp.withUnsafeBytes { bytes in
+                    bytes.baseAddress.flatMap { base in
+                        base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { body($0, Int32(bytes.count)) }
+                    }
+                }
+                if let result {
+                    OpenSSLErrorQueue.clear()
+                    usedBMPPassword = true
+                    return result
+                }
+            }
+            return nil
+        }
+
+        /// The UTF-8 password as UTF-16BE, optionally with a terminating U+0000, made without an
+        /// intermediate String (a Secret's bytes are wiped; a String's are not).
+        static func bmpString(_ password: Secret, terminated: Bool) -> Secret {
+            var units: [UInt8] = []
+            password.withUnsafeBytes { bytes in
+                var iterator = bytes.makeIterator()
+                var decoder = UTF8()
+                decoding: while true {
+                    switch decoder.decode(&iterator) {
+                    case .scalarValue(let scalar):
+                        for unit in scalar.utf16 {
+                            units.append(UInt8(unit >> 8))
+                            units.append(UInt8(unit & 0xFF))
+                        }
+                    case .emptyInput: break decoding
+                    case .error: units.append(contentsOf: [0xFF, 0xFD])
+                    }
+                }
+            }
+            if terminated { units.append(contentsOf: [0, 0]) }
+            return Secret(wiping: &units)
+        }
+
+        private func failure(what: String, _ algorithm: PKCS12Inspection.Algorithm? = nil) -> MTLSTrustError {
             let errors = OpenSSLErrorQueue.drain()
+            if let problem = algorithm?.problem {
+                return MTLSTrustError(.unsupportedAlgorithm, "\(what) cannot be decrypted: its encryption \(problem), which OpenSSL refuses", openSSLDetail: errors.map(\.raw))
+            }
             if OpenSSLErrorQueue.namesUnavailableAlgorithm(errors) {
                 return MTLSTrustError(.unsupportedAlgorithm, "\(what) uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
             }
@@ -594,8 +645,8 @@ public struct PKCS12Bundle: Sendable {
                     algorithm = PKCS12Inspection.algorithm(algor)
                 }
                 OpenSSLErrorQueue.clear()
-                guard let p8 = withPassword({ PKCS12_decrypt_skey(bag, $0, $1) }) else {
-                    throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")")
+                guard let p8 = decrypting(algorithm, { PKCS12_decrypt_skey(bag, $0, $1) }) else {
+                    throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")", algorithm)
                 }
                 defer { PKCS8_PRIV_KEY_INFO_free(p8) }
                 keys.append((try SafeReader.privateKey(p8), friendlyName, localKeyID))
