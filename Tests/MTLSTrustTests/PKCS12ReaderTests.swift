@@ -1,3 +1,4 @@
+import COpenSSL
 import Foundation
 import XCTest
 
@@ -219,6 +220,36 @@ final class PKCS12ReaderTests: XCTestCase {
         func hex(_ secret: Secret) -> String { secret.withUnsafeBytes { Array($0) }.hex }
         XCTAssertEqual(hex(PKCS12Bundle.SafeReader.bmpString(Secret("nss"), terminated: true)), "006e007300730000")
         XCTAssertEqual(hex(PKCS12Bundle.SafeReader.bmpString(Secret("é🔑"), terminated: false)), "00e9d83ddd11")
+    }
+
+    /// A MAC over MD4 (`openssl pkcs12 -export -legacy -macalg md4`, as Red Hat's keyfile corpus
+    /// has one) is computed with the legacy provider, as `openssl pkcs12 -legacy` and pyca do:
+    /// it was "an algorithm this OpenSSL cannot use". A wrong password is still a password problem.
+    func testAMACOverALegacyDigestIsVerifiedWithTheLegacyProvider() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-md4-\(getpid())")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("md4.p12").path
+        _ = try OpenSSLCLI.run([
+            "pkcs12", "-export", "-legacy", "-macalg", "md4", "-inkey", T.url("client-alice.key").path, "-in", T.url("client-alice.pem").path,
+            "-passout", "pass:md4 test", "-out", out,
+        ])
+        let bytes = try XCTUnwrap(FileManager.default.contents(atPath: out).map { Array($0) })
+        let bundle = try PKCS12Bundle(derBytes: bytes, password: "md4 test")
+        XCTAssertEqual(bundle.inspection.mac?.digest, "md4")
+        XCTAssertEqual(bundle.leaf?.certificate, try T.certificate(T.clientAlice))
+        assertThrowsMTLSError(.wrongPassword) { try PKCS12Bundle(derBytes: bytes, password: "md5 test") }
+    }
+
+    /// OpenSSL 3.0's PBE table lacks the PBKDF2 PRFs HMAC-SHA3-* and HMAC-SHA-512/224, /256 (3.2
+    /// added them; pyca reads such files). They are added before the first read.
+    func testPBKDF2PRFsMissingFromOpenSSL30AreKnownAfterTheFirstRead() throws {
+        _ = try PKCS12Bundle(derBytes: try T.bytes(rfcA1), password: "1234")
+        for nid in [NID_hmac_sha3_224, NID_hmac_sha3_256, NID_hmac_sha3_384, NID_hmac_sha3_512, NID_hmacWithSHA512_224, NID_hmacWithSHA512_256] {
+            var digest: Int32 = 0
+            XCTAssertEqual(EVP_PBE_find(EVP_PBE_TYPE_PRF, nid, nil, &digest, nil), 1, "PRF \(nid)")
+            XCTAssertNotEqual(digest, NID_undef)
+        }
     }
 
     /// Files this OpenSSL cannot decrypt or decode are refused naming why: NSS 3.29.5's PBKDF2 key

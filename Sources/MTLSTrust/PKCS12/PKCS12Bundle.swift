@@ -74,6 +74,7 @@ public struct PKCS12Bundle: Sendable {
     ///   `.malformedInput` (not a PKCS#12 file).
     public init(derBytes: [UInt8], password: Secret?) throws(MTLSTrustError) {
         if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
+        _ = PKCS12Bundle.pbkdf2PRFsRegistered
         OpenSSLErrorQueue.clear()
         var parsed: OpaquePointer?
         derBytes.withUnsafeBufferPointer { buffer in
@@ -159,10 +160,13 @@ public struct PKCS12Bundle: Sendable {
             throw MTLSTrustError(.unsupportedAlgorithm, "the file uses legacy algorithms (RC2/RC4/DES) and this OpenSSL has no legacy provider module (ossl-modules/legacy.so)")
         }
 
-        var outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: needsLegacy)
+        // When the MAC took the password in another form (OpenSSL before 1.1.0: each byte one
+        // character), PBES2 still took it as typed: the typed password is the second try.
+        let typed = effectivePassword === password ? nil : password
+        var outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, typed: typed, macPresent: mac != nil, legacy: needsLegacy)
         if !needsLegacy, case .failure(let error) = outcome, error.reason == .unsupportedAlgorithm, LegacyLibraryContext.shared.isAvailable {
             needsLegacy = true
-            outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: true)
+            outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, typed: typed, macPresent: mac != nil, legacy: true)
         }
         // Without a MAC, only decryption shows whether a password is needed: as with the MAC, no
         // password means "no password, then the empty one"; if neither decrypts, one is required.
@@ -279,6 +283,8 @@ public struct PKCS12Bundle: Sendable {
         var pbmac1: PBMAC1?
         var content: [UInt8] = []
         var expected: [UInt8] = []
+        /// True when the MAC's digest is only in OpenSSL's legacy provider (MD4).
+        var needsLegacy = false
 
         init(_ p12: OpaquePointer) throws(MTLSTrustError) {
             self.p12 = p12
@@ -320,15 +326,39 @@ public struct PKCS12Bundle: Sendable {
             if digestNID == NID_undef || EVP_get_digestbyname(OBJ_nid2sn(digestNID)) == nil {
                 throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses a digest this OpenSSL cannot compute (\(digestName))")
             }
+            if let fetched = EVP_MD_fetch(nil, OBJ_nid2sn(digestNID), nil) {
+                EVP_MD_free(fetched)
+            } else if LegacyLibraryContext.shared.isAvailable {
+                needsLegacy = true
+            }
+            OpenSSLErrorQueue.clear()
         }
 
         /// True when the MAC matches the password (nil: no password at all, not even empty).
         func matches(_ password: Secret?) -> Bool {
             if let pbmac1 { return pbmac1.verify(password: password, content: content, expected: expected) }
-            guard let password else { return PKCS12_verify_mac(p12, nil, 0) == 1 }
-            return password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
+            let verify = { () -> Bool in
+                guard let password else { return PKCS12_verify_mac(self.p12, nil, 0) == 1 }
+                return password.withCString { PKCS12_verify_mac(self.p12, $0, -1) == 1 }
+            }
+            // A MAC over MD4 (or another digest only the legacy provider has) is computed there.
+            return needsLegacy ? LegacyLibraryContext.shared.withAsThreadDefault(verify) : verify()
         }
     }
+
+    /// PBKDF2 pseudo-random functions that OpenSSL 3.0's PBE table lacks (3.2 added them): HMAC
+    /// with SHA-3 and with SHA-512/224 and /256. Without them a PBES2 file that uses one is "an
+    /// algorithm this OpenSSL cannot use", though the digests are there. Added once, before any read.
+    static let pbkdf2PRFsRegistered: Void = {
+        let prfs: [(hmac: Int32, digest: Int32)] = [
+            (NID_hmac_sha3_224, NID_sha3_224), (NID_hmac_sha3_256, NID_sha3_256), (NID_hmac_sha3_384, NID_sha3_384),
+            (NID_hmac_sha3_512, NID_sha3_512), (NID_hmacWithSHA512_224, NID_sha512_224), (NID_hmacWithSHA512_256, NID_sha512_256),
+        ]
+        for prf in prfs where EVP_PBE_find(EVP_PBE_TYPE_PRF, prf.hmac, nil, nil, nil) == 0 {
+            _ = EVP_PBE_alg_add_type(EVP_PBE_TYPE_PRF, prf.hmac, -1, prf.digest, nil)
+        }
+        OpenSSLErrorQueue.clear()
+    }()
 
     /// The PFX's version number, read from OpenSSL's DER re-encoding (nil when the INTEGER is
     /// longer than 7 bytes).
@@ -365,9 +395,10 @@ public struct PKCS12Bundle: Sendable {
         return Array(der[octets.contentStart..<octets.contentEnd])
     }
 
-    private static func attempt(_ authSafes: OpaquePointer, password: Secret?, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
+    private static func attempt(_ authSafes: OpaquePointer, password: Secret?, typed: Secret? = nil, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
         let body = { () -> Result<SafeReader, MTLSTrustError> in
             var reader = SafeReader(password: password, macPresent: macPresent)
+            reader.typedPassword = typed
             do throws(MTLSTrustError) {
                 try reader.read(authSafes)
             } catch {
@@ -431,6 +462,8 @@ public struct PKCS12Bundle: Sendable {
         var safes: [PKCS12Inspection.Safe] = []
         /// True once a PBES2 item opened only with the password as a BMPString.
         var usedBMPPassword = false
+        /// The password as typed, when the MAC matched another form of it.
+        var typedPassword: Secret? = nil
 
         init(password: Secret?, macPresent: Bool) {
             self.password = password
@@ -493,15 +526,15 @@ public struct PKCS12Bundle: Sendable {
         /// terminator), which NSS 3.21 to 3.30 fed to PBKDF2 (Firefox exports of those years).
         private mutating func decrypting<T>(_ algorithm: PKCS12Inspection.Algorithm?, _ body: (UnsafePointer<CChar>?, Int32) -> T?) -> T? {
             if let result = withPassword(body) { return result }
-            guard let password, algorithm?.name.hasPrefix("PBES2") ?? false else { return nil }
+            if let typedPassword, let result = SafeReader.withBytes(typedPassword, body) {
+                OpenSSLErrorQueue.clear()
+                return result
+            }
+            // PKCS#12's own PBE schemes take a BMPString by definition; PBES1 and PBES2 take bytes.
+            guard let password = typedPassword ?? password, let algorithm, !algorithm.isPKCS12PBE else { return nil }
             for terminated in [true, false] {
                 let bmp = SafeReader.bmpString(password, terminated: terminated)
-                let result = bmp.withUnsafeBytes { bytes in
-                    bytes.baseAddress.flatMap { base in
-                        base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { body($0, Int32(bytes.count)) }
-                    }
-                }
-                if let result {
+                if let result = SafeReader.withBytes(bmp, body) {
                     OpenSSLErrorQueue.clear()
                     usedBMPPassword = true
                     return result
@@ -510,10 +543,21 @@ public struct PKCS12Bundle: Sendable {
             return nil
         }
 
+        /// Calls `body` with the secret's bytes and their count (not up to a NUL: a BMPString has them).
+        static func withBytes<T>(_ secret: Secret, _ body: (UnsafePointer<CChar>?, Int32) -> T?) -> T? {
+            secret.withUnsafeBytes { bytes in
+                bytes.baseAddress.flatMap { base in
+                    base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { body($0, Int32(bytes.count)) }
+                }
+            }
+        }
+
         /// The UTF-8 password as UTF-16BE, optionally with a terminating U+0000, made without an
         /// intermediate String (a Secret's bytes are wiped; a String's are not).
         static func bmpString(_ password: Secret, terminated: Bool) -> Secret {
             var units: [UInt8] = []
+            // Every UTF-8 byte gives at most two UTF-16 bytes: no reallocation leaves a copy behind.
+            units.reserveCapacity(password.count * 2 + 2)
             password.withUnsafeBytes { bytes in
                 var iterator = bytes.makeIterator()
                 var decoder = UTF8()
