@@ -180,7 +180,7 @@ final class PKCS12ReaderTests: XCTestCase {
         let original = try T.bytes("third-party/pkcs12/openssl/signer.p12")
         XCTAssertNotNil(try PKCS12Bundle(derBytes: original, password: "12345").privateKey)
         let at = try XCTUnwrap(find([0x02, 0x01, 0x03], in: Array(original.prefix(8))))
-        for version: UInt8 in [2, 4, 0x7F] {
+        for version: UInt8 in [0, 1, 2, 4, 0x7F] {
             var bytes = original
             bytes[at + 2] = version
             XCTAssertEqual(DER.shape(of: bytes), .pkcs12, "version \(version) is still recognised as a PKCS#12 file")

@@ -141,6 +141,15 @@ public enum DER {
             // PKCS#1 RSA: INTEGER 0, INTEGER n, ...; SEC1: INTEGER 1, OCTET STRING.
             let version = first.contentEnd - first.contentStart == 1 ? der[first.contentStart] : 0xFF
             if version == 3 { return .pkcs12 }
+            // A PFX of another version (damaged or crafted) still holds a PKCS #7 ContentInfo
+            // (pkcs7-data or -signedData) where a private key has its AlgorithmIdentifier.
+            let pkcs7: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07]
+            if let contentInfo = element(in: der, at: first.end, limit: outer.contentEnd), contentInfo.tag == 0x30,
+                let type = element(in: der, at: contentInfo.contentStart, limit: contentInfo.contentEnd), type.tag == 0x06,
+                type.contentEnd - type.contentStart == pkcs7.count + 1, Array(der[type.contentStart..<type.contentStart + pkcs7.count]) == pkcs7
+            {
+                return .pkcs12
+            }
             return .privateKey
         }
         if first.tag == 0x30 {
