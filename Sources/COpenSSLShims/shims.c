@@ -40,6 +40,10 @@ int mtls_PKCS7_type_is_encrypted(const PKCS7 *p7) { return PKCS7_type_is_encrypt
 const X509_ALGOR *mtls_PKCS7_encrypted_algorithm(const PKCS7 *p7) {
     return (p7->d.encrypted != NULL && p7->d.encrypted->enc_data != NULL) ? p7->d.encrypted->enc_data->algorithm : NULL;
 }
+int mtls_PKCS7_type_nid(const PKCS7 *p7) { return OBJ_obj2nid(p7->type); }
+int mtls_PKCS7_encrypted_content_present(const PKCS7 *p7) {
+    return p7->d.encrypted != NULL && p7->d.encrypted->enc_data != NULL && p7->d.encrypted->enc_data->enc_data != NULL;
+}
 
 long mtls_BIO_get_mem_data(BIO *bio, char **pp) { return BIO_get_mem_data(bio, pp); }
 long mtls_BIO_set_nbio(BIO *bio, long nonBlocking) { return BIO_set_nbio(bio, nonBlocking); }

@@ -74,6 +74,10 @@ void mtls_sk_PKCS12_SAFEBAG_pop_free(STACK_OF(PKCS12_SAFEBAG) *_Nullable sk);
 int mtls_PKCS7_type_is_data(const PKCS7 *p7);
 int mtls_PKCS7_type_is_encrypted(const PKCS7 *p7);
 const X509_ALGOR *_Nullable mtls_PKCS7_encrypted_algorithm(const PKCS7 *p7);
+/// The NID of a ContentInfo's content type (NID_pkcs7_enveloped for a public-key encrypted safe).
+int mtls_PKCS7_type_nid(const PKCS7 *p7);
+/// 1 when an encryptedData ContentInfo carries its encrypted content (it is OPTIONAL in PKCS #7).
+int mtls_PKCS7_encrypted_content_present(const PKCS7 *p7);
 
 // BIO
 long mtls_BIO_get_mem_data(BIO *bio, char *_Nullable *_Nonnull pp);

@@ -141,8 +141,16 @@ enum ImportCommand {
                     ExitCode.badInput, "\(path) holds no private key, so there is no identity to pick with --name or --index", hint: "leave them out to write its certificates")
             }
             guard let first = bundle.certificates.first else {
+                let bags = bundle.inspection.safes.flatMap(\.bags)
+                var what = ""
+                if bags.contains(where: { $0.kind == .enveloped }) {
+                    what = " (its contents are encrypted to a recipient's public key — PKCS #7 envelopedData — which needs that recipient's private key, not a password)"
+                } else if bags.contains(where: { $0.kind == .secret }) {
+                    what = " (it holds only secret bags, such as the symmetric keys Java's keytool -genseckey stores)"
+                }
                 throw CommandFailure(
-                    ExitCode.badInput, "\(path) holds neither a certificate nor a private key: nothing to write", hint: "use `mtls inspect \(path)` to see what it holds")
+                    ExitCode.badInput, "\(path) holds neither a certificate nor a private key\(what): nothing to write",
+                    hint: "use `mtls inspect \(path)` to see what it holds")
             }
             return Contents(key: nil, certificate: first.certificate, chain: bundle.certificates.dropFirst().map(\.certificate))
         }

@@ -104,6 +104,7 @@ enum InspectCommand {
         case .unknown:
             if let request = try? CertificateSigningRequest(derBytes: bytes) { return csrItem(request) }
             if bytes.first == 0x30 { _ = try Certificate(derBytes: bytes) }
+            if let java = DER.javaKeyStoreRefusal(bytes) { throw MTLSTrustError(.wrongObjectKind, java) }
             throw MTLSTrustError(.malformedInput, "it is not a certificate, key, CRL, CSR or PKCS#12 file (PEM or DER)")
         }
     }
@@ -188,7 +189,12 @@ enum InspectCommand {
             lines.append("  MAC                 none (no integrity protection)")
         }
         for (index, safe) in inspection.safes.enumerated() {
-            lines.append("  Safe \(index + 1)              " + (safe.encryption.map { "encrypted: \($0)" } ?? "not encrypted"))
+            let enveloped = safe.bags.contains { $0.kind == .enveloped }
+            let protection =
+                enveloped
+                ? "encrypted to a recipient's public key (PKCS #7 envelopedData): not read, it needs that recipient's private key"
+                : (safe.encryption.map { "encrypted: \($0)" } ?? "not encrypted")
+            lines.append("  Safe \(index + 1)              " + protection)
             for bag in safe.bags {
                 var text = "    - \(bag.kind.rawValue)"
                 if let subject = bag.subject { text += " \(subject)" }
@@ -203,9 +209,14 @@ enum InspectCommand {
                 "  " + console.paint("Legacy algorithms", .yellow)
                     + "   yes: plain OpenSSL 3 refuses this file (error:0308010C \"unsupported\"); read here with OpenSSL's legacy provider")
         }
+        if inspection.pbes2PasswordIsBMPString {
+            lines.append(
+                "  " + console.paint("Password encoding", .yellow)
+                    + "   BMPString (UTF-16), as NSS 3.21–3.30 wrote it: OpenSSL, Python and Java cannot open this file; `mtls import` then `mtls export` re-make it for them")
+        }
         let compatibility = inspection.compatibility
         lines.append(
-            "  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : "no (needs -legacy)"); OpenSSL 3 + legacy: yes; older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")"
+            "  Readable by         OpenSSL 3: \(compatibility.openSSL3 ? "yes" : inspection.pbes2PasswordIsBMPString ? "no" : "no (needs -legacy)"); OpenSSL 3 + legacy: \(compatibility.openSSL3WithLegacy ? "yes" : "no"); older Apple/Android/Windows/Java 8 importers: \(compatibility.olderImporters ? "yes" : "no (export with --legacy for them)")"
         )
         if bundle.identities.isEmpty {
             lines.append("  Identity            none (no private key)")
@@ -253,7 +264,13 @@ enum InspectCommand {
                     })
             ),
             ("legacy", .bool(bundle.neededLegacyProvider || inspection.usesLegacyAlgorithms)),
-            ("readableBy", .object([("openssl3", .bool(compatibility.openSSL3)), ("openssl3Legacy", .bool(true)), ("olderImporters", .bool(compatibility.olderImporters))])),
+            (
+                "readableBy",
+                .object([
+                    ("openssl3", .bool(compatibility.openSSL3)), ("openssl3Legacy", .bool(compatibility.openSSL3WithLegacy)),
+                    ("olderImporters", .bool(compatibility.olderImporters)),
+                ])
+            ),
             ("leaf", bundle.leaf.map { CertificateDescription.json($0.certificate, extra: [("friendlyName", JSON.optional($0.friendlyName))]) } ?? .null),
             ("privateKey", bundle.privateKey.map { .string($0.algorithm.description) } ?? .null),
             ("chain", .array(bundle.chain.map { CertificateDescription.json($0.certificate) })),

@@ -38,7 +38,7 @@ public enum DER {
     }
 
     /// The length of the outer header when the bytes start like a PFX: `SEQUENCE` (definite or
-    /// indefinite length), then `INTEGER 3`, then a `SEQUENCE` (the authSafe ContentInfo). Only
+    /// indefinite length), then `INTEGER 3` (or another version from 2 to 127), then a `SEQUENCE` (the authSafe ContentInfo). Only
     /// the header is read, so a truncated file still matches.
     public static func pkcs12HeaderLength<C: RandomAccessCollection>(_ bytes: C) -> Int? where C.Element == UInt8, C.Index == Int {
         let start = bytes.startIndex
@@ -52,9 +52,28 @@ public enum DER {
         }
         guard bytes.count >= header + 3 else { return nil }
         let version = start + header
-        guard bytes[version] == 0x02 && bytes[version + 1] == 0x01 && bytes[version + 2] == 0x03 else { return nil }
+        // Version 3 is the only PKCS#12 version; 2…127 are taken as a PFX too, so that the reader
+        // refuses them by their version. 0 and 1 start PKCS #8 and other private keys.
+        guard bytes[version] == 0x02 && bytes[version + 1] == 0x01 && (2...0x7F).contains(bytes[version + 2]) else { return nil }
         // The ContentInfo's SEQUENCE follows, unless the file ends right after the version.
         return bytes.count == header + 3 || bytes[version + 3] == 0x30 ? header : nil
+    }
+
+    /// "a Java KeyStore (JKS)" or "a Java JCEKS keystore" when the bytes start with that format's
+    /// magic number (0xFEEDFEED, 0xCECECECE): Java's own formats, which keytool converts to PKCS#12.
+    public static func javaKeyStoreName(_ bytes: [UInt8]) -> String? {
+        switch Array(bytes.prefix(4)) {
+        case [0xFE, 0xED, 0xFE, 0xED]: "a Java KeyStore (JKS)"
+        case [0xCE, 0xCE, 0xCE, 0xCE]: "a Java JCEKS keystore"
+        default: nil
+        }
+    }
+
+    /// The sentence for a Java keystore given where a certificate, key or PKCS#12 is read.
+    public static func javaKeyStoreRefusal(_ bytes: [UInt8]) -> String? {
+        javaKeyStoreName(bytes).map {
+            "it is \($0), not a PKCS#12 file: convert it with `keytool -importkeystore -srckeystore FILE -destkeystore FILE.p12 -deststoretype PKCS12`"
+        }
     }
 
     /// True when the bytes start like a PKCS#12 file (DER or BER, complete or not).
@@ -122,6 +141,15 @@ public enum DER {
             // PKCS#1 RSA: INTEGER 0, INTEGER n, ...; SEC1: INTEGER 1, OCTET STRING.
             let version = first.contentEnd - first.contentStart == 1 ? der[first.contentStart] : 0xFF
             if version == 3 { return .pkcs12 }
+            // A PFX of another version (damaged or crafted) still holds a PKCS #7 ContentInfo
+            // (pkcs7-data or -signedData) where a private key has its AlgorithmIdentifier.
+            let pkcs7: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07]
+            if let contentInfo = element(in: der, at: first.end, limit: outer.contentEnd), contentInfo.tag == 0x30,
+                let type = element(in: der, at: contentInfo.contentStart, limit: contentInfo.contentEnd), type.tag == 0x06,
+                type.contentEnd - type.contentStart == pkcs7.count + 1, Array(der[type.contentStart..<type.contentStart + pkcs7.count]) == pkcs7
+            {
+                return .pkcs12
+            }
             return .privateKey
         }
         if first.tag == 0x30 {

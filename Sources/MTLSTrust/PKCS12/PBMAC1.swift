@@ -17,8 +17,12 @@ struct PBMAC1: Sendable, Equatable {
     var hmacDigest: String
 
     /// The shortest HMAC key accepted: shorter keys weaken the integrity check below SHA-1's, and
-    /// a writer that chose one has made a file that is damaged or crafted.
+    /// a writer that chose one has made a file that is damaged or crafted (CVE-2026-34181: a
+    /// 1-byte key lets an attacker forge the MAC without the password).
     static let minimumKeyLength = 20
+    /// The longest HMAC key accepted: the largest digest output (SHA-512's 64 bytes). No writer
+    /// derives more than its HMAC's output; OpenSSL 3.4 and later refuse longer keys alike.
+    static let maximumKeyLength = 64
     /// Iteration counts above this are refused as damaged: they would hold a reader for hours.
     static let maximumIterations = 10_000_000
 
@@ -47,10 +51,16 @@ struct PBMAC1: Sendable, Equatable {
             throw MTLSTrustError(.unsupportedAlgorithm, "its PBMAC1 integrity check uses a key derivation other than PBKDF2, which this tool cannot compute")
         }
         guard let kdfParams = DER.element(in: der, at: kdfOID.end, limit: kdf.contentEnd), kdfParams.tag == 0x30,
-            let salt = DER.element(in: der, at: kdfParams.contentStart, limit: kdfParams.contentEnd),
-            let count = DER.element(in: der, at: salt.end, limit: kdfParams.contentEnd), count.tag == 0x02
+            let salt = DER.element(in: der, at: kdfParams.contentStart, limit: kdfParams.contentEnd)
         else { throw damaged("has malformed PBKDF2 parameters") }
-        guard salt.tag == 0x04 else { throw damaged("has a PBKDF2 salt that is not an OCTET STRING") }
+        // PBKDF2-params { salt CHOICE { specified OCTET STRING, otherSource AlgorithmIdentifier },
+        // iterationCount, keyLength OPTIONAL, prf DEFAULT hmacWithSHA1 }; RFC 9579 uses `specified`.
+        guard salt.tag == 0x04 else {
+            throw damaged("has no OCTET STRING salt: its PBKDF2 parameters start with \(PBMAC1.tagName(salt.tag)) (the salt is missing or of another type)")
+        }
+        guard let count = DER.element(in: der, at: salt.end, limit: kdfParams.contentEnd), count.tag == 0x02 else {
+            throw damaged("has malformed PBKDF2 parameters (no iteration count after the salt)")
+        }
         guard let iterations = PBMAC1.integer(der, count), iterations >= 1, iterations <= PBMAC1.maximumIterations else {
             throw damaged("has an iteration count outside 1…\(PBMAC1.maximumIterations)")
         }
@@ -60,8 +70,7 @@ struct PBMAC1: Sendable, Equatable {
         while cursor < kdfParams.contentEnd {
             guard let item = DER.element(in: der, at: cursor, limit: kdfParams.contentEnd) else { throw damaged("has malformed PBKDF2 parameters") }
             if item.tag == 0x02, keyLength == nil {
-                guard let length = PBMAC1.integer(der, item), length >= 1, length <= 1024 else { throw damaged("has an invalid key length") }
-                keyLength = length
+                keyLength = try PBMAC1.keyLength(der, item, damaged: damaged)
             } else if item.tag == 0x30 {
                 prf = try PBMAC1.hmacDigest(der, item, role: "PBKDF2 function")
             } else {
@@ -71,12 +80,41 @@ struct PBMAC1: Sendable, Equatable {
         }
         // RFC 9579 section 5: the key length must be present (its test vector A.6 lacks it and is invalid).
         guard let keyLength else { throw damaged("lacks the key length RFC 9579 requires") }
-        guard keyLength >= PBMAC1.minimumKeyLength else { throw damaged("uses a \(keyLength)-byte key, shorter than \(PBMAC1.minimumKeyLength) bytes") }
         self.salt = Array(der[salt.contentStart..<salt.contentEnd])
         self.iterations = iterations
         self.keyLength = keyLength
         self.prfDigest = prf
         self.hmacDigest = try PBMAC1.hmacDigest(der, mac, role: "MAC")
+    }
+
+    /// The HMAC key length: a DER INTEGER of \(minimumKeyLength)…\(maximumKeyLength), each other
+    /// value refused with what it is (zero, negative, too large to be a length, out of range).
+    private static func keyLength(_ der: [UInt8], _ element: DER.Element, damaged: (String) -> MTLSTrustError) throws(MTLSTrustError) -> Int {
+        let bytes = Array(der[element.contentStart..<element.contentEnd])
+        guard let first = bytes.first else { throw damaged("has an empty key length INTEGER") }
+        if first & 0x80 != 0 { throw damaged("has a negative key length") }
+        let significant = bytes.drop { $0 == 0 }
+        guard significant.count <= 4 else { throw damaged("has a key length too large to be a byte count (a \(bytes.count)-byte INTEGER)") }
+        let length = significant.reduce(0) { $0 << 8 | Int($1) }
+        guard length >= minimumKeyLength, length <= maximumKeyLength else {
+            throw damaged("uses a \(length)-byte key; PBMAC1 HMAC keys are \(minimumKeyLength) to \(maximumKeyLength) bytes")
+        }
+        return length
+    }
+
+    /// `an INTEGER`, `a SEQUENCE` …: what a DER tag is, for messages.
+    static func tagName(_ tag: UInt8) -> String {
+        switch tag {
+        case 0x01: "a BOOLEAN"
+        case 0x02: "an INTEGER"
+        case 0x03: "a BIT STRING"
+        case 0x05: "a NULL"
+        case 0x06: "an OBJECT IDENTIFIER"
+        case 0x0C: "a UTF8String"
+        case 0x30: "a SEQUENCE"
+        case 0x31: "a SET"
+        default: "a value of tag 0x\(String(tag, radix: 16))"
+        }
     }
 
     private static func integer(_ der: [UInt8], _ element: DER.Element) -> Int? {

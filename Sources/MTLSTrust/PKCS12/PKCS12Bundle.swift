@@ -74,6 +74,7 @@ public struct PKCS12Bundle: Sendable {
     ///   `.malformedInput` (not a PKCS#12 file).
     public init(derBytes: [UInt8], password: Secret?) throws(MTLSTrustError) {
         if derBytes.isEmpty { throw MTLSTrustError(.emptyInput, "the file is empty") }
+        _ = PKCS12Bundle.pbkdf2PRFsRegistered
         OpenSSLErrorQueue.clear()
         var parsed: OpaquePointer?
         derBytes.withUnsafeBufferPointer { buffer in
@@ -84,6 +85,11 @@ public struct PKCS12Bundle: Sendable {
             throw PKCS12Bundle.parseFailure(derBytes, errors: OpenSSLErrorQueue.drain())
         }
         defer { PKCS12_free(p12) }
+        // RFC 7292: `version INTEGER {v3(3)}`. OpenSSL 3.0's parser takes any number; a file of
+        // another version was not written by a PKCS#12 writer (or was altered), so it is refused.
+        if let version = PKCS12Bundle.pfxVersion(p12), version != 3 {
+            throw MTLSTrustError(.corruptInput, "the file is damaged: it says PFX version \(version), and PKCS#12 files (RFC 7292) are version 3")
+        }
 
         // 1. The MAC tells a wrong password apart from damage.
         var mac: PKCS12Inspection.MAC? = nil
@@ -154,10 +160,13 @@ public struct PKCS12Bundle: Sendable {
             throw MTLSTrustError(.unsupportedAlgorithm, "the file uses legacy algorithms (RC2/RC4/DES) and this OpenSSL has no legacy provider module (ossl-modules/legacy.so)")
         }
 
-        var outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: needsLegacy)
+        // When the MAC took the password in another form (OpenSSL before 1.1.0: each byte one
+        // character), PBES2 still took it as typed: the typed password is the second try.
+        let typed = effectivePassword === password ? nil : password
+        var outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, typed: typed, macPresent: mac != nil, legacy: needsLegacy)
         if !needsLegacy, case .failure(let error) = outcome, error.reason == .unsupportedAlgorithm, LegacyLibraryContext.shared.isAvailable {
             needsLegacy = true
-            outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, macPresent: mac != nil, legacy: true)
+            outcome = PKCS12Bundle.attempt(authSafes, password: effectivePassword, typed: typed, macPresent: mac != nil, legacy: true)
         }
         // Without a MAC, only decryption shows whether a password is needed: as with the MAC, no
         // password means "no password, then the empty one"; if neither decrypts, one is required.
@@ -199,6 +208,7 @@ public struct PKCS12Bundle: Sendable {
         self.chain = certificates.filter { !identityCertificates.contains($0.certificate) }
         self.duplicatesRemoved = duplicates
         self.inspection = PKCS12Inspection(mac: mac, safes: reader.safes)
+        self.inspection.pbes2PasswordIsBMPString = reader.usedBMPPassword
         self.neededLegacyProvider = needsLegacy
     }
 
@@ -232,6 +242,7 @@ public struct PKCS12Bundle: Sendable {
     /// Why `d2i_PKCS12` refused the bytes: not a PKCS#12 file at all, truncated, or damaged.
     static func parseFailure(_ bytes: [UInt8], errors: [OpenSSLErrorEntry]) -> MTLSTrustError {
         guard DER.looksLikePKCS12(bytes) else {
+            if let java = DER.javaKeyStoreRefusal(bytes) { return MTLSTrustError(.wrongObjectKind, java) }
             let shape = DER.shape(of: bytes)
             if shape == .certificate || shape == .privateKey || shape == .encryptedPrivateKey || PEM.looksLikePEM(bytes) {
                 return MTLSTrustError(.wrongObjectKind, "it is not a PKCS#12 file (it looks like a \(PEM.looksLikePEM(bytes) ? "PEM file" : "DER \(shape)"))")
@@ -272,6 +283,8 @@ public struct PKCS12Bundle: Sendable {
         var pbmac1: PBMAC1?
         var content: [UInt8] = []
         var expected: [UInt8] = []
+        /// True when the MAC's digest is only in OpenSSL's legacy provider (MD4).
+        var needsLegacy = false
 
         init(_ p12: OpaquePointer) throws(MTLSTrustError) {
             self.p12 = p12
@@ -313,14 +326,55 @@ public struct PKCS12Bundle: Sendable {
             if digestNID == NID_undef || EVP_get_digestbyname(OBJ_nid2sn(digestNID)) == nil {
                 throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses a digest this OpenSSL cannot compute (\(digestName))")
             }
+            if let fetched = EVP_MD_fetch(nil, OBJ_nid2sn(digestNID), nil) {
+                EVP_MD_free(fetched)
+            } else if LegacyLibraryContext.shared.isAvailable {
+                needsLegacy = true
+            }
+            OpenSSLErrorQueue.clear()
         }
 
         /// True when the MAC matches the password (nil: no password at all, not even empty).
         func matches(_ password: Secret?) -> Bool {
             if let pbmac1 { return pbmac1.verify(password: password, content: content, expected: expected) }
-            guard let password else { return PKCS12_verify_mac(p12, nil, 0) == 1 }
-            return password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
+            let verify = { () -> Bool in
+                guard let password else { return PKCS12_verify_mac(self.p12, nil, 0) == 1 }
+                return password.withCString { PKCS12_verify_mac(self.p12, $0, -1) == 1 }
+            }
+            // A MAC over MD4 (or another digest only the legacy provider has) is computed there.
+            return needsLegacy ? LegacyLibraryContext.shared.withAsThreadDefault(verify) : verify()
         }
+    }
+
+    /// PBKDF2 pseudo-random functions that OpenSSL 3.0's PBE table lacks (3.2 added them): HMAC
+    /// with SHA-3 and with SHA-512/224 and /256. Without them a PBES2 file that uses one is "an
+    /// algorithm this OpenSSL cannot use", though the digests are there. Added once, before any read.
+    static let pbkdf2PRFsRegistered: Void = {
+        let prfs: [(hmac: Int32, digest: Int32)] = [
+            (NID_hmac_sha3_224, NID_sha3_224), (NID_hmac_sha3_256, NID_sha3_256), (NID_hmac_sha3_384, NID_sha3_384),
+            (NID_hmac_sha3_512, NID_sha3_512), (NID_hmacWithSHA512_224, NID_sha512_224), (NID_hmacWithSHA512_256, NID_sha512_256),
+        ]
+        for prf in prfs where EVP_PBE_find(EVP_PBE_TYPE_PRF, prf.hmac, nil, nil, nil) == 0 {
+            _ = EVP_PBE_alg_add_type(EVP_PBE_TYPE_PRF, prf.hmac, -1, prf.digest, nil)
+        }
+        OpenSSLErrorQueue.clear()
+    }()
+
+    /// The PFX's version number, read from OpenSSL's DER re-encoding (nil when the INTEGER is
+    /// longer than 7 bytes).
+    static func pfxVersion(_ p12: OpaquePointer) -> Int? {
+        var out: UnsafeMutablePointer<UInt8>? = nil
+        let length = i2d_PKCS12(p12, &out)
+        guard length > 0, let out else { return nil }
+        defer { mtls_OPENSSL_free(out) }
+        let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let pfx = DER.element(in: der, at: 0), pfx.tag == 0x30,
+            let version = DER.element(in: der, at: pfx.contentStart, limit: pfx.contentEnd), version.tag == 0x02,
+            (1...7).contains(version.contentEnd - version.contentStart)
+        else { return nil }
+        let bytes = der[version.contentStart..<version.contentEnd]
+        let magnitude = bytes.reduce(0) { $0 << 8 | Int($1) }
+        return bytes.first! & 0x80 == 0 ? magnitude : magnitude - (1 << (8 * bytes.count))
     }
 
     /// The bytes the MAC covers: the content of the authSafe's `data` OCTET STRING, read from
@@ -341,9 +395,10 @@ public struct PKCS12Bundle: Sendable {
         return Array(der[octets.contentStart..<octets.contentEnd])
     }
 
-    private static func attempt(_ authSafes: OpaquePointer, password: Secret?, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
+    private static func attempt(_ authSafes: OpaquePointer, password: Secret?, typed: Secret? = nil, macPresent: Bool, legacy: Bool) -> Result<SafeReader, MTLSTrustError> {
         let body = { () -> Result<SafeReader, MTLSTrustError> in
             var reader = SafeReader(password: password, macPresent: macPresent)
+            reader.typedPassword = typed
             do throws(MTLSTrustError) {
                 try reader.read(authSafes)
             } catch {
@@ -374,6 +429,8 @@ public struct PKCS12Bundle: Sendable {
             for i in 0..<mtls_sk_PKCS7_num(authSafes) {
                 guard let p7 = mtls_sk_PKCS7_value(authSafes, i) else { continue }
                 if mtls_PKCS7_type_is_encrypted(p7) == 1 {
+                    // No content to decrypt (OpenSSL before 3.0.19 dereferences the NULL: CVE-2025-69421).
+                    guard mtls_PKCS7_encrypted_content_present(p7) == 1 else { continue }
                     let legacy = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))?.isLegacy ?? false
                     let unpack = { PKCS12_unpack_p7encdata(p7, pass, passLength) }
                     let bags = legacy ? LegacyLibraryContext.shared.withAsThreadDefault(unpack) : unpack()
@@ -397,12 +454,16 @@ public struct PKCS12Bundle: Sendable {
     }
 
     /// Walks the safes and bags.
-    private struct SafeReader {
+    struct SafeReader {
         var password: Secret?
         var macPresent: Bool
         var certificates: [Entry] = []
         var keys: [(key: PrivateKey, friendlyName: String?, localKeyID: String?)] = []
         var safes: [PKCS12Inspection.Safe] = []
+        /// True once a PBES2 item opened only with the password as a BMPString.
+        var usedBMPPassword = false
+        /// The password as typed, when the MAC matched another form of it.
+        var typedPassword: Secret? = nil
 
         init(password: Secret?, macPresent: Bool) {
             self.password = password
@@ -419,13 +480,21 @@ public struct PKCS12Bundle: Sendable {
                     bags = PKCS12_unpack_p7data(p7)
                 } else if mtls_PKCS7_type_is_encrypted(p7) == 1 {
                     encryption = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))
-                    bags = withPassword { PKCS12_unpack_p7encdata(p7, $0, $1) }
+                    guard mtls_PKCS7_encrypted_content_present(p7) == 1 else {
+                        throw MTLSTrustError(
+                            .corruptInput,
+                            "the file is damaged: its encrypted safe\(encryption.map { " (\($0.name))" } ?? "") has no encrypted content (the OCTET STRING is absent)")
+                    }
+                    bags = decrypting(encryption) { PKCS12_unpack_p7encdata(p7, $0, $1) }
                 } else {
-                    safes.append(PKCS12Inspection.Safe(encryption: nil, bags: [PKCS12Inspection.Bag(kind: .other)]))
+                    // envelopedData (RFC 7292's public-key privacy mode) needs the recipient's
+                    // private key, not a password; other content types are not PKCS#12 safes.
+                    let kind: PKCS12Inspection.Bag.Kind = mtls_PKCS7_type_nid(p7) == NID_pkcs7_enveloped ? .enveloped : .other
+                    safes.append(PKCS12Inspection.Safe(encryption: nil, bags: [PKCS12Inspection.Bag(kind: kind)]))
                     continue
                 }
                 guard let bags else {
-                    throw failure(what: "an encrypted safe\(encryption.map { " (\($0.name))" } ?? "")")
+                    throw failure(what: "an encrypted safe\(encryption.map { " (\($0.name))" } ?? "")", encryption)
                 }
                 defer { mtls_sk_PKCS12_SAFEBAG_pop_free(bags) }
                 var bagInfos: [PKCS12Inspection.Bag] = []
@@ -452,13 +521,75 @@ public struct PKCS12Bundle: Sendable {
             return password.withCString { body($0, Int32(strlen($0))) }
         }
 
-        private func failure(what: String) -> MTLSTrustError {
+        /// Decrypts with the password as PBES2 wants it (UTF-8); when that fails under PBES2, once
+        /// more with the password as a BMPString (UTF-16BE, with and without its two-byte
+        /// terminator), which NSS 3.21 to 3.30 fed to PBKDF2 (Firefox exports of those years).
+        private mutating func decrypting<T>(_ algorithm: PKCS12Inspection.Algorithm?, _ body: (UnsafePointer<CChar>?, Int32) -> T?) -> T? {
+            if let result = withPassword(body) { return result }
+            if let typedPassword, let result = SafeReader.withBytes(typedPassword, body) {
+                OpenSSLErrorQueue.clear()
+                return result
+            }
+            // PKCS#12's own PBE schemes take a BMPString by definition; PBES1 and PBES2 take bytes.
+            guard let password = typedPassword ?? password, let algorithm, !algorithm.isPKCS12PBE else { return nil }
+            for terminated in [true, false] {
+                let bmp = SafeReader.bmpString(password, terminated: terminated)
+                if let result = SafeReader.withBytes(bmp, body) {
+                    OpenSSLErrorQueue.clear()
+                    usedBMPPassword = true
+                    return result
+                }
+            }
+            return nil
+        }
+
+        /// Calls `body` with the secret's bytes and their count (not up to a NUL: a BMPString has them).
+        static func withBytes<T>(_ secret: Secret, _ body: (UnsafePointer<CChar>?, Int32) -> T?) -> T? {
+            secret.withUnsafeBytes { bytes in
+                bytes.baseAddress.flatMap { base in
+                    base.withMemoryRebound(to: CChar.self, capacity: bytes.count) { body($0, Int32(bytes.count)) }
+                }
+            }
+        }
+
+        /// The UTF-8 password as UTF-16BE, optionally with a terminating U+0000, made without an
+        /// intermediate String (a Secret's bytes are wiped; a String's are not).
+        static func bmpString(_ password: Secret, terminated: Bool) -> Secret {
+            var units: [UInt8] = []
+            // Every UTF-8 byte gives at most two UTF-16 bytes: no reallocation leaves a copy behind.
+            units.reserveCapacity(password.count * 2 + 2)
+            password.withUnsafeBytes { bytes in
+                var iterator = bytes.makeIterator()
+                var decoder = UTF8()
+                decoding: while true {
+                    switch decoder.decode(&iterator) {
+                    case .scalarValue(let scalar):
+                        for unit in scalar.utf16 {
+                            units.append(UInt8(unit >> 8))
+                            units.append(UInt8(unit & 0xFF))
+                        }
+                    case .emptyInput: break decoding
+                    case .error: units.append(contentsOf: [0xFF, 0xFD])
+                    }
+                }
+            }
+            if terminated { units.append(contentsOf: [0, 0]) }
+            return Secret(wiping: &units)
+        }
+
+        private func failure(what: String, _ algorithm: PKCS12Inspection.Algorithm? = nil) -> MTLSTrustError {
             let errors = OpenSSLErrorQueue.drain()
+            if let problem = algorithm?.problem {
+                return MTLSTrustError(.unsupportedAlgorithm, "\(what) cannot be decrypted: its encryption \(problem), which OpenSSL refuses", openSSLDetail: errors.map(\.raw))
+            }
             if OpenSSLErrorQueue.namesUnavailableAlgorithm(errors) {
                 return MTLSTrustError(.unsupportedAlgorithm, "\(what) uses an algorithm this OpenSSL cannot use", openSSLDetail: errors.map(\.raw))
             }
             if macPresent {
-                return MTLSTrustError(.corruptInput, "\(what) could not be decrypted although the password is right: the file is damaged", openSSLDetail: errors.map(\.raw))
+                return MTLSTrustError(
+                    .corruptInput,
+                    "\(what) could not be decrypted with the password that opens the file's integrity check: the file is damaged (or that part is encrypted under another password)",
+                    openSSLDetail: errors.map(\.raw))
             }
             return MTLSTrustError(.wrongPassword, "\(what) could not be decrypted: wrong password, or a damaged file", openSSLDetail: errors.map(\.raw))
         }
@@ -481,7 +612,54 @@ public struct PKCS12Bundle: Sendable {
             }
         }
 
+        /// What a bag is, for messages: `a certificate bag`, `a key bag` …
+        static func bagName(_ bag: OpaquePointer) -> String {
+            switch PKCS12_SAFEBAG_get_nid(bag) {
+            case NID_certBag: "a certificate bag"
+            case NID_keyBag: "a key bag"
+            case NID_pkcs8ShroudedKeyBag: "a shrouded key bag"
+            case NID_crlBag: "a CRL bag"
+            case NID_secretBag: "a secret bag"
+            case NID_safeContentsBag: "a safe contents bag"
+            default: "a bag"
+            }
+        }
+
+        /// Refuses a bag whose friendlyName is not a string or whose localKeyId is not an OCTET
+        /// STRING (PKCS #9): such a value is damage or a crafted file (CVE-2026-22795), and OpenSSL
+        /// 3.4+ and pyca refuse the file too. A friendlyName in UTF8String is read like a BMPString.
+        static func checkAttributeTypes(_ bag: OpaquePointer) throws(MTLSTrustError) {
+            let rules: [(nid: Int32, name: String, allowed: [Int32], expected: String)] = [
+                (NID_friendlyName, "friendlyName", [V_ASN1_BMPSTRING, V_ASN1_UTF8STRING], "a BMPString"),
+                (NID_localKeyID, "localKeyId", [V_ASN1_OCTET_STRING], "an OCTET STRING"),
+            ]
+            for rule in rules {
+                guard let attribute = PKCS12_SAFEBAG_get0_attr(bag, rule.nid), !rule.allowed.contains(attribute.pointee.type) else { continue }
+                let type = attribute.pointee.type
+                let found = type == V_ASN1_BOOLEAN ? "a BOOLEAN" : (ASN1_tag2str(type).map { "ASN.1 type \(String(cString: $0))" } ?? "ASN.1 type \(type)")
+                throw MTLSTrustError(.corruptInput, "the file is damaged: the \(rule.name) attribute of \(bagName(bag)) is \(found), not \(rule.expected) (PKCS #9)")
+            }
+        }
+
+        /// The key of a PKCS #8 structure; one OpenSSL cannot decode (GOST without its engine …)
+        /// is refused naming its algorithm.
+        static func privateKey(_ p8: OpaquePointer) throws(MTLSTrustError) -> PrivateKey {
+            OpenSSLErrorQueue.clear()
+            guard let key = EVP_PKCS82PKEY(p8) else {
+                let errors = OpenSSLErrorQueue.drain()
+                var object: OpaquePointer? = nil
+                _ = PKCS8_pkey_get0(&object, nil, nil, nil, p8)
+                guard let object else {
+                    throw MTLSTrustError(.unsupportedAlgorithm, "the private key's type is not supported: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
+                }
+                throw MTLSTrustError(
+                    .unsupportedAlgorithm, "the private key's algorithm (\(Certificate.objectName(object))) is not one this OpenSSL can use", openSSLDetail: errors.map(\.raw))
+            }
+            return PrivateKey(taking: key, format: .pkcs12)
+        }
+
         private mutating func readBag(_ bag: OpaquePointer) throws(MTLSTrustError) -> PKCS12Inspection.Bag {
+            try SafeReader.checkAttributeTypes(bag)
             let friendlyName = SafeReader.friendlyName(of: bag)
             var localKeyID: String? = nil
             if let attribute = PKCS12_SAFEBAG_get0_attr(bag, NID_localKeyID), attribute.pointee.type == V_ASN1_OCTET_STRING {
@@ -496,8 +674,10 @@ public struct PKCS12Bundle: Sendable {
                 certificates.append(Entry(certificate: certificate, friendlyName: friendlyName, localKeyID: localKeyID))
                 return PKCS12Inspection.Bag(kind: .certificate, friendlyName: friendlyName, localKeyID: localKeyID, subject: certificate.subject)
             case NID_keyBag:
-                if let p8 = PKCS12_SAFEBAG_get0_p8inf(bag), let key = EVP_PKCS82PKEY(p8) {
-                    keys.append((PrivateKey(taking: key, format: .pkcs12), friendlyName, localKeyID))
+                // An unencrypted key that OpenSSL cannot decode is refused, as a shrouded one is:
+                // reading the file without it would hand over a certificate with no key.
+                if let p8 = PKCS12_SAFEBAG_get0_p8inf(bag) {
+                    keys.append((try SafeReader.privateKey(p8), friendlyName, localKeyID))
                 }
                 return PKCS12Inspection.Bag(kind: .key, friendlyName: friendlyName, localKeyID: localKeyID)
             case NID_pkcs8ShroudedKeyBag:
@@ -509,15 +689,11 @@ public struct PKCS12Bundle: Sendable {
                     algorithm = PKCS12Inspection.algorithm(algor)
                 }
                 OpenSSLErrorQueue.clear()
-                guard let p8 = withPassword({ PKCS12_decrypt_skey(bag, $0, $1) }) else {
-                    throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")")
+                guard let p8 = decrypting(algorithm, { PKCS12_decrypt_skey(bag, $0, $1) }) else {
+                    throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")", algorithm)
                 }
                 defer { PKCS8_PRIV_KEY_INFO_free(p8) }
-                guard let key = EVP_PKCS82PKEY(p8) else {
-                    let errors = OpenSSLErrorQueue.drain()
-                    throw MTLSTrustError(.unsupportedAlgorithm, "the private key's type is not supported: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
-                }
-                keys.append((PrivateKey(taking: key, format: .pkcs12), friendlyName, localKeyID))
+                keys.append((try SafeReader.privateKey(p8), friendlyName, localKeyID))
                 return PKCS12Inspection.Bag(kind: .shroudedKey, algorithm: algorithm, friendlyName: friendlyName, localKeyID: localKeyID)
             case NID_crlBag: return PKCS12Inspection.Bag(kind: .crl, friendlyName: friendlyName, localKeyID: localKeyID)
             case NID_secretBag: return PKCS12Inspection.Bag(kind: .secret, friendlyName: friendlyName, localKeyID: localKeyID)

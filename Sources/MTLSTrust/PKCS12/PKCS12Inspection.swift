@@ -23,6 +23,9 @@ public struct PKCS12Inspection: Sendable {
         public var isLegacy: Bool
         /// True for the PKCS#12 (v1) PBE schemes that older importers expect (3DES, RC2).
         public var isPKCS12PBE: Bool
+        /// Why the parameters cannot be used as written, when they cannot: a PBKDF2 key length
+        /// that is not the cipher's (NSS 3.29.5 asked for 32 bytes for AES-128-CBC).
+        public var problem: String? = nil
 
         public var description: String {
             iterations.map { "\(name), \($0) iterations" } ?? name
@@ -34,7 +37,11 @@ public struct PKCS12Inspection: Sendable {
         public enum Kind: String, Sendable {
             case certificate, key
             case shroudedKey = "shrouded key"
-            case crl, secret, nested, other
+            case crl, secret, nested
+            /// A safe encrypted to a recipient's public key (PKCS #7 envelopedData): it needs that
+            /// recipient's private key, not a password, and is not read.
+            case enveloped
+            case other
         }
         public var kind: Kind
         /// For shrouded keys: how the key is encrypted.
@@ -58,6 +65,9 @@ public struct PKCS12Inspection: Sendable {
     public var mac: MAC?
     /// The safes, in file order.
     public var safes: [Safe]
+    /// True when PBES2 decryption needed the password as a BMPString (UTF-16BE), as NSS 3.21 to
+    /// 3.30 wrote it, rather than UTF-8: only NSS and this tool read such a file.
+    public var pbes2PasswordIsBMPString = false
 
     /// Every encryption algorithm in the file.
     public var algorithms: [Algorithm] {
@@ -65,8 +75,9 @@ public struct PKCS12Inspection: Sendable {
     }
 
     /// True when nothing in the file depends on a password: no MAC and nothing encrypted. Such a
-    /// file opens with any password (as in OpenSSL and pyca), so a wrong one cannot be told.
-    public var isUnprotected: Bool { mac == nil && algorithms.isEmpty }
+    /// file opens with any password (as in OpenSSL and pyca), so a wrong one cannot be told. A
+    /// safe encrypted to a public key (envelopedData) is protected, though not by a password.
+    public var isUnprotected: Bool { mac == nil && algorithms.isEmpty && !safes.contains { $0.bags.contains { $0.kind == .enveloped } } }
 
     /// True when OpenSSL 3 can read the file only with its legacy provider.
     public var usesLegacyAlgorithms: Bool { algorithms.contains { $0.isLegacy } }
@@ -87,8 +98,8 @@ public struct PKCS12Inspection: Sendable {
         let all = algorithms
         let macOK = mac.map { $0.digest == "sha1" } ?? true
         return Compatibility(
-            openSSL3: !usesLegacyAlgorithms,
-            openSSL3WithLegacy: true,
+            openSSL3: !usesLegacyAlgorithms && !pbes2PasswordIsBMPString,
+            openSSL3WithLegacy: !pbes2PasswordIsBMPString,
             olderImporters: macOK && all.allSatisfy { $0.isPKCS12PBE })
     }
 
@@ -141,6 +152,8 @@ public struct PKCS12Inspection: Sendable {
         var name = "PBES2"
         var iterations: Int? = nil
         var legacy = false
+        var keyLength: Int? = nil
+        var problem: String? = nil
         if parameterType == V_ASN1_SEQUENCE, let parameter {
             let der = Certificate.asn1StringBytes(parameter.assumingMemoryBound(to: ASN1_STRING.self))
             der.withUnsafeBufferPointer { buffer in
@@ -163,6 +176,7 @@ public struct PKCS12Inspection: Sendable {
                                 guard let params = d2i_PBKDF2PARAM(nil, &kdfCursor, kdfBuffer.count) else { return }
                                 defer { PBKDF2PARAM_free(params) }
                                 iterations = Int(ASN1_INTEGER_get(params.pointee.iter))
+                                if let length = params.pointee.keylength { keyLength = Int(ASN1_INTEGER_get(length)) }
                                 if let prfAlgorithm = params.pointee.prf {
                                     var prfObject: OpaquePointer? = nil
                                     var prfType: Int32 = 0
@@ -186,11 +200,16 @@ public struct PKCS12Inspection: Sendable {
                         let nid = OBJ_obj2nid(object)
                         legacy = legacyNIDs.contains(nid)
                         cipher = nid != NID_undef ? String(cString: OBJ_nid2sn(nid)!).uppercased() : Certificate.objectName(object)
+                        if let keyLength, let evp = EVP_get_cipherbyname(OBJ_nid2sn(nid)), case let needed = Int(EVP_CIPHER_get_key_length(evp)), needed > 0,
+                            needed != keyLength, EVP_CIPHER_get_flags(evp) & UInt(EVP_CIPH_VARIABLE_LENGTH) == 0
+                        {
+                            problem = "asks PBKDF2 for a \(keyLength)-byte key for \(cipher), whose key is \(needed) bytes (NSS 3.29.5 wrote such files)"
+                        }
                     }
                 }
                 name = "PBES2 (\(kdf), \(cipher))"
             }
         }
-        return Algorithm(name: name, iterations: iterations, isLegacy: legacy, isPKCS12PBE: false)
+        return Algorithm(name: name, iterations: iterations, isLegacy: legacy, isPKCS12PBE: false, problem: problem)
     }
 }

@@ -99,6 +99,7 @@ public enum CertificateLoader {
                     // Looks like DER but is damaged or truncated: let OpenSSL say why.
                     return ([try Certificate(derBytes: bytes)], .der)
                 }
+                if let java = DER.javaKeyStoreRefusal(bytes) { throw MTLSTrustError(.wrongObjectKind, java) }
                 let printable = bytes.prefix(512).allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) }
                 throw MTLSTrustError(.malformedInput, printable ? "it is text without a PEM certificate block" : "it is not a certificate in PEM, DER or PKCS#12 form")
             }
