@@ -39,10 +39,7 @@ enum Inputs {
         if let key { return key }
         if certificatePath != "-", var bytes = try? CertificateLoader.readFile(certificatePath) {
             defer { Secret.wipe(&bytes) }
-            let marker = Array("PRIVATE KEY-----".utf8)
-            if bytes.count >= marker.count, (0...(bytes.count - marker.count)).contains(where: { bytes[$0..<$0 + marker.count].elementsEqual(marker) }) {
-                return certificatePath
-            }
+            if PEM.blockLocations(in: bytes).contains(where: { $0.label.hasSuffix("PRIVATE KEY") }) { return certificatePath }
         }
         throw CommandFailure.usage("--cert \(certificatePath) holds no private key: give it with --key FILE (or the identity as --p12 FILE)", command: command)
     }

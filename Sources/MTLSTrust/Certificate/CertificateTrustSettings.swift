@@ -18,18 +18,7 @@ public struct CertificateTrustSettings: Sendable, Hashable {
     public var alias: String?
 
     /// The purposes' names (`serverAuth`, `emailProtection`, or the dotted OID).
-    public static func name(of oid: String) -> String {
-        switch oid {
-        case "1.3.6.1.5.5.7.3.1": "serverAuth"
-        case "1.3.6.1.5.5.7.3.2": "clientAuth"
-        case "1.3.6.1.5.5.7.3.3": "codeSigning"
-        case "1.3.6.1.5.5.7.3.4": "emailProtection"
-        case "1.3.6.1.5.5.7.3.8": "timeStamping"
-        case "1.3.6.1.5.5.7.3.9": "OCSPSigning"
-        case "2.5.29.37.0": "anyExtendedKeyUsage"
-        default: oid
-        }
-    }
+    public static func name(of oid: String) -> String { WebPKIProfileRules.purposeName(oid) }
 
     /// Reads the `X509_CERT_AUX` that follows the certificate: `SEQUENCE { trust SEQUENCE OF OID
     /// OPTIONAL, reject [0] IMPLICIT SEQUENCE OF OID OPTIONAL, alias UTF8String OPTIONAL, keyid
@@ -81,6 +70,8 @@ extension Certificate {
     /// `X509` keeps them (`d2i_X509_AUX`), so that `X509_verify_cert` applies them to the anchor.
     init(trustedCertificateDER bytes: [UInt8]) throws(MTLSTrustError) {
         guard let element = DER.element(in: bytes, at: 0) else { throw MTLSTrustError(.malformedInput, "not DER") }
+        // Read on its own first, with the checks every certificate gets (trailing bytes, times);
+        // then again with its settings, which only d2i_X509_AUX attaches to an X509.
         let certificate = try Certificate(derBytes: Array(bytes[0..<element.end]))
         guard element.end < bytes.count else {
             self = certificate

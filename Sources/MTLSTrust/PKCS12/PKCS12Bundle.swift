@@ -85,9 +85,12 @@ public struct PKCS12Bundle: Sendable {
             throw PKCS12Bundle.parseFailure(derBytes, errors: OpenSSLErrorQueue.drain())
         }
         defer { PKCS12_free(p12) }
+        // OpenSSL's DER re-encoding of what it parsed (a BER original's pieces come out joined):
+        // where the version and the content a PBMAC1 covers are read.
+        let reencoded = PKCS12Bundle.reencodedDER(p12)
         // RFC 7292: `version INTEGER {v3(3)}`. OpenSSL 3.0's parser takes any number; a file of
         // another version was not written by a PKCS#12 writer (or was altered), so it is refused.
-        if let version = PKCS12Bundle.pfxVersion(p12), version != 3 {
+        if let version = reencoded.flatMap(PKCS12Bundle.pfxVersion), version != 3 {
             throw MTLSTrustError(.corruptInput, "the file is damaged: it says PFX version \(version), and PKCS#12 files (RFC 7292) are version 3")
         }
 
@@ -95,7 +98,7 @@ public struct PKCS12Bundle: Sendable {
         var mac: PKCS12Inspection.MAC? = nil
         var effectivePassword = password
         if PKCS12_mac_present(p12) == 1 {
-            let check = try MACCheck(p12)
+            let check = try MACCheck(p12, reencoded: reencoded)
             mac = check.summary
             OpenSSLErrorQueue.clear()
             if let password {
@@ -286,7 +289,7 @@ public struct PKCS12Bundle: Sendable {
         /// True when the MAC's digest is only in OpenSSL's legacy provider (MD4).
         var needsLegacy = false
 
-        init(_ p12: OpaquePointer) throws(MTLSTrustError) {
+        init(_ p12: OpaquePointer, reencoded: [UInt8]?) throws(MTLSTrustError) {
             self.p12 = p12
             var macOctets: UnsafePointer<ASN1_OCTET_STRING>? = nil
             var macAlgorithm: UnsafePointer<X509_ALGOR>? = nil
@@ -311,7 +314,7 @@ public struct PKCS12Bundle: Sendable {
             }
             if digestNID == NID_pbmac1 {
                 let pbmac1 = try PBMAC1(parameters: parameters ?? [])
-                guard let content = PKCS12Bundle.authSafeContent(p12) else {
+                guard let content = reencoded.flatMap(PKCS12Bundle.authSafeContent) else {
                     throw MTLSTrustError(.corruptInput, "the file is damaged: the content its PBMAC1 integrity check covers could not be found")
                 }
                 self.pbmac1 = pbmac1
@@ -360,14 +363,17 @@ public struct PKCS12Bundle: Sendable {
         OpenSSLErrorQueue.clear()
     }()
 
-    /// The PFX's version number, read from OpenSSL's DER re-encoding (nil when the INTEGER is
-    /// longer than 7 bytes).
-    static func pfxVersion(_ p12: OpaquePointer) -> Int? {
+    /// `i2d_PKCS12` of a parsed file, or nil when OpenSSL cannot encode it.
+    static func reencodedDER(_ p12: OpaquePointer) -> [UInt8]? {
         var out: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_PKCS12(p12, &out)
         guard length > 0, let out else { return nil }
         defer { mtls_OPENSSL_free(out) }
-        let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    }
+
+    /// The PFX's version number (nil when the INTEGER is longer than 7 bytes).
+    static func pfxVersion(_ der: [UInt8]) -> Int? {
         guard let pfx = DER.element(in: der, at: 0), pfx.tag == 0x30,
             let version = DER.element(in: der, at: pfx.contentStart, limit: pfx.contentEnd), version.tag == 0x02,
             (1...7).contains(version.contentEnd - version.contentStart)
@@ -377,14 +383,8 @@ public struct PKCS12Bundle: Sendable {
         return bytes.first! & 0x80 == 0 ? magnitude : magnitude - (1 << (8 * bytes.count))
     }
 
-    /// The bytes the MAC covers: the content of the authSafe's `data` OCTET STRING, read from
-    /// OpenSSL's DER re-encoding of the parsed file (a BER original's pieces come out joined).
-    static func authSafeContent(_ p12: OpaquePointer) -> [UInt8]? {
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_PKCS12(p12, &out)
-        guard length > 0, let out else { return nil }
-        defer { mtls_OPENSSL_free(out) }
-        let der = Array(UnsafeBufferPointer(start: out, count: Int(length)))
+    /// The bytes the MAC covers: the content of the authSafe's `data` OCTET STRING.
+    static func authSafeContent(_ der: [UInt8]) -> [UInt8]? {
         guard let pfx = DER.element(in: der, at: 0), pfx.tag == 0x30,
             let version = DER.element(in: der, at: pfx.contentStart, limit: pfx.contentEnd), version.tag == 0x02,
             let contentInfo = DER.element(in: der, at: version.end, limit: pfx.contentEnd), contentInfo.tag == 0x30,
@@ -758,10 +758,7 @@ public struct PKCS12Bundle: Sendable {
             let errors = OpenSSLErrorQueue.drain()
             throw MTLSTrustError(.internalFailure, "OpenSSL could not add the PKCS#12 MAC: \(OpenSSLErrorQueue.describe(errors))", openSSLDetail: errors.map(\.raw))
         }
-        var out: UnsafeMutablePointer<UInt8>? = nil
-        let length = i2d_PKCS12(p12, &out)
-        guard length > 0, let out else { throw MTLSTrustError(.internalFailure, "OpenSSL could not encode the PKCS#12") }
-        defer { mtls_OPENSSL_free(out) }
-        return Array(UnsafeBufferPointer(start: out, count: Int(length)))
+        guard let der = PKCS12Bundle.reencodedDER(p12) else { throw MTLSTrustError(.internalFailure, "OpenSSL could not encode the PKCS#12") }
+        return der
     }
 }

@@ -200,6 +200,14 @@ enum CodeLiteralScanner {
     enum Argument: Equatable {
         case string(String)
         case unresolved(String)
+
+        /// The argument as it could be written, for messages.
+        var sourceText: String {
+            switch self {
+            case .string(let text): "\"\(text)\""
+            case .unresolved(let text): text
+            }
+        }
     }
 
     /// One `.add(…)` call.

@@ -328,14 +328,9 @@ enum PinDocumentReader {
                 switch argument {
                 case .string(let text): texts.append(text)
                 case .unresolved(let expression):
-                    let written = call.arguments.map {
-                        switch $0 {
-                        case .string(let text): "\"\(text)\""
-                        case .unresolved(let text): text
-                        }
-                    }
                     throw ReadError(
-                        message: ".add(\(written.joined(separator: ", "))): \(DisplayText.quoted(expression)) is not a string literal or a string constant of this file, "
+                        message:
+                            ".add(\(call.arguments.map(\.sourceText).joined(separator: ", "))): \(DisplayText.quoted(expression)) is not a string literal or a string constant of this file, "
                             + "so its pattern or pin is unknown: check a file that `mtls pin --format okhttp` wrote, or write the pins as literals")
                 }
             }
