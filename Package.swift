@@ -29,10 +29,7 @@ let package = Package(
         // Build-tool plugin: the git commit of the build, for `mtls --version`.
         .plugin(name: "BuildInfoPlugin", capability: .buildTool()),
         .target(name: "CBuildInfo"),
-        // The executable's image in memory: its relocation table's pages given back once applied,
-        // read-only pages mapped one per fault for downloads (see Sources/CImage/include/CImage.h).
-        .target(name: "CImage"),
-        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust", "CBuildInfo", "CImage"], plugins: ["BuildInfoPlugin"]),
+        .executableTarget(name: "mtls", dependencies: ["MTLSCommandLine", "MTLSTrust", "CBuildInfo"], plugins: ["BuildInfoPlugin"]),
         // Build-tool plugin: certificate files in a target → a generated pin-set Swift file (`mtls pin --format swift --offline`).
         // Its example (and a consumer of the library) is the separate package in Examples/.
         .plugin(name: "PinSetPlugin", capability: .buildTool(), dependencies: ["mtls"]),

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the release artefacts of mtls for this machine's architecture into dist/:
 #   dist/mtls-<version>-linux-<arch>.tar.gz (+ .sha256)   the static binary (Swift runtime and
-#       FoundationEssentials and libstdc++ linked in, no ICU; needs only glibc, OpenSSL 3, zlib, libgcc_s), the man page,
+#       FoundationEssentials linked in, no ICU; needs only glibc, OpenSSL 3, zlib and the C++ runtime), the man page,
 #       the bash/zsh/fish completions, README.md, CHANGELOG.md and LICENSE
 #   dist/mtls_<version>_<debian-arch>.deb (+ .sha256)      the same binary installed as /usr/bin/mtls,
 #       man page and completions in Debian's places, Depends computed by dpkg-shlibdeps
 #
 #   scripts/release.sh                      release build (swift build with scripts/release-flags.sh:
-#                                           -c release --static-swift-stdlib, functions ordered by lld)
+#                                           -c release --static-swift-stdlib)
 #   SCRATCH=/path scripts/release.sh        another build directory (default .build, shared with
 #                                           scripts/memory-flat.sh's release build)
 # scripts/test-release.sh checks both artefacts (run by scripts/test.sh in the full run).

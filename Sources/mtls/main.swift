@@ -1,5 +1,4 @@
 import CBuildInfo
-import CImage
 import MTLSCommandLine
 import MTLSTrust
 
@@ -9,13 +8,12 @@ import MTLSTrust
     import Darwin
 #endif
 
-// The loader is done with the relocation table: its pages leave the process (0.9 MiB).
-_ = mtls_release_relocation_pages()
 let arguments = CommandLine.arguments.dropFirst()
 // Before anything touches OpenSSL: every block it frees is wiped (it frees a copy of PKCS#12
 // passwords without clearing it).
 OpenSSLInfo.installWipingAllocator()
-// The process ends when the command does: OpenSSL's tables go with it, not block by block.
+// OpenSSL's tables are left to the kernel at exit: a command can end while a name lookup still
+// runs on another thread, and an atexit teardown would free tables that thread may still use.
 OpenSSLInfo.skipCleanupAtExit()
 // The commit BuildInfoPlugin recorded (nil without a git checkout), for `mtls --version`.
 let commit = mtls_build_commit().map { String(cString: $0) }
