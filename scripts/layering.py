@@ -26,6 +26,7 @@ LAYERS = {
         ["Certificate"],
         ["PKCS12"],
         ["Issuing"],
+        ["Files"],
         ["Trust"],
         ["Pinning"],
         ["Evaluators"],

@@ -707,6 +707,7 @@ p12info() {
 "$(dirname "$0")/make-platform-certs.sh"  # TestCerts/platform/ (platform rule fixtures)
 # TestCerts/rules/ (a violating and a compliant chain per rule of docs/TRUST-RULES.md), likewise.
 "$(dirname "$0")/make-trust-rule-certs.sh"
+"$(dirname "$0")/make-dsa-inherited.sh"  # TestCerts/dsa-inherited/ (a DSA key inheriting its parameters)
 
 echo "TestCerts regenerated and verified in $OUT"
 exit 0

@@ -27,6 +27,9 @@ if grep -E "^/.*: warning:" "$build_log" | grep -v "/.build/" >/dev/null; then
   exit 1
 fi
 
+step "layering (folders depend one way: docs/ARCHITECTURE.md)"
+python3 scripts/layering.py
+
 if [[ $quick -eq 0 && -x scripts/lint.sh ]]; then
   step "lint"
   scripts/lint.sh || { [[ "${MTLS_LINT_STRICT:-1}" == "1" ]] && exit 1; }

@@ -256,6 +256,20 @@ final class PrivateKeyTests: XCTestCase {
         }
     }
 
+    /// A DSA certificate whose key inherits its parameters from the issuer (RFC 3279 2.3.2), made
+    /// by scripts/make-dsa-inherited.sh: OpenSSL cannot decode its public key alone, and the key
+    /// still has to find its certificate (`import` wrote no certificate file for such a PKCS#12).
+    func testADSAKeyMatchesItsCertificateWhoseParametersAreInherited() throws {
+        let certificate = try XCTUnwrap(Certificate.fromPEM(T.bytes("dsa-inherited/leaf.pem")).first)
+        XCTAssertTrue(try key("dsa-inherited/leaf.key").matches(certificate))
+        XCTAssertFalse(try key("dsa-inherited/ca.key").matches(certificate), "an RSA key")
+        for other in T.allIdentities {
+            XCTAssertFalse(try key("dsa-inherited/leaf.key").matches(try T.certificate(other)), other.basename)
+        }
+        // Another DSA key with the same parameters but its own public value.
+        XCTAssertFalse(try key("dsa-inherited/other.key").matches(certificate), "another DSA key with the same parameters")
+    }
+
     // MARK: Writing PKCS#8
 
     func testUnencryptedPKCS8PEMAndDERAreByteIdenticalToOpenSSLs() throws {

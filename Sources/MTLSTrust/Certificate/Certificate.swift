@@ -250,11 +250,7 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    static func dottedOID(_ object: OpaquePointer) -> String {
-        var buffer = [CChar](repeating: 0, count: 128)
-        _ = mtls_OBJ_obj2txt(&buffer, Int32(buffer.count), object, 1)
-        return String(cBuffer: buffer)
-    }
+    static func dottedOID(_ object: OpaquePointer) -> String { OpenSSLObjects.dottedOID(object) }
 
     static func asn1StringBytes(_ string: UnsafePointer<ASN1_STRING>?) -> [UInt8] {
         guard let string, let data = ASN1_STRING_get0_data(string) else { return [] }

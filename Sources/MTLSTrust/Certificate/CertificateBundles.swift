@@ -43,10 +43,10 @@ extension Certificate {
     /// intermediate out; Android and Java do not.
     public var caIssuersURLs: [String] {
         guard let raw = CertificateFacts(self).extension(CertificateFacts.OID.authorityInfoAccess),
-            let entries = AuthorityInfoAccessSyntaxPolicy.descriptions(raw.value)
+            let entries = CertificateFacts.accessDescriptions(raw.value)
         else { return [] }
         return entries.compactMap { entry in
-            guard entry.method == CertificateFacts.OID.caIssuers, WebPKIProfileRules.isHTTPURI(entry.location), case .uri(let bytes) = entry.location else { return nil }
+            guard entry.method == CertificateFacts.OID.caIssuers, entry.location.isHTTPURI, case .uri(let bytes) = entry.location else { return nil }
             return String(decoding: bytes, as: UTF8.self)
         }
     }

@@ -18,7 +18,7 @@ public struct CertificateTrustSettings: Sendable, Hashable {
     public var alias: String?
 
     /// The purposes' names (`serverAuth`, `emailProtection`, or the dotted OID).
-    public static func name(of oid: String) -> String { WebPKIProfileRules.purposeName(oid) }
+    public static func name(of oid: String) -> String { CertificateFacts.purposeName(oid) }
 
     /// Reads the `X509_CERT_AUX` that follows the certificate: `SEQUENCE { trust SEQUENCE OF OID
     /// OPTIONAL, reject [0] IMPLICIT SEQUENCE OF OID OPTIONAL, alias UTF8String OPTIONAL, keyid

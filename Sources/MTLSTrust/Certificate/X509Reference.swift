@@ -66,18 +66,6 @@ final class X509Reference: @unchecked Sendable {
     deinit { if let pointer = decodedPointer { X509_free(pointer) } }
 }
 
-/// Owns one `EVP_PKEY*`.
-final class EVPKeyReference: @unchecked Sendable {
-    // @unchecked Sendable: keys are immutable once loaded; EVP_PKEY reference counting is thread-safe.
-    let pointer: OpaquePointer
-    init(taking pointer: OpaquePointer) { self.pointer = pointer }
-    init(borrowing pointer: OpaquePointer) {
-        EVP_PKEY_up_ref(pointer)
-        self.pointer = pointer
-    }
-    deinit { EVP_PKEY_free(pointer) }
-}
-
 /// Owns one `X509_CRL*`.
 final class CRLReference: @unchecked Sendable {
     // @unchecked Sendable: never mutated after parsing; verification only reads it.

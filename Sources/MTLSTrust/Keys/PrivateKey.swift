@@ -324,7 +324,7 @@ public struct PrivateKey: Sendable {
         guard let object else { return nil }
         defer { ASN1_OBJECT_free(object) }
         let nid = OBJ_obj2nid(object)
-        let dotted = Certificate.dottedOID(object)
+        let dotted = OpenSSLObjects.dottedOID(object)
         guard nid != NID_undef, let shortName = OBJ_nid2sn(nid) else { return (postQuantumAlgorithms[dotted].map { "\($0) (\(dotted))" } ?? dotted, false) }
         let name = OBJ_nid2ln(nid).map { String(cString: $0) } ?? String(cString: shortName)
         guard let manager = EVP_KEYMGMT_fetch(nil, shortName, nil) else { return ("\(name) (\(dotted))", false) }
@@ -340,12 +340,6 @@ public struct PrivateKey: Sendable {
         // Parse the SPKI back into a key of its own, so that `algorithm` works on the result.
         let spki = PublicKey.encodeSPKI(reference.pointer)
         return (try? PublicKey(spkiDER: spki)) ?? PublicKey(unparsedSPKI: spki)
-    }
-
-    /// True when this key is the private half of `certificate`'s public key.
-    public func matches(_ certificate: Certificate) -> Bool {
-        guard let certificateKey = X509_get0_pubkey(certificate.reference.pointer) else { return false }
-        return EVP_PKEY_eq(certificateKey, reference.pointer) == 1
     }
 
     /// True when `other` is the same key pair (the same public key and parameters), compared by

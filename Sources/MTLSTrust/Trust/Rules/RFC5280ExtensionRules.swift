@@ -51,7 +51,7 @@ struct AuthorityInfoAccessSyntaxPolicy: ChainPolicy {
                         reason: "the authorityInfoAccess extension of \(context.label(depth)) is critical; RFC 5280 4.2.2.1 requires it non-critical",
                         hint: "the issuing CA is not conforming; have the certificate reissued with a non-critical authorityInfoAccess"))
             }
-            if AuthorityInfoAccessSyntaxPolicy.descriptions(raw.value) == nil {
+            if CertificateFacts.accessDescriptions(raw.value) == nil {
                 findings.append(
                     context.finding(
                         .authorityInfoAccessMalformed, depth: depth,
@@ -61,21 +61,6 @@ struct AuthorityInfoAccessSyntaxPolicy: ChainPolicy {
         }
         return findings
     }
-
-    /// The (method OID, location) pairs, or nil when the syntax is wrong or the list is empty.
-    static func descriptions(_ value: [UInt8]) -> [(method: String, location: CertificateFacts.GeneralName)]? {
-        guard let entries = CertificateFacts.sequence(value), !entries.isEmpty else { return nil }
-        var result: [(String, CertificateFacts.GeneralName)] = []
-        for entry in entries {
-            guard entry.tag == 0x30, let parts = CertificateFacts.elements(value, from: entry.contentStart, to: entry.contentEnd), parts.count == 2,
-                parts[0].tag == 0x06
-            else { return nil }
-            let name = CertificateFacts.generalName(value, parts[1])
-            if case .unknown = name { return nil }
-            result.append((CertificateFacts.dotted(value[parts[0].contentStart..<parts[0].contentEnd]), name))
-        }
-        return result
-    }
 }
 
 /// RFC 5280 4.2.1.13: cRLDistributionPoints is a SEQUENCE SIZE (1..MAX) of DistributionPoint, and
@@ -83,29 +68,12 @@ struct AuthorityInfoAccessSyntaxPolicy: ChainPolicy {
 struct CRLDistributionPointsSyntaxPolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         context.facts.enumerated().compactMap { depth, facts in
-            guard let raw = facts.extension(CertificateFacts.OID.crlDistributionPoints), CRLDistributionPointsSyntaxPolicy.points(raw.value) == nil else { return nil }
+            guard let raw = facts.extension(CertificateFacts.OID.crlDistributionPoints), CertificateFacts.distributionPoints(raw.value) == nil else { return nil }
             return context.finding(
                 .crlDistributionPointsMalformed, depth: depth,
                 reason: "the cRLDistributionPoints extension of \(context.label(depth)) is empty, unreadable, or has a point with neither a name nor a CRL issuer",
                 hint: "the issuing CA is not conforming; have the certificate reissued with well-formed CRL distribution points")
         }
-    }
-
-    /// Each point's fields by tag ([0] distributionPoint, [1] reasons, [2] cRLIssuer), or nil.
-    static func points(_ value: [UInt8]) -> [[UInt8: DER.Element]]? {
-        guard let entries = CertificateFacts.sequence(value), !entries.isEmpty else { return nil }
-        var result: [[UInt8: DER.Element]] = []
-        for entry in entries {
-            guard entry.tag == 0x30, let fields = CertificateFacts.elements(value, from: entry.contentStart, to: entry.contentEnd) else { return nil }
-            var byTag: [UInt8: DER.Element] = [:]
-            for field in fields {
-                guard [0xA0, 0x81, 0xA2].contains(field.tag), byTag[field.tag] == nil else { return nil }
-                byTag[field.tag] = field
-            }
-            guard byTag[0xA0] != nil || byTag[0xA2] != nil else { return nil }
-            result.append(byTag)
-        }
-        return result
     }
 }
 

@@ -26,26 +26,9 @@ enum WebPKIProfileRules {
     static let clientAuth = CertificateFacts.OID.clientAuth
 
     /// The purposes a TLS certificate may not combine with serverAuth (BR 7.1.2.7.10, 7.1.2.10.6).
-    static let forbiddenPurposes: [String: String] = [
-        "1.3.6.1.5.5.7.3.3": "codeSigning", "1.3.6.1.5.5.7.3.4": "emailProtection", "1.3.6.1.5.5.7.3.8": "timeStamping",
-        "1.3.6.1.5.5.7.3.9": "OCSPSigning", CertificateFacts.OID.anyExtendedKeyUsage: "anyExtendedKeyUsage",
+    static let forbiddenPurposes: Set<String> = [
+        "1.3.6.1.5.5.7.3.3", "1.3.6.1.5.5.7.3.4", "1.3.6.1.5.5.7.3.8", "1.3.6.1.5.5.7.3.9", CertificateFacts.OID.anyExtendedKeyUsage,
     ]
-
-    static func purposeName(_ oid: String) -> String {
-        switch oid {
-        case serverAuth: "serverAuth"
-        case clientAuth: "clientAuth"
-        default: forbiddenPurposes[oid] ?? oid
-        }
-    }
-
-    /// True when `location` is an `http://` URI (BR 7.1.2.7.7, 7.1.2.11.2: plain HTTP, so that
-    /// fetching revocation data needs no trust decision of its own).
-    static func isHTTPURI(_ location: CertificateFacts.GeneralName) -> Bool {
-        guard case .uri(let bytes) = location else { return false }
-        let text = String(decoding: bytes, as: UTF8.self).lowercased()
-        return text.hasPrefix("http://") && text.count > "http://".count && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
-    }
 }
 
 /// BR 7.1.2.7.10: a subscriber certificate has extKeyUsage, with serverAuth and optionally
@@ -67,7 +50,7 @@ struct WebPKILeafExtendedKeyUsageContentPolicy: ChainPolicy {
             context.finding(
                 .webPKILeafExtendedKeyUsageForbidden, depth: 0,
                 reason:
-                    "the extKeyUsage of \(context.label(0)) contains \(others.map(WebPKIProfileRules.purposeName).joined(separator: ", ")); a TLS server certificate may only carry serverAuth and clientAuth (BR 7.1.2.7.10)",
+                    "the extKeyUsage of \(context.label(0)) contains \(others.map(CertificateFacts.purposeName).joined(separator: ", ")); a TLS server certificate may only carry serverAuth and clientAuth (BR 7.1.2.7.10)",
                 hint: "reissue the certificate with serverAuth (and clientAuth) only; use separate certificates for other purposes")
         ]
     }
@@ -82,7 +65,7 @@ struct WebPKICAExtendedKeyUsagePolicy: ChainPolicy {
             guard !context.isAnchor(depth) || !ChainDepthPolicy.isSelfIssued(context.chain[depth]),
                 let purposes = context.facts[depth].extendedKeyUsage, purposes.contains(WebPKIProfileRules.serverAuth)
             else { return nil }
-            let forbidden = purposes.compactMap { WebPKIProfileRules.forbiddenPurposes[$0] }
+            let forbidden = purposes.filter(WebPKIProfileRules.forbiddenPurposes.contains).map(CertificateFacts.purposeName)
             guard !forbidden.isEmpty else { return nil }
             return context.finding(
                 .webPKICAExtendedKeyUsageForbidden, depth: depth,
@@ -134,10 +117,10 @@ struct WebPKIAuthorityInfoAccessPolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         context.facts.enumerated().compactMap { depth, facts in
             guard !context.isAnchor(depth), let raw = facts.extension(CertificateFacts.OID.authorityInfoAccess),
-                let entries = AuthorityInfoAccessSyntaxPolicy.descriptions(raw.value)
+                let entries = CertificateFacts.accessDescriptions(raw.value)
             else { return nil }
             let bad = entries.filter { entry in
-                (entry.method != CertificateFacts.OID.ocsp && entry.method != CertificateFacts.OID.caIssuers) || !WebPKIProfileRules.isHTTPURI(entry.location)
+                (entry.method != CertificateFacts.OID.ocsp && entry.method != CertificateFacts.OID.caIssuers) || !entry.location.isHTTPURI
             }
             guard !bad.isEmpty else { return nil }
             return context.finding(
@@ -155,7 +138,7 @@ struct WebPKICRLDistributionPointsPolicy: ChainPolicy {
     func check(_ context: ChainContext) -> [TrustFinding] {
         context.facts.enumerated().compactMap { depth, facts in
             guard !context.isAnchor(depth), let raw = facts.extension(CertificateFacts.OID.crlDistributionPoints),
-                let points = CRLDistributionPointsSyntaxPolicy.points(raw.value)
+                let points = CertificateFacts.distributionPoints(raw.value)
             else { return nil }
             var problems: [String] = []
             if raw.critical { problems.append("it is critical") }
@@ -166,7 +149,7 @@ struct WebPKICRLDistributionPointsPolicy: ChainPolicy {
                     continue
                 }
                 let uris = CertificateFacts.generalNames(raw.value, from: full.contentStart, to: full.contentEnd)
-                if uris.isEmpty || !uris.allSatisfy(WebPKIProfileRules.isHTTPURI) { problems.append("a point is not an http:// URI") }
+                if uris.isEmpty || !uris.allSatisfy(\.isHTTPURI) { problems.append("a point is not an http:// URI") }
             }
             guard !problems.isEmpty else { return nil }
             return context.finding(

@@ -200,3 +200,33 @@ public enum CertificateLoader {
             hint: "install ca-certificates, or give the CAs to trust with \(setting: .anchors)")
     }
 }
+
+extension CertificateLoader {
+    /// What pins need of every certificate in a file — SPKI digest, subject, expiry, CA flag, and
+    /// whether it is self-signed — by the strict DER walk where it applies (no `d2i_X509`, whose
+    /// public-key decoding is most of a certificate's cost), else by the full parse.
+    ///
+    /// In what this returns, ``CertificateSummary/mayBeSelfSigned`` is exact: a file with a
+    /// certificate the walk cannot rule out as self-signed is read with the full parse, which checks
+    /// the signature.
+    ///
+    /// - Throws: `MTLSTrustError`, as ``certificates(atPath:password:)`` does (PKCS#12 files need that
+    ///   function's password).
+    public static func summaries(atPath path: String) throws(MTLSTrustError) -> [CertificateSummary] {
+        var bytes = try readFile(path)
+        // The file may be an unencrypted key: its bytes are wiped, and a key block never reaches the
+        // general PEM reader (which would copy its text into Strings).
+        defer { Secret.wipe(&bytes) }
+        if let summaries = CertificateSummaryReader.summaries(ofFile: bytes), !summaries.contains(where: \.mayBeSelfSigned) {
+            return summaries
+        }
+        if PEM.occurrences(of: "PRIVATE KEY-----", in: bytes) > 0 {
+            throw MTLSTrustError(.wrongObjectKind, "\(path) holds a private key, not only certificates", source: path)
+        }
+        return try certificates(from: bytes, source: path).certificates.map { certificate in
+            CertificateSummary(
+                spkiSHA256: certificate.spkiSHA256, subject: certificate.subject, notAfter: certificate.notAfter,
+                isCA: certificate.basicConstraints?.isCA ?? false, mayBeSelfSigned: certificate.isSelfSigned)
+        }
+    }
+}

@@ -9,11 +9,6 @@ extension Certificate {
     package init(takingX509 pointer: OpaquePointer) { self.init(taking: pointer) }
 }
 
-extension PrivateKey {
-    /// The `EVP_PKEY*`, borrowed for as long as this value lives.
-    package var evpPointer: OpaquePointer { reference.pointer }
-}
-
 extension Certificate {
     /// The RFC 4514 form of an `X509_NAME*`.
     package static func nameString(_ name: OpaquePointer?) -> String { rfc4514(name) }

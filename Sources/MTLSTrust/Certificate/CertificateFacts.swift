@@ -307,4 +307,63 @@ struct CertificateFacts: Sendable {
         }
         return text
     }
+
+    /// authorityInfoAccess (RFC 5280 4.2.2.1): the (method OID, location) pairs, or nil when the syntax is wrong or the list is empty.
+    static func accessDescriptions(_ value: [UInt8]) -> [(method: String, location: GeneralName)]? {
+        guard let entries = sequence(value), !entries.isEmpty else { return nil }
+        var result: [(String, GeneralName)] = []
+        for entry in entries {
+            guard entry.tag == 0x30, let parts = elements(value, from: entry.contentStart, to: entry.contentEnd), parts.count == 2,
+                parts[0].tag == 0x06
+            else { return nil }
+            let name = generalName(value, parts[1])
+            if case .unknown = name { return nil }
+            result.append((dotted(value[parts[0].contentStart..<parts[0].contentEnd]), name))
+        }
+        return result
+    }
+
+    /// cRLDistributionPoints (RFC 5280 4.2.1.13): each point's fields by tag ([0] distributionPoint, [1] reasons, [2] cRLIssuer), or nil.
+    static func distributionPoints(_ value: [UInt8]) -> [[UInt8: DER.Element]]? {
+        guard let entries = sequence(value), !entries.isEmpty else { return nil }
+        var result: [[UInt8: DER.Element]] = []
+        for entry in entries {
+            guard entry.tag == 0x30, let fields = elements(value, from: entry.contentStart, to: entry.contentEnd) else { return nil }
+            var byTag: [UInt8: DER.Element] = [:]
+            for field in fields {
+                guard [0xA0, 0x81, 0xA2].contains(field.tag), byTag[field.tag] == nil else { return nil }
+                byTag[field.tag] = field
+            }
+            guard byTag[0xA0] != nil || byTag[0xA2] != nil else { return nil }
+            result.append(byTag)
+        }
+        return result
+    }
+
+}
+
+extension CertificateFacts.GeneralName {
+    /// True for an `http://` URI (BR 7.1.2.7.7, 7.1.2.11.2: plain HTTP, so that fetching
+    /// revocation data or an issuer needs no trust decision of its own).
+    var isHTTPURI: Bool {
+        guard case .uri(let bytes) = self else { return false }
+        let text = String(decoding: bytes, as: UTF8.self).lowercased()
+        return text.hasPrefix("http://") && text.count > "http://".count && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    }
+}
+
+extension CertificateFacts {
+    /// The RFC 5280 4.2.1.12 name of an extKeyUsage purpose (`serverAuth` …), or its dotted OID.
+    static func purposeName(_ oid: String) -> String {
+        switch oid {
+        case OID.serverAuth: "serverAuth"
+        case OID.clientAuth: "clientAuth"
+        case "1.3.6.1.5.5.7.3.3": "codeSigning"
+        case "1.3.6.1.5.5.7.3.4": "emailProtection"
+        case "1.3.6.1.5.5.7.3.8": "timeStamping"
+        case "1.3.6.1.5.5.7.3.9": "OCSPSigning"
+        case OID.anyExtendedKeyUsage: "anyExtendedKeyUsage"
+        default: oid
+        }
+    }
 }
