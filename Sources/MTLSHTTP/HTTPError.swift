@@ -2,22 +2,42 @@ import MTLSTrust
 
 /// The one error type of `MTLSHTTP`: which host, which phase, what happened, and what to try.
 public struct HTTPSError: Error, Sendable, CustomStringConvertible {
-    /// Where in the exchange the failure happened.
-    public enum Phase: String, Sendable {
-        case url = "URL"
-        case nameResolution = "name resolution"
-        case connect = "connect"
-        case tlsHandshake = "TLS handshake"
-        case serverCertificate = "server certificate"
-        case clientCertificate = "client certificate"
-        case request = "request"
-        case httpParse = "HTTP response"
-        case timeout = "timeout"
-        case io = "I/O"
-        case cancelled = "cancelled"
-        case auth = "authentication"
-        case redirect = "redirect"
-        case configuration = "configuration"
+    /// Where in the exchange the failure happened: a code that can grow (new phases are static
+    /// members, so a `switch` over it has a `default` and keeps compiling when one is added).
+    public struct Phase: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The phase in words (`TLS handshake`), as messages show it.
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The URL could not be used (no host, a scheme other than https).
+        public static let url = Phase(rawValue: "URL")
+        /// The host name did not resolve.
+        public static let nameResolution = Phase(rawValue: "name resolution")
+        /// The TCP connection failed.
+        public static let connect = Phase(rawValue: "connect")
+        /// The TLS handshake failed.
+        public static let tlsHandshake = Phase(rawValue: "TLS handshake")
+        /// The server's certificate was not trusted.
+        public static let serverCertificate = Phase(rawValue: "server certificate")
+        /// The client certificate was asked for or refused.
+        public static let clientCertificate = Phase(rawValue: "client certificate")
+        /// The request could not be sent.
+        public static let request = Phase(rawValue: "request")
+        /// The response was not valid HTTP/1.1.
+        public static let httpParse = Phase(rawValue: "HTTP response")
+        /// A deadline passed.
+        public static let timeout = Phase(rawValue: "timeout")
+        /// Reading or writing the connection failed.
+        public static let io = Phase(rawValue: "I/O")
+        /// The caller cancelled the exchange.
+        public static let cancelled = Phase(rawValue: "cancelled")
+        /// Authentication failed.
+        public static let auth = Phase(rawValue: "authentication")
+        /// A redirect could not or would not be followed.
+        public static let redirect = Phase(rawValue: "redirect")
+        /// The options given cannot work together.
+        public static let configuration = Phase(rawValue: "configuration")
     }
 
     public var phase: Phase

@@ -4,34 +4,46 @@
 /// command-line error. Raw OpenSSL codes are translated into words; the raw form is kept in
 /// ``openSSLDetail`` for `--verbose`.
 public struct MTLSTrustError: Error, Sendable, CustomStringConvertible, Equatable {
-    /// The kind of failure.
-    public enum Reason: String, Sendable, Equatable, CaseIterable {
+    /// The kind of failure: a code that can grow. New kinds are added as static members, so a
+    /// `switch` over it has a `default` and keeps compiling when one is added (as
+    /// swift-certificates' and swift-nio-ssl's error codes do).
+    public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// The code's name (`wrongPassword`), stable across releases; JSON output uses it.
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
         /// The file could not be read (missing, a directory, no permission).
-        case unreadableFile
+        public static let unreadableFile = Reason(rawValue: "unreadableFile")
         /// The input is empty.
-        case emptyInput
+        public static let emptyInput = Reason(rawValue: "emptyInput")
         /// The input is not in any format this kind of object can have.
-        case malformedInput
+        public static let malformedInput = Reason(rawValue: "malformedInput")
         /// The input holds a different kind of object than expected (a key where a certificate is expected).
-        case wrongObjectKind
+        public static let wrongObjectKind = Reason(rawValue: "wrongObjectKind")
         /// The password is wrong.
-        case wrongPassword
+        public static let wrongPassword = Reason(rawValue: "wrongPassword")
         /// A password is needed and none was given.
-        case passwordRequired
+        public static let passwordRequired = Reason(rawValue: "passwordRequired")
         /// The input uses an algorithm that cannot be used here.
-        case unsupportedAlgorithm
+        public static let unsupportedAlgorithm = Reason(rawValue: "unsupportedAlgorithm")
         /// The input's integrity check failed for a reason other than the password.
-        case corruptInput
+        public static let corruptInput = Reason(rawValue: "corruptInput")
         /// The input ends before its structure does (a truncated download or copy).
-        case truncatedInput
+        public static let truncatedInput = Reason(rawValue: "truncatedInput")
         /// The private key does not belong to the certificate.
-        case keyMismatch
+        public static let keyMismatch = Reason(rawValue: "keyMismatch")
         /// An argument given to the library is invalid (a time, a host name, a pin).
-        case invalidArgument
+        public static let invalidArgument = Reason(rawValue: "invalidArgument")
         /// An output file could not be written.
-        case outputFailure
+        public static let outputFailure = Reason(rawValue: "outputFailure")
         /// OpenSSL failed in a way that is not the input's fault.
-        case internalFailure
+        public static let internalFailure = Reason(rawValue: "internalFailure")
+
+        /// Every kind this release knows.
+        public static let allCases: [Reason] = [
+            .unreadableFile, .emptyInput, .malformedInput, .wrongObjectKind, .wrongPassword, .passwordRequired, .unsupportedAlgorithm, .corruptInput, .truncatedInput, .keyMismatch, .invalidArgument, .outputFailure, .internalFailure,
+        ]
     }
 
     /// The kind of failure.

@@ -25,11 +25,22 @@ final class CommandLineHintTests: XCTestCase {
             spec.subcommands.forEach(walk)
         }
         walk(MTLSCommand.rootSpec)
-        for setting in Setting.allCases {
+        for setting in Setting.trustSettings + Setting.httpSettings {
+            XCTAssertNotNil(Setting.commandLineNames[setting], "\(setting.name) has no option in Setting.commandLineNames")
             let options = setting.commandLineName.split(whereSeparator: { " /`".contains($0) }).filter { $0.hasPrefix("--") }
             XCTAssertFalse(options.isEmpty, "\(setting)")
             for option in options {
                 XCTAssertTrue(names.contains(String(option)), "\(setting) is named \(option), which no command declares")
+            }
+        }
+    }
+
+    /// Each layer names its own API: a hint from `MTLSTrust` never sends a library user to a type
+    /// of `MTLSHTTP` or the test server, which a user of `MTLSTrust` alone does not have.
+    func testTrustSettingsNameOnlyTheTrustLibrarysAPI() {
+        for setting in Setting.trustSettings {
+            for upper in ["HTTPSClient", "TLSClientConfiguration", "LoginOptions", "ClientIdentity", "TestServer", "TCP."] {
+                XCTAssertFalse(setting.apiName.contains(upper), "\(setting.name) names \(setting.apiName)")
             }
         }
     }
@@ -56,7 +67,7 @@ final class CommandLineHintTests: XCTestCase {
             XCTAssertEqual(error.reason, .wrongObjectKind)
             XCTAssertEqual(error.hint?.settings, [.pkcs12Contents, .pkcs12Identity])
             XCTAssertFalse(error.message.contains("--") || error.message.contains("mtls "), error.message)
-            XCTAssertContains(error.hint?.description ?? "", "ClientIdentity.pkcs12")
+            XCTAssertContains(error.hint?.description ?? "", "PKCS12Bundle.identities")
             XCTAssertFalse(error.hint?.description.contains("--") ?? true)
             XCTAssertContains(error.hint?.commandLine ?? "", "--p12")
         }

@@ -2,34 +2,36 @@ import MTLSTrust
 import MTLSHTTP
 
 extension Setting {
-    /// The `mtls` option that changes this setting, as a hint names it.
-    var commandLineName: String {
-        switch self {
-        case .anchors: "--anchors"
-        case .systemRoots: "--system-roots"
-        case .intermediates: "--intermediates"
-        case .evaluationTime: "--at"
-        case .hostnameCheck: "--no-hostname-check"
-        case .maximumDepth: "--max-depth"
-        case .crls: "--crl"
-        case .requiredKeyUsage: "--key-usage"
-        case .profile: "--profile"
-        case .purpose: "--purpose"
-        case .timeout: "--timeout"
-        case .maximumTLSVersion: "--tls-max"
-        case .minimumTLSVersion: "--tls-min"
-        case .clientIdentity: "--p12 or --cert/--key"
-        case .pkcs12Identity: "--p12"
-        case .pkcs12Contents: "`mtls import FILE --out-dir DIR`"
-        case .pkcs12IdentitySelection: "`mtls import --name` or `--index`"
-        case .legacyRenegotiation: "--legacy-renegotiation"
-        case .connectTo: "--connect-to"
-        case .listeningPort: "--port"
-        case .authOrigins: "--auth-origin"
-        case .maximumRedirects: "--max-redirects"
-        case .bodyDestination: "--output"
-        }
-    }
+    /// The `mtls` option that changes each setting a hint can name.
+    static let commandLineNames: [Setting: String] = [
+        .anchors: "--anchors",
+        .systemRoots: "--system-roots",
+        .intermediates: "--intermediates",
+        .evaluationTime: "--at",
+        .hostnameCheck: "--no-hostname-check",
+        .maximumDepth: "--max-depth",
+        .crls: "--crl",
+        .requiredKeyUsage: "--key-usage",
+        .profile: "--profile",
+        .purpose: "--purpose",
+        .timeout: "--timeout",
+        .maximumTLSVersion: "--tls-max",
+        .minimumTLSVersion: "--tls-min",
+        .clientIdentity: "--p12 or --cert/--key",
+        .pkcs12Identity: "--p12",
+        .pkcs12Contents: "`mtls import FILE --out-dir DIR`",
+        .pkcs12IdentitySelection: "`mtls import --name` or `--index`",
+        .legacyRenegotiation: "--legacy-renegotiation",
+        .connectTo: "--connect-to",
+        .listeningPort: "--port",
+        .authOrigins: "--auth-origin",
+        .maximumRedirects: "--max-redirects",
+        .bodyDestination: "--output",
+    ]
+
+    /// The `mtls` option that changes this setting, as a hint names it (the API name for a
+    /// setting the command line has no option for).
+    var commandLineName: String { Setting.commandLineNames[self] ?? apiName }
 }
 
 extension Hint {

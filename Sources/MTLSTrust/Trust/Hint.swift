@@ -2,82 +2,50 @@
 /// structurally (``Hint``): a library user reads ``apiName`` (`TrustPolicy.anchors`), the `mtls`
 /// command line reads the flag that sets it (`--anchors`), and neither layer's words leak into
 /// the other.
-public enum Setting: String, Sendable, Hashable, CaseIterable {
-    /// Certificates trusted as anchors.
-    case anchors
-    /// The system's trust store, next to the anchors.
-    case systemRoots
-    /// Untrusted intermediates for path building.
-    case intermediates
-    /// The time the chain is evaluated at.
-    case evaluationTime
-    /// Whether the leaf must carry the host name.
-    case hostnameCheck
-    /// The longest chain accepted.
-    case maximumDepth
-    /// CRLs checked for revocation.
-    case crls
-    /// Key usages the leaf must allow.
-    case requiredKeyUsage
-    /// The rule profile (RFC 5280 alone, or with the CA/Browser Forum rules).
-    case profile
-    /// What the leaf must be good for (server, client, any).
-    case purpose
-    /// How long a connection may take.
-    case timeout
-    /// The newest TLS version offered.
-    case maximumTLSVersion
-    /// The oldest TLS version accepted.
-    case minimumTLSVersion
-    /// The client certificate and key.
-    case clientIdentity
-    /// The client certificate and key, given as a PKCS#12 file.
-    case pkcs12Identity
-    /// Reading a PKCS#12 file's certificates and keys out of it.
-    case pkcs12Contents
-    /// One identity of a PKCS#12 file that holds several, by friendly name or position.
-    case pkcs12IdentitySelection
-    /// Renegotiation with servers that lack RFC 5746.
-    case legacyRenegotiation
-    /// Where connections for a host go instead of its DNS address.
-    case connectTo
-    /// The port a server listens on.
-    case listeningPort
-    /// Origins that may receive credentials.
-    case authOrigins
-    /// How many redirects a login follows.
-    case maximumRedirects
-    /// Where a response body goes instead of memory.
-    case bodyDestination
+public struct Setting: Sendable, Hashable, CustomStringConvertible {
+    /// The setting's stable name (`anchors`), the key a front end maps to its own words.
+    public let name: String
+    /// Where a library user changes it (`TrustPolicy.anchors`).
+    public let apiName: String
 
-    /// Where a library user changes it.
-    public var apiName: String {
-        switch self {
-        case .anchors: "TrustPolicy.anchors"
-        case .systemRoots: "TrustPolicy.includesSystemRoots"
-        case .intermediates: "TrustPolicy.intermediates"
-        case .evaluationTime: "TrustPolicy.evaluationTime"
-        case .hostnameCheck: "TLSClientConfiguration.validatesHostname"
-        case .maximumDepth: "TrustPolicy.maximumDepth"
-        case .crls: "TrustPolicy.crls"
-        case .requiredKeyUsage: "TrustPolicy.requiredKeyUsage"
-        case .profile: "TrustPolicy.profile"
-        case .purpose: "TrustPolicy.purpose"
-        case .timeout: "TLSClientConfiguration.timeouts"
-        case .maximumTLSVersion: "TLSClientConfiguration.maximumVersion"
-        case .minimumTLSVersion: "TLSClientConfiguration.minimumVersion"
-        case .clientIdentity: "TLSClientConfiguration.identities"
-        case .pkcs12Identity: "ClientIdentity.pkcs12"
-        case .pkcs12Contents: "PKCS12Bundle"
-        case .pkcs12IdentitySelection: "PKCS12Bundle.identities"
-        case .legacyRenegotiation: "TLSClientConfiguration.allowsLegacyRenegotiation"
-        case .connectTo: "HTTPSClient.connectTo"
-        case .listeningPort: "TestServer's port"
-        case .authOrigins: "LoginOptions.authOrigins"
-        case .maximumRedirects: "LoginOptions.maximumRedirects"
-        case .bodyDestination: "a body sink"
-        }
+    /// A setting of a layer of its own: each module declares the settings its hints name, with
+    /// that module's API names, as static members of an extension.
+    public init(name: String, apiName: String) {
+        self.name = name
+        self.apiName = apiName
     }
+
+    public var description: String { apiName }
+    public static func == (lhs: Setting, rhs: Setting) -> Bool { lhs.name == rhs.name }
+    public func hash(into hasher: inout Hasher) { hasher.combine(name) }
+
+    /// The settings `MTLSTrust`'s hints name.
+    public static let trustSettings: [Setting] = [.anchors, .systemRoots, .intermediates, .evaluationTime, .hostnameCheck, .maximumDepth, .crls, .requiredKeyUsage, .profile, .purpose, .pkcs12Identity, .pkcs12Contents]
+
+    /// Certificates trusted as anchors.
+    public static let anchors = Setting(name: "anchors", apiName: "TrustPolicy.anchors")
+    /// The system's trust store, next to the anchors.
+    public static let systemRoots = Setting(name: "systemRoots", apiName: "TrustPolicy.includesSystemRoots")
+    /// Untrusted intermediates for path building.
+    public static let intermediates = Setting(name: "intermediates", apiName: "TrustPolicy.intermediates")
+    /// The time the chain is evaluated at.
+    public static let evaluationTime = Setting(name: "evaluationTime", apiName: "TrustPolicy.evaluationTime")
+    /// Whether the leaf must carry the host name.
+    public static let hostnameCheck = Setting(name: "hostnameCheck", apiName: "TrustPolicy.hostname (nil skips the host check)")
+    /// The longest chain accepted.
+    public static let maximumDepth = Setting(name: "maximumDepth", apiName: "TrustPolicy.maximumDepth")
+    /// CRLs checked for revocation.
+    public static let crls = Setting(name: "crls", apiName: "TrustPolicy.crls")
+    /// Key usages the leaf must allow.
+    public static let requiredKeyUsage = Setting(name: "requiredKeyUsage", apiName: "TrustPolicy.requiredKeyUsage")
+    /// The rule profile (RFC 5280 alone, or with the CA/Browser Forum rules).
+    public static let profile = Setting(name: "profile", apiName: "TrustPolicy.profile")
+    /// What the leaf must be good for (server, client, any).
+    public static let purpose = Setting(name: "purpose", apiName: "TrustPolicy.purpose")
+    /// The client certificate and key, given as a PKCS#12 file.
+    public static let pkcs12Identity = Setting(name: "pkcs12Identity", apiName: "PKCS12Bundle.identities")
+    /// Reading a PKCS#12 file's certificates and keys out of it.
+    public static let pkcs12Contents = Setting(name: "pkcs12Contents", apiName: "PKCS12Bundle")
 }
 
 /// What to do about a failure: a sentence whose settings are kept as ``Setting`` values, so each
