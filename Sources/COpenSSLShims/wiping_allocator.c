@@ -22,8 +22,8 @@
 #define mtls_usable_size(p) malloc_usable_size(p)
 #endif
 // glibc's explicit_bzero is its optimised memset that the compiler may not drop; OPENSSL_cleanse
-// (elsewhere) clears byte by byte, which made wiping a sixth of a resumed TLS handshake's
-// instructions (callgrind).
+// (elsewhere) clears byte by byte, a large share of a TLS handshake's work once every free is
+// wiped.
 #if defined(__GLIBC__)
 #define mtls_wipe(p, n) explicit_bzero((p), (n))
 #else

@@ -1,7 +1,7 @@
 // libxml2's HTML parser, loaded on first use with dlopen instead of linked.
 //
-// Linking libxml2 makes every process load it and, on Debian, ICU and liblzma with it: about
-// 1.8 ms and 120 page faults at start-up for every `mtls` command, although only login flows
+// Linking libxml2 makes every process load it and, on Debian, ICU and liblzma with it, at
+// start-up of every `mtls` command, although only login flows
 // (HTML forms, SAML POST binding) and charset sniffing parse HTML. This target declares the
 // part of libxml2's public ABI those use — three functions and the leading fields of the tree
 // structures — and loads the library when the first document is parsed.

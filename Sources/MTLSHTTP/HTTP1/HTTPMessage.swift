@@ -10,8 +10,7 @@ import MTLSTrust
 /// Fields received in a response are kept as the bytes of the head, with where each name and value
 /// lies: a lookup compares bytes and makes a `String` only of the values it returns, and ``fields``
 /// (or iterating) makes the pairs when asked, each time. Most callers read a few fields of a
-/// response, if any; making all of them cost every kept-alive request about 2,000 instructions of
-/// 36,000. Fields made in code, and received fields once changed, are kept as the pairs.
+/// response, if any, so making all of them would tax every kept-alive request for nothing. Fields made in code, and received fields once changed, are kept as the pairs.
 public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     private enum Storage: Sendable {
         case pairs([(name: String, value: String)])

@@ -606,8 +606,8 @@ public struct HTTPResponseParser: Sendable {
         let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
         let slice = UnsafeBufferPointer(rebasing: bytes[first...last])
-        // ASCII, nearly every value: the generic validating initialiser costs hundreds of
-        // instructions in metadata look-ups alone, and ASCII decodes the same either way.
+        // ASCII, nearly every value: it decodes the same either way, without the generic
+        // validating initialiser's work.
         if slice.allSatisfy({ $0 < 0x80 }) { return String(decoding: slice, as: UTF8.self) }
         if let text = String(validating: slice, as: UTF8.self) { return text }
         // Not UTF-8: ISO 8859-1, where every byte is the code point of the same number.

@@ -146,8 +146,8 @@ public final class CancellationToken: Sendable {
 enum SocketAddress {
     /// `host:port`, or `[host]:port` for IPv6, numeric.
     static func describe(_ storage: inout sockaddr_storage) -> String {
-        // inet_ntop and the port by hand: getnameinfo, even numeric, costs thousands of
-        // instructions a connection. A scoped IPv6 address (fe80::1%eth0) is left to
+        // inet_ntop and the port by hand: getnameinfo, even numeric, is much more work for every
+        // connection. A scoped IPv6 address (fe80::1%eth0) is left to
         // getnameinfo, which names the zone.
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = Int32(storage.ss_family)

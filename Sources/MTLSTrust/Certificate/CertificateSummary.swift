@@ -15,7 +15,7 @@ internal import COpenSSLShims
 /// strict DER walk instead of OpenSSL's X.509 parse.
 ///
 /// OpenSSL 3.0 decodes the public key of every certificate it parses (`d2i_X509` runs the provider
-/// decoders, about 300 µs a certificate), which a pin never needs. ``CertificateSummaryReader`` walks
+/// decoders, most of the cost of a parse), which a pin never needs. ``CertificateSummaryReader`` walks
 /// the DER itself and accepts only a strict subset: DER-encoded X.509 v3 certificates whose every
 /// field it checks the way `d2i_X509` does (INTEGER padding, OBJECT IDENTIFIER encoding, BIT STRING
 /// unused bits, BOOLEAN length, canonical UTCTime/GeneralizedTime, names through OpenSSL's own

@@ -87,11 +87,11 @@ public enum OpenSSLInfo {
     /// Leaves OpenSSL's global tables (providers, algorithm names, error strings) to the operating
     /// system when the process exits, instead of freeing them one by one in an `atexit` handler.
     ///
-    /// For a command-line program, that teardown is work after the work is done: about a million
-    /// instructions, a twentieth of one `mtls verify`, more with the wiping allocator, which
-    /// clears each block as it goes. The kernel reclaims the memory either way and hands it to the
-    /// next process zeroed, so nothing the tables held outlives the process. Tools such as valgrind
-    /// then list the tables as still reachable, not as leaks.
+    /// A command-line program may end while another thread (a name lookup that has not returned)
+    /// still holds OpenSSL objects; an `atexit` teardown would free the tables under it. The kernel
+    /// reclaims the memory either way and hands it to the next process zeroed, so nothing the
+    /// tables held outlives the process. Tools such as valgrind then list the tables as still
+    /// reachable, not as leaks.
     ///
     /// It takes effect only as OpenSSL's first initialisation: call it at the start of `main`,
     /// after ``installWipingAllocator()`` and before anything else uses OpenSSL (`mtls` does). A

@@ -28,8 +28,8 @@ package struct OpenSSLErrorEntry: Sendable, Equatable {
 /// Scoped access to OpenSSL's error queue: cleared before each C sequence, drained after.
 package enum OpenSSLErrorQueue {
     /// Clears the queue, so that the next drain shows only errors of the coming call sequence.
-    /// An empty queue is left alone: `ERR_clear_error` resets every slot (hundreds of
-    /// instructions), and the TLS transport clears before every read and write.
+    /// An empty queue is left alone: `ERR_clear_error` resets every slot, and the TLS transport
+    /// clears before every read and write.
     package static func clear() { if ERR_peek_error() != 0 { ERR_clear_error() } }
 
     /// Removes and returns every queued error, oldest first.
