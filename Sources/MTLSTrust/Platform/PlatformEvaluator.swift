@@ -351,25 +351,8 @@ public enum PlatformEvaluator {
     static func apple(_ input: PlatformInput, _ facts: [ChainCertificate]) -> [PlatformFailure] {
         guard let leaf = facts.first else { return [] }
         var failures: [PlatformFailure] = []
-        for (depth, fact) in facts.enumerated() {
-            if let bits = fact.key.rsaBits, bits < 2048 {
-                failures.append(
-                    failure(
-                        PlatformRules.appleRSA2048, fact, depth: depth,
-                        "\(fact.name) (\(role(depth, facts))) has an RSA key of \(bits) bits; iOS 13 and macOS 10.15 need 2048 or more",
-                        fix: "reissue with a 2048-bit key or larger (`openssl req -newkey rsa:2048`)"))
-            }
-        }
-        for depth in signedDepths(facts) {
-            let fact = facts[depth]
-            if let digest = fact.digest, collisionDigests.contains(digest) {
-                failures.append(
-                    failure(
-                        PlatformRules.appleSHA2, fact, depth: depth,
-                        "\(fact.name) (\(role(depth, facts))) is signed with \(fact.certificate.signatureAlgorithm); iOS 13 and macOS 10.15 need a SHA-2 signature",
-                        fix: "re-sign with SHA-256 (`openssl x509 -req -sha256`)"))
-            }
-        }
+        failures += rsaKeys(facts, PlatformRules.appleRSA2048, minimum: 2048, "iOS 13 and macOS 10.15 need 2048 or more", fix: "reissue with a 2048-bit key or larger (`openssl req -newkey rsa:2048`)")
+        failures += collisionSignatures(facts, PlatformRules.appleSHA2, "; iOS 13 and macOS 10.15 need a SHA-2 signature", fix: "re-sign with SHA-256 (`openssl x509 -req -sha256`)")
         if !hasSANName(leaf.certificate) {
             let name = leaf.certificate.commonName ?? input.hostname ?? "HOST"
             failures.append(
@@ -395,13 +378,7 @@ public enum PlatformEvaluator {
                         fix: "reissue with `-days 825`"))
             }
         }
-        if input.anchorKind == .publicRoot, leaf.certificate.notBefore >= september2020, leaf.validity > 398 * 86_400 {
-            failures.append(
-                failure(
-                    PlatformRules.appleValidity398, leaf, depth: 0,
-                    "valid \(grouped(leaf.days)) days, more than 398 for a publicly trusted certificate issued from 2020-09-01",
-                    fix: "have the CA reissue it for 398 days or fewer (397 leaves a margin)"))
-        }
+        failures += publicValidity398(input, leaf, PlatformRules.appleValidity398)
         // App Transport Security on top (the server certificate only).
         switch leaf.key {
         case .rsa, .rsaPSS: break  // the 2048-bit rule above is the same
@@ -444,14 +421,8 @@ public enum PlatformEvaluator {
                 failures.append(
                     failure(PlatformRules.androidWeakKey, fact, depth: depth, "\(fact.name) (\(role(depth, facts))) has \(weak)", fix: "reissue with an RSA 2048 or P-256 key"))
             }
-            if let digest = fact.digest, collisionDigests.contains(digest) {
-                failures.append(
-                    failure(
-                        PlatformRules.androidWeakSignature, fact, depth: depth,
-                        "\(fact.name) (\(role(depth, facts))) is signed with \(fact.certificate.signatureAlgorithm), which Conscrypt refuses",
-                        fix: "re-sign with SHA-256 (`-sha256`)"))
-            }
         }
+        failures += collisionSignatures(facts, PlatformRules.androidWeakSignature, ", which Conscrypt refuses", fix: "re-sign with SHA-256 (`-sha256`)")
         // Only a chain that reached its anchor ends at one; an unfinished chain says so above.
         if input.anchorKind == .privateAnchor, reachesAnchor(input.evaluation), let anchor = facts.last {
             failures.append(
@@ -527,33 +498,43 @@ public enum PlatformEvaluator {
                     PlatformRules.chromeSAN, leaf, depth: 0, "\(leaf.name) names its server only in the subject CN; Chrome 58+ matches the subjectAltName only",
                     fix: "reissue with `-addext \"subjectAltName=DNS:\(name)\"`"))
         }
-        for depth in signedDepths(facts) {
-            let fact = facts[depth]
-            if let digest = fact.digest, collisionDigests.contains(digest) {
-                failures.append(
-                    failure(
-                        PlatformRules.chromeSHA1, fact, depth: depth,
-                        "\(fact.name) (\(role(depth, facts))) is signed with \(fact.certificate.signatureAlgorithm); Chrome refuses SHA-1 and MD5",
-                        fix: "re-sign with SHA-256 (`-sha256`)"))
-            }
-        }
-        for (depth, fact) in facts.enumerated() {
-            guard let bits = fact.key.rsaBits else { continue }
-            if bits < 1024 || (input.anchorKind == .publicRoot && bits < 2048) {
-                failures.append(
-                    failure(
-                        PlatformRules.chromeWeakKey, fact, depth: depth,
-                        "\(fact.name) (\(role(depth, facts))) has an RSA key of \(bits) bits; Chrome needs \(input.anchorKind == .publicRoot ? "2048 under a public root" : "1024 or more")",
-                        fix: "reissue with a 2048-bit key or larger"))
-            }
-        }
-        if input.anchorKind == .publicRoot, leaf.certificate.notBefore >= september2020, leaf.validity > 398 * 86_400 {
-            failures.append(
-                failure(
-                    PlatformRules.chromeValidity398, leaf, depth: 0,
-                    "valid \(grouped(leaf.days)) days, more than 398 for a publicly trusted certificate issued from 2020-09-01",
-                    fix: "have the CA reissue it for 398 days or fewer (397 leaves a margin)"))
-        }
+        failures += collisionSignatures(facts, PlatformRules.chromeSHA1, "; Chrome refuses SHA-1 and MD5", fix: "re-sign with SHA-256 (`-sha256`)")
+        let publicRoot = input.anchorKind == .publicRoot
+        failures += rsaKeys(
+            facts, PlatformRules.chromeWeakKey, minimum: publicRoot ? 2048 : 1024, "Chrome needs \(publicRoot ? "2048 under a public root" : "1024 or more")",
+            fix: "reissue with a 2048-bit key or larger")
+        failures += publicValidity398(input, leaf, PlatformRules.chromeValidity398)
         return failures
+    }
+
+    // MARK: Rules several platforms share, as data
+
+    /// Every certificate below the anchor signed with a collision-prone digest (SHA-1, MD5 …);
+    /// `says` ends the sentence the platform's way.
+    static func collisionSignatures(_ facts: [ChainCertificate], _ rule: PlatformRule, _ says: String, fix: Hint) -> [PlatformFailure] {
+        signedDepths(facts).compactMap { depth in
+            let fact = facts[depth]
+            guard let digest = fact.digest, collisionDigests.contains(digest) else { return nil }
+            return failure(rule, fact, depth: depth, "\(fact.name) (\(role(depth, facts))) is signed with \(fact.certificate.signatureAlgorithm)\(says)", fix: fix)
+        }
+    }
+
+    /// Every certificate of the chain, the anchor included, with an RSA key under `minimum` bits.
+    static func rsaKeys(_ facts: [ChainCertificate], _ rule: PlatformRule, minimum: Int, _ needs: String, fix: Hint) -> [PlatformFailure] {
+        facts.enumerated().compactMap { depth, fact in
+            guard let bits = fact.key.rsaBits, bits < minimum else { return nil }
+            return failure(rule, fact, depth: depth, "\(fact.name) (\(role(depth, facts))) has an RSA key of \(bits) bits; \(needs)", fix: fix)
+        }
+    }
+
+    /// A publicly trusted leaf issued from 2020-09-01 and valid more than 398 days (Apple's and
+    /// Chrome's root programs).
+    static func publicValidity398(_ input: PlatformInput, _ leaf: ChainCertificate, _ rule: PlatformRule) -> [PlatformFailure] {
+        guard input.anchorKind == .publicRoot, leaf.certificate.notBefore >= september2020, leaf.validity > 398 * 86_400 else { return [] }
+        return [
+            failure(
+                rule, leaf, depth: 0, "valid \(grouped(leaf.days)) days, more than 398 for a publicly trusted certificate issued from 2020-09-01",
+                fix: "have the CA reissue it for 398 days or fewer (397 leaves a margin)")
+        ]
     }
 }
