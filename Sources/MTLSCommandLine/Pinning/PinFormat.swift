@@ -198,26 +198,11 @@ enum PinWriter {
     /// ``DisplayText/isUnsafe(_:)`` names written as that language's escape, so that the source
     /// shows the value and compiles to it exactly. Swift's is ``DisplayText/quoted(_:)`` itself.
     static func quoted(_ text: String, _ syntax: LiteralSyntax = .swift) -> String {
-        if syntax == .swift { return DisplayText.quoted(text) }
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where DisplayText.isUnsafe(scalar):
-                if syntax == .javaKotlin {
-                    for unit in String(scalar).utf16 { out += "\\u" + String(cFormat: "%04X", UInt32(unit)) }
-                } else {
-                    // C admits no universal character name below U+00A0: the UTF-8 bytes, in octal.
-                    for byte in String(scalar).utf8 { out += "\\" + String(cFormat: "%03o", UInt32(byte)) }
-                }
-            default: out.unicodeScalars.append(scalar)
-            }
+        switch syntax {
+        case .swift: DisplayText.quoted(text)
+        case .javaKotlin: "\"" + TextEscaping.escape(text, .javaKotlin) + "\""
+        case .objectiveC: "\"" + TextEscaping.escape(text, .objectiveC) + "\""
         }
-        return out + "\""
     }
 
     /// The deduplicated SPKI digests, in order.

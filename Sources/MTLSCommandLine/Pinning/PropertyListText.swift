@@ -61,23 +61,7 @@ enum XMLText {
     /// Escapes `&`, `<`, `>`, `"` and `'`, and writes the characters ``DisplayText/isUnsafe(_:)``
     /// names as character references; XML 1.0 has no form at all for the C0 controls other than
     /// tab, newline and CR, so those are written as their Swift escape (`\u{1B}`) in the text.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&apos;"
-            case "\t", "\n", "\r": out += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
-            case _ where scalar.value < 0x20: out += DisplayText.escape(scalar)
-            case _ where DisplayText.isUnsafe(scalar): out += "&#x\(String(scalar.value, radix: 16, uppercase: true));"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    static func escape(_ text: String) -> String { TextEscaping.escape(text, .xml) }
 
     /// A comment body that cannot end the comment early.
     static func comment(_ text: String) -> String {

@@ -64,22 +64,8 @@ enum JSON: Sendable, Equatable {
     }
 
     private static func escape(_ string: String, into out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where DisplayText.isUnsafe(scalar):
-                // Exact for a parser, inert on a terminal: controls, DEL, C1, bidirectional and
-                // other format characters as \u escapes (UTF-16 pairs above the BMP).
-                for unit in String(scalar).utf16 { out += String(cFormat: "\\u%04x", UInt32(unit)) }
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        // Exact for a parser, inert on a terminal: unsafe characters as \u escapes.
+        out += "\"" + TextEscaping.escape(string, .json) + "\""
     }
 
     /// The error envelope of the contract: exactly `{"error": {"code": N, "message": "..."}}`
