@@ -87,7 +87,10 @@ enum VerifyCommand {
         try ProfileOptions.apply(arguments, to: &policy, command: "verify")
         let evaluator: TrustEvaluator
         do throws(MTLSTrustError) {
-            evaluator = try TrustEvaluator(policy: policy)
+            // MTLS_TRUST_DIFFERENTIAL=FILE (scripts/trust-differential.sh): both trust paths on every
+            // leaf, their verdicts appended to FILE. A test switch of the program, not of the library.
+            let differential = ProcessInfo.processInfo.environment["MTLS_TRUST_DIFFERENTIAL"].flatMap { $0.isEmpty ? nil : $0 }
+            evaluator = try TrustEvaluator(policy: policy, differentialLog: differential)
         } catch {
             throw CommandFailure(error)
         }

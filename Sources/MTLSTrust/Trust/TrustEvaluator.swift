@@ -67,6 +67,14 @@ public struct TrustEvaluator: Sendable {
     ///
     /// - Throws: `.unreadableFile` when system roots are asked for and none can be found.
     public init(policy: TrustPolicy) throws(MTLSTrustError) {
+        try self.init(policy: policy, differentialLog: nil)
+    }
+
+    /// Prepares an evaluator that, with `differentialLog`, runs both the fast and the reference
+    /// path on every leaf and appends the two verdicts to that file (a `DIFF` line where the fast
+    /// path accepts what the reference path rejects): `scripts/trust-differential.sh` over
+    /// x509-limbo, through `mtls verify`.
+    package init(policy: TrustPolicy, differentialLog: String?) throws(MTLSTrustError) {
         for oid in policy.initialPolicies where !CertificateFacts.isDottedOID(oid) {
             throw MTLSTrustError(
                 .invalidArgument, "the initial policy '\(DisplayText.escaped(oid))' is not an object identifier in dotted form",
@@ -93,10 +101,7 @@ public struct TrustEvaluator: Sendable {
         let anchorSet = self.anchorSet
         self.selfIssuedIntermediates = policy.intermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
         self.allKnown = anchors + policy.intermediates
-        // MTLS_TRUST_DIFFERENTIAL=FILE: every evaluation runs both paths and appends the two
-        // verdicts to FILE (scripts/trust-differential.sh over x509-limbo, the tests, the fuzzer).
-        let differential = getenv("MTLS_TRUST_DIFFERENTIAL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
-        self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differential, policy: policy) : nil
+        self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differentialLog, policy: policy) : nil
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
@@ -147,7 +152,7 @@ public struct TrustEvaluator: Sendable {
     /// compared with it. The fast path is armed by the reference result more eagerly than in normal
     /// use — whenever no finding concerns the chain above the leaf, not only when the chain is
     /// trusted — so that it also meets leaves the full path rejects. A fast acceptance of a chain
-    /// the reference path rejects is a `DIFF` line (and a message on standard error).
+    /// the reference path rejects is a `DIFF` line.
     func differentialEvaluation(_ leaf: Certificate, fastPath: TrustFastPath) -> TrustEvaluation {
         let reference = referenceEvaluation(leaf, extraIntermediates: [])
         let reachedBefore = fastPath.statistics.reachedChecks
@@ -170,8 +175,6 @@ public struct TrustEvaluator: Sendable {
         let chainDiffers = [fast.onDER, fast.byOpenSSL].contains { $0 != nil && $0?.chain != reference.chain } && reference.isTrusted
         if differs || chainDiffers {
             fastPath.log("DIFF " + line + " findings=\(reference.findings.map(\.name))" + (chainDiffers ? " (another chain)" : ""))
-            let message = Array("mtls: the trust fast path DIFFERS from the reference path: \(line) \(reference.findings)\n".utf8)
-            _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         } else {
             fastPath.log("same " + line)
         }
