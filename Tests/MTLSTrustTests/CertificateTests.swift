@@ -487,4 +487,23 @@ final class CertificateTests: XCTestCase {
         let elapsed = Date().timeIntervalSince(start)
         XCTAssertLessThan(elapsed, 3, "rejecting 50 MB of noise took too long: \(timings)")
     }
+
+    /// Should the strict DER walk ever accept bytes that `d2i_X509` refuses, OpenSSL decides: the
+    /// certificate becomes an empty one that nothing trusts, the disagreement is counted, and the
+    /// process goes on (it used to stop with fatalError).
+    func testADERReaderDisagreementIsCountedNotFatal() throws {
+        let der = try T.bytes(T.server.der)
+        let layout = try XCTUnwrap(CertificateLayout(der))
+        let before = X509Reference.disagreements.load(ordering: .relaxed)
+        var corrupted = der
+        corrupted[corrupted.count / 2] ^= 0xFF
+        corrupted[1] = 0x00  // not the DER length OpenSSL expects
+        let reference = X509Reference(deferring: corrupted, layout: layout)
+        let certificate = Certificate(borrowingX509: reference.pointer)
+        XCTAssertEqual(X509Reference.disagreements.load(ordering: .relaxed), before + 1)
+        XCTAssertEqual(certificate.subject, "")
+        let evaluation = try TrustEvaluator(policy: TrustPolicy(anchors: [try T.certificate(T.rootCA)], evaluationTime: Date(timeIntervalSince1970: 1_780_272_000))).evaluate(certificate)
+        XCTAssertFalse(evaluation.isTrusted)
+    }
+
 }
