@@ -64,10 +64,13 @@ enum ProbeCommand {
                 help: "Write the final body decoded from its charset to UTF-8 ('-': stdout; on a terminal, control characters are shown as escapes)."),
             OptionSpec(.saveChain, valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
             OptionSpec(.at, valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
-            OptionSpec(.force, help: "Overwrite --output/--save-chain files."),
+            OptionSpec(.force, help: "Overwrite --output/--save-chain/--report files."),
             OptionSpec(.verbose, short: "-v", help: "Trace TLS handshake messages, alerts and HTTP heads to stderr as they happen (secrets redacted)."),
             OptionSpec(.showSecrets, help: "With -v, show Authorization and cookie values unredacted (careful: logs keep them)."),
             OptionSpec(.json, help: "Print one JSON object (with --targets: one JSON object per line)."),
+            OptionSpec(
+                .report, valueName: "FILE",
+                help: "Also write the report as one self-contained HTML page: a sequence diagram of the connection (with --targets: the fleet's page)."),
             OptionSpec(.targets, valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
             OptionSpec(.concurrency, valueName: "N", help: "With --targets: probes at once.", defaultValue: "16"),
             OptionSpec(.shard, valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
@@ -98,6 +101,7 @@ enum ProbeCommand {
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
         let force = arguments.flag(.force)
+        if let path = arguments.value(.report) { try ReportFile.checkWritable(path, force: force) }
         // Opened before connecting: a file that cannot be written fails before any traffic.
         let output = try arguments.value(.output).map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
         let textOutput = try arguments.value(.outputText).map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
@@ -132,6 +136,7 @@ enum ProbeCommand {
                 }
             }
         }
+        if let path = arguments.value(.report) { try ReportFile.writeProbe(analysis.json(), to: path, force: force) }
         if arguments.flag(.json) {
             console.out(analysis.json().serialized())
         } else {

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The HTML reports (`probe --report`, `probe --targets --report`, `mtls report`) in headless
+# Chromium against real servers on loopback, and a fleet sharded through GNU parallel: see
+# scripts/report-browser-test.py. Screenshots and pages are kept in .build/ci-artifacts/reports/.
+# Usage: scripts/report-browser-test.sh   (MTLS_BIN: the mtls binary; default .build/debug/mtls)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export MTLS_BIN="${MTLS_BIN:-$(swift build --show-bin-path)/mtls}"
+[[ -f TestCerts/hostile/server.pem ]] || scripts/make-hostile-cert.sh >/dev/null
+exec python3 scripts/report-browser-test.py "$@"
