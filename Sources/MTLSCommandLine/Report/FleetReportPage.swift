@@ -123,7 +123,7 @@ enum FleetReportPage {
 
         let asking = rows.filter { ($0.certificatePhase ?? "").isEmpty == false }
         body += section(
-            id: "client-certs", title: "Endpoints that ask for a client certificate (\(asking.count))", headers: ["endpoint", "asked", "HTTP", "result"],
+            id: "client-certs", title: "Endpoints that ask for a client certificate (\(asking.count))", headers: ["endpoint", "asked", "HTTP", "result"], limit: sectionLimit,
             rows: asking.map { row in
                 [cell(row.name, mono: true), cell(row.certificatePhase == "handshake" ? "in the handshake" : "after the request (\(row.certificatePhase ?? ""))"), cell(row.status),
                  cell(row.ok ? "OK" : (row.cause ?? "exit \(row.exitCode)"), tone: row.ok ? "ok" : "bad")]
@@ -136,11 +136,11 @@ enum FleetReportPage {
             + "</tbody></table>\n"
         let old = rows.filter(\.oldTLS)
         if !old.isEmpty {
-            body += section(id: "old-tls", title: "Endpoints on TLS 1.0/1.1 (\(old.count))", headers: ["endpoint", "TLS"], rows: old.map { [cell($0.name, mono: true), cell($0.tlsVersion ?? "", tone: "bad")] })
+            body += section(id: "old-tls", title: "Endpoints on TLS 1.0/1.1 (\(old.count))", headers: ["endpoint", "TLS"], limit: sectionLimit, rows: old.map { [cell($0.name, mono: true), cell($0.tlsVersion ?? "", tone: "bad")] })
         }
         let problems = rows.filter { $0.trusted == false || !$0.chainProblems.isEmpty }
         body += section(
-            id: "trust-problems", title: "Trust and chain problems (\(problems.count))", headers: ["endpoint", "trust", "problems"],
+            id: "trust-problems", title: "Trust and chain problems (\(problems.count))", headers: ["endpoint", "trust", "problems"], limit: sectionLimit,
             rows: problems.map { row in
                 [cell(row.name, mono: true), cell(row.trusted == false ? "NOT trusted (\(row.trustSummary ?? ""))" : "trusted", tone: row.trusted == false ? "bad" : "ok"),
                  cell(row.chainProblems.joined(separator: "; "))]
@@ -148,7 +148,7 @@ enum FleetReportPage {
         if s.pinsChecked > 0 {
             let drift = rows.filter { $0.pinsSatisfied == false }
             body += section(
-                id: "pin-drift", title: "Pin drift (\(drift.count) of \(s.pinsChecked) checked)", headers: ["endpoint", "presented"],
+                id: "pin-drift", title: "Pin drift (\(drift.count) of \(s.pinsChecked) checked)", headers: ["endpoint", "presented"], limit: sectionLimit,
                 rows: drift.map { [cell($0.name, mono: true), cell($0.presentedPins.joined(separator: " "), mono: true)] })
         }
         body += section(
@@ -181,12 +181,20 @@ enum FleetReportPage {
     static func cell(_ text: String, tone: String = "", mono: Bool = false, sort: String? = nil) -> Cell { Cell(text: text, tone: tone, mono: mono, sort: sort) }
 
     /// A titled table with a filter box (shown by the script) and sortable headers.
-    static func section(id: String, title: String, headers: [String], rows: [[Cell]]) -> String {
+    ///
+    /// A table other than the complete one stops at `limit` rows and says so: every endpoint is in
+    /// the complete table, whose columns hold the same facts (a page of 10,000 endpoints stays quick).
+    static func section(id: String, title: String, headers: [String], limit: Int = .max, rows allRows: [[Cell]]) -> String {
         let h = HTMLPage.text
         var out = "<h2>\(h(title))</h2>\n"
-        if rows.isEmpty { return out + "<p class=\"muted\" id=\"\(id)-none\">none</p>\n" }
+        if allRows.isEmpty { return out + "<p class=\"muted\" id=\"\(id)-none\">none</p>\n" }
+        let rows = allRows.prefix(limit)
+        if rows.count < allRows.count {
+            out += "<p class=\"muted\" id=\"\(id)-more\">The first \(rows.count) of \(allRows.count); all are in the table of all endpoints below.</p>\n"
+        }
         out += "<p class=\"filter\" hidden><input type=\"search\" placeholder=\"filter rows\" aria-label=\"filter \(h(title))\" data-table=\"\(id)\"> <span class=\"shown\"></span></p>\n"
-        out += "<table id=\"\(id)\" class=\"sortable\"><thead><tr>" + headers.map { "<th>\(h($0))</th>" }.joined() + "</tr></thead><tbody>\n"
+        // Off-screen tables are laid out when scrolled to (content-visibility), not on load.
+        out += "<div class=\"table-wrap\"><table id=\"\(id)\" class=\"sortable\"><thead><tr>" + headers.map { "<th>\(h($0))</th>" }.joined() + "</tr></thead><tbody>\n"
         out.reserveCapacity(out.utf8.count + rows.count * 200)
         for row in rows {
             out += "<tr>"
@@ -198,8 +206,11 @@ enum FleetReportPage {
             }
             out += "</tr>\n"
         }
-        return out + "</tbody></table>\n"
+        return out + "</tbody></table></div>\n"
     }
+
+    /// The most rows a table other than the complete one shows.
+    static let sectionLimit = 1000
 
     /// Weekly bars of leaf expiry from 4 weeks back to a year ahead, with the expired and later
     /// ones in a bar of their own at each end, and marks at 30 and 90 days.
@@ -256,7 +267,10 @@ enum FleetReportPage {
         .card b{display:block;font-size:20px}.card span{color:var(--muted);font-size:12px}.card.bad b{color:var(--bad)}.card.warn b{color:var(--warn)}.card.ok b{color:var(--ok)}
         #timeline .bin{fill:#8c959f}#timeline .expired{fill:var(--bad)}#timeline .soon{fill:#e16f24}#timeline .near{fill:#d4a72c}#timeline .later{fill:#4ac26b}
         #timeline .mark{stroke:#57606a;stroke-dasharray:3 3}#timeline .axis{font-size:11px;fill:var(--muted)}
-        #endpoints td:not(:first-child):not(:last-child),#endpoints th{white-space:nowrap}td.mono{min-width:14em}
+        .table-wrap{content-visibility:auto;contain-intrinsic-size:auto 800px}
+        #endpoints{table-layout:fixed}#endpoints th:nth-child(1){width:22%}#endpoints th:nth-child(2){width:3.5em}#endpoints th:nth-child(3){width:4.5em}
+        #endpoints th:nth-child(4){width:5.5em}#endpoints th:nth-child(5){width:7em}#endpoints th:nth-child(6){width:8em}#endpoints th:nth-child(7){width:6.5em}
+        #endpoints th:nth-child(8){width:4em}#endpoints th:nth-child(9){width:4em}
         th{cursor:pointer}td.num{text-align:right}.filter input{width:320px;padding:3px 6px}
         th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
         """
