@@ -142,18 +142,36 @@ enum ProbeCommand {
         } else {
             analysis.printHuman(console: console, verbose: arguments.flag(.verbose))
         }
-        // The verdict (and the top cause with its fix) also on stderr, for scripts that keep stdout.
-        console.err(analysis.verdictLine)
-        if let top = analysis.causes.first { console.err("  fix: \(top.fix)") }
+        // The verdict (and the top cause with its fix) also on stderr, for scripts that keep stdout;
+        // not when a person reads the text report on the terminal already (no hint twice).
+        if arguments.flag(.json) || !console.stdoutIsTerminal {
+            console.err(analysis.verdictLine)
+            if let top = analysis.causes.first { console.err("  fix: \(top.fix)") }
+        }
         return analysis.exitCode
     }
 
-    static func parseURL(_ text: String) throws(CommandFailure) -> HTTPSURL {
+    /// The form every "no host" error shows.
+    static let urlForm = "https://HOST[:PORT]/PATH"
+
+    /// A URL of `probe` (or of `pin`'s live sources): `https://` may be left out; a URL without a
+    /// host is a usage error that shows the form, before any lookup.
+    static func parseURL(_ text: String, command: String = "probe") throws(CommandFailure) -> HTTPSURL {
         var candidate = text
         if !candidate.contains("://") { candidate = "https://" + candidate }
+        // A URL parser (WHATWG, as browsers) skips every slash after `https:`, so `https:///secure`
+        // would name the host `secure` and look it up; the person typing it left the host out.
+        if let separator = candidate.firstRange(of: "://"), let next = candidate[separator.upperBound...].first, next == "/" || next == "\\" {
+            throw CommandFailure.usage("'\(text)' has no host: give \(urlForm)", command: command)
+        }
         let url: HTTPSURL
-        do throws(HTTPSError) { url = try HTTPSURL(candidate) } catch { throw CommandFailure(ExitCode.usage, error.message, hint: "See 'mtls probe --help' for more information.") }
-        guard url.scheme == "https" else { throw CommandFailure.usage("only https:// URLs can be probed", command: "probe") }
+        do throws(HTTPSError) { url = try HTTPSURL(candidate) } catch {
+            let message = error.message.contains("no host") ? "'\(text)': \(error.message): give \(urlForm)" : error.message
+            throw CommandFailure.usage(message, command: command)
+        }
+        guard url.scheme == "https" else {
+            throw CommandFailure.usage(command == "pin" ? "\(text): only https:// sources can be pinned" : "only https:// URLs can be probed", command: command)
+        }
         return url
     }
 
