@@ -12,7 +12,7 @@ complete -c mtls -n '__fish_use_subcommand' -a inspect -d 'Show what a certifica
 complete -c mtls -n '__fish_use_subcommand' -a convert -d 'Convert certificates, keys and CRLs between DER and PEM.'
 complete -c mtls -n '__fish_use_subcommand' -a import -d 'Read a PKCS#12/PFX identity (modern or legacy RC2/3DES) and write it out as PEM or DER.'
 complete -c mtls -n '__fish_use_subcommand' -a export -d 'Create a PKCS#12 (.p12/.pfx) from a certificate, its key and a chain.'
-complete -c mtls -n '__fish_use_subcommand' -a report -d 'Make one self-contained HTML page from the JSON lines of probe --targets --json (merged from shards).'
+complete -c mtls -n '__fish_use_subcommand' -a report -d 'Make one self-contained HTML page of a fleet from the JSON lines `mtls probe` wrote for its targets (merged from shards).'
 complete -c mtls -n '__fish_use_subcommand' -a completion -d 'Print the shell completion script for bash, zsh or fish.'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -l anchors -r -F -d 'Trust only the certificates in FILE, or in a directory such as /etc/ssl/certs (repeatable).'
 complete -c mtls -n '__fish_seen_subcommand_from verify' -l system-roots -d 'Also trust the system\'s roots when --anchors is given.'

@@ -10,33 +10,33 @@ import Synchronization
 enum ReportCommand {
     static let spec = CommandSpec(
         name: "report",
-        abstract: "Make one self-contained HTML page from the JSON lines of probe --targets --json (merged from shards).",
+        abstract: "Make one self-contained HTML page of a fleet from the JSON lines `mtls probe` wrote for its targets (merged from shards).",
         discussion: """
-            Reads every JSON line of each FILE ('-': stdin) as written by `mtls probe --targets FILE --json` — \
-            one file per shard (`--shard I/N`) or already concatenated — and writes one HTML page: summary counts, \
+            Reads every JSON line of each FILE ('-': stdin) as `mtls probe` writes them for a targets file in \
+            JSON mode — one file per shard or already concatenated — and writes one HTML page: summary counts, \
             an expiry timeline of the leaf certificates, the endpoints that ask for a client certificate (and when), \
-            TLS versions, trust and chain problems, and pin drift when the probes were given --pins. The page has \
+            TLS versions, trust and chain problems, and pin drift when the probes were given pins. The page has \
             no external resources and a Content-Security-Policy that forbids any; its tables sort and filter with \
             a little inline script and read the same without it. An endpoint that appears in several files is \
-            shown once, from the last file (a re-run shard replaces the first run). A single record of \
-            `mtls probe URL --json` makes the page of that one probe, as `probe URL --report` does.
+            shown once, from the last file (a re-run shard replaces the first run). A single record of one \
+            probe's JSON makes the page of that probe, as probe's own report option does.
 
             Exit codes: 0 the page was written; 2 usage error; 3 a file is unreadable or holds a line that is not \
             a probe record (named with its line number), or --out exists without --force.
             """,
-        arguments: [ArgumentSpec(name: "FILE", help: "JSON lines of probe --targets --json ('-': stdin)", variadic: true)],
+        arguments: [ArgumentSpec(name: "FILE", help: "JSON lines of a fleet probe ('-': stdin)", variadic: true)],
         options: [
             OptionSpec(.out, short: "-o", valueName: "FILE", help: "The HTML page to write (required)."),
             OptionSpec(.at, valueName: "TIME", help: "Count days to expiry from this time (RFC 3339 or Unix seconds) instead of now."),
             OptionSpec(.force, help: "Overwrite --out."),
         ],
         examples: [
-            "mtls probe --targets hosts.txt --json > fleet.jsonl && mtls report fleet.jsonl --out fleet.html",
-            "parallel mtls probe --targets hosts.txt --shard {}/4 --json '>' shard-{}.jsonl ::: 1 2 3 4 && mtls report shard-*.jsonl --out fleet.html",
+            "mtls report fleet.jsonl --out fleet.html",
+            "mtls report shard-1.jsonl shard-2.jsonl shard-3.jsonl shard-4.jsonl --out fleet.html --at 2027-01-01T00:00:00Z",
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
-        guard !arguments.positionals.isEmpty else { throw CommandFailure.usage("Missing expected argument '<FILE>' (JSON lines of probe --targets --json)", command: "report") }
+        guard !arguments.positionals.isEmpty else { throw CommandFailure.usage("Missing expected argument '<FILE>' (the JSON lines of a fleet probe)", command: "report") }
         guard let out = arguments.value(.out) else { throw CommandFailure.usage("--out FILE.html is required: the page to write", command: "report") }
         let now = try Inputs.time(arguments.value(.at)) ?? Date()
         try ReportFile.checkWritable(out, force: arguments.flag(.force))
