@@ -387,6 +387,19 @@ def start_serve(pki):
     raise SystemExit("mtls serve did not start")
 
 
+def manifest_script(path):
+    """The shell script of a manifest's container (the block after `- |`), without a YAML library."""
+    lines = open(os.path.join(ROOT, path)).read().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip() == "- |") + 1
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    script = []
+    for line in lines[start:]:
+        if line.strip() and len(line) - len(line.lstrip()) < indent:
+            break
+        script.append(line[indent:])
+    return "\n".join(script) + "\n"
+
+
 def bench(count):
     """`mtls report` on COUNT endpoints (records of the last test run, each under a new name and
     leaf expiry) and the page in Chromium: the times, and the rows counted in the DOM."""
@@ -518,6 +531,25 @@ def main():
             check_fleet_page("merged", merged_page, merged)
         else:
             check(False, "GNU parallel is not installed (scripts/install-deps.sh installs it)")
+
+        # The Kubernetes Indexed Job of docs/: its pod script for every JOB_COMPLETION_INDEX, then the report pod's.
+        job_dir = os.path.join(work, "k8s")
+        os.makedirs(os.path.join(job_dir, "targets"))
+        os.makedirs(os.path.join(job_dir, "results"))
+        shutil.copy(targets, os.path.join(job_dir, "targets", "hosts.txt"))
+        shutil.copy(f"{pki}/ca.pem", os.path.join(job_dir, "targets", "ca.pem"))
+        job = manifest_script("docs/fleet-indexed-job.yaml").replace("/targets/", job_dir + "/targets/").replace("/results/", job_dir + "/results/")
+        shards = int(re.search(r"completions: (\d+)", open(os.path.join(ROOT, "docs/fleet-indexed-job.yaml")).read()).group(1))
+        path_env = dict(env, PATH=os.path.dirname(os.path.abspath(MTLS)) + os.pathsep + os.environ.get("PATH", ""), SHARDS=str(shards))
+        for index in range(shards):
+            run(["/bin/sh", "-c", job], env=dict(path_env, JOB_COMPLETION_INDEX=str(index)), ok=(0,))
+        k8s_records = [json.loads(line) for name in sorted(os.listdir(os.path.join(job_dir, "results")))
+                       for line in open(os.path.join(job_dir, "results", name)) if line.strip()]
+        check(sorted(r["target"] for r in k8s_records) == sorted(r["target"] for r in records), f"k8s: the shards hold {[r['target'] for r in k8s_records]}")
+        report_pod = manifest_script("docs/fleet-report-pod.yaml").replace("/results/", job_dir + "/results/").replace("sleep 600", "true")
+        run(["/bin/sh", "-c", report_pod], env=path_env, ok=(0,))
+        check_fleet_page("k8s", os.path.join(job_dir, "results", "fleet.html"), k8s_records)
+        print(f"fleet: {len(records)} endpoints in one process, {len(merged)} from 3 GNU parallel shards, {len(k8s_records)} from {shards} Indexed Job shards")
     finally:
         BROWSER.close()
         serve.kill()
