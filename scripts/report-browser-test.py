@@ -198,6 +198,29 @@ class Browser:
 BROWSER = None
 
 
+def browser_cpu_seconds():
+    """CPU time of the browser and all its processes so far: on a busy machine, what a task costs
+    apart from waiting for a core."""
+    pids, frontier = set(), [BROWSER.process.pid]
+    while frontier:
+        pid = frontier.pop()
+        pids.add(pid)
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                frontier += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def load(path, screenshot=None):
     """The DOM after the page's script ran, the console lines, and what the page requested or the proxy saw."""
     url = "file://" + os.path.abspath(path)
@@ -434,6 +457,29 @@ def bench(count):
             BROWSER.open("file://" + blank)  # each run from a fresh document
             dom, console, requests, timing = BROWSER.open("file://" + page)
             timings.append(timing)
+        # Interaction in a fresh browser with the page loaded once (the loads above leave old documents' garbage).
+        BROWSER.close()
+        BROWSER = Browser()
+        cpu = browser_cpu_seconds()
+        BROWSER.open("file://" + page)
+        load_cpu = browser_cpu_seconds() - cpu
+
+        def measure(expression):
+            return BROWSER.call("Runtime.evaluate", {"expression": expression, "returnByValue": True}, session=True)["result"]["value"]
+        cpu = browser_cpu_seconds()
+        scroll_ms = BROWSER.call("Runtime.evaluate", {"expression": "new Promise(r => { const t = performance.now(); document.getElementById('endpoints').scrollIntoView(); "
+                                 "requestAnimationFrame(() => requestAnimationFrame(() => { document.body.offsetHeight; r(performance.now() - t); })); })",
+                                 "awaitPromise": True, "returnByValue": True}, session=True)["result"]["value"]
+        scroll_cpu = browser_cpu_seconds() - cpu
+        cpu = browser_cpu_seconds()
+        sorts = [measure(f"(() => {{ const t = performance.now(); document.querySelector('#endpoints th:nth-child({column})').click(); "
+                         "document.body.offsetHeight; return performance.now() - t; })()") for column in (8, 8, 1)]
+        sort_cpu = (browser_cpu_seconds() - cpu) / len(sorts)
+        sort_ms = sorted(sorts)[1]
+        filter_ms = measure("(() => { const t = performance.now(); const i = document.querySelector('input[data-table=endpoints]'); i.value = 'host0004'; "
+                            "i.dispatchEvent(new Event('input')); document.body.offsetHeight; return performance.now() - t; })()")
+        shown = measure("document.querySelectorAll('#endpoints tbody tr:not([hidden])').length")
+        check(shown == (10 if count >= 50 else 0), f"bench: the filter 'host0004' shows {shown} rows")
         rows = len(re.findall(r'<table id="endpoints"[\s\S]*?</table>', dom)[0].split("<tr")) - 2
         check(rows == count, f"bench: {rows} endpoint rows for {count}")
         check(not console and not requests, f"bench: console {console[:3]} requests {requests[:3]}")
@@ -441,7 +487,7 @@ def bench(count):
         check(max(t["wall_ms"] for t in timings) < 5000, f"bench: the page of {count} endpoints took over 5 s to render: {timings}")
         size = os.path.getsize(page)
         print(f"bench: {count} endpoints, page {size / 1e6:.1f} MB, mtls report {generated:.2f} s; in Chromium, navigation to the first frame after load: "
-              + ", ".join(f"{t['wall_ms'] / 1000:.2f} s" for t in timings) + f" (JSON lines {os.path.getsize(lines) / 1e6:.1f} MB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+              + ", ".join(f"{t['wall_ms'] / 1000:.2f} s" for t in timings) + f"; browser CPU for a load {load_cpu:.2f} s; scroll to the table of all endpoints and paint {scroll_ms:.0f} ms (CPU {scroll_cpu:.2f} s); sort it (CPU {sort_cpu:.2f} s each) {sort_ms:.0f} ms (median of {', '.join(f'{x:.0f}' for x in sorts)}), filter {filter_ms:.0f} ms (JSON lines {os.path.getsize(lines) / 1e6:.1f} MB; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     finally:
         BROWSER.close()
         shutil.rmtree(work, ignore_errors=True)

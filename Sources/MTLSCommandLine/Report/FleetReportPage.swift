@@ -192,7 +192,7 @@ enum FleetReportPage {
         if rows.count < allRows.count {
             out += "<p class=\"muted\" id=\"\(id)-more\">The first \(rows.count) of \(allRows.count); all are in the table of all endpoints below.</p>\n"
         }
-        out += "<p class=\"filter\" hidden><input type=\"search\" placeholder=\"filter rows\" aria-label=\"filter \(h(title))\" data-table=\"\(id)\"> <span class=\"shown\"></span></p>\n"
+        out += "<p class=\"filter\" hidden><input type=\"search\" placeholder=\"filter rows\" aria-label=\"filter \(h(title))\" data-table=\"\(id)\"> <span class=\"shown\"></span> <button type=\"button\" hidden>show all</button></p>\n"
         // Off-screen tables are laid out when scrolled to (content-visibility), not on load.
         out += "<div class=\"table-wrap\"><table id=\"\(id)\" class=\"sortable\"><thead><tr>" + headers.map { "<th>\(h($0))</th>" }.joined() + "</tr></thead><tbody>\n"
         out.reserveCapacity(out.utf8.count + rows.count * 200)
@@ -275,34 +275,43 @@ enum FleetReportPage {
         th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
         """
 
-    /// Sorting by a header click and filtering by text; the page is whole without it.
+    /// Sorting by a header click, filtering by text, and the first 500 matching rows of a table
+    /// shown (a button shows them all): a browser lays out only what is shown, so 10,000 endpoints
+    /// sort and filter at once. Without the script, every row is there.
     static let script = """
         (function(){
         "use strict";
+        var PAGE=500;
         function key(td){var s=td.getAttribute("data-sort");var t=s===null?td.textContent:s;var n=Number(t);return t!==""&&!isNaN(n)?n:t.toLowerCase();}
+        function State(table){this.table=table;this.query="";this.limit=PAGE;this.texts=new Map();this.counter=null;this.all=null;}
+        State.prototype.text=function(row){var t=this.texts.get(row);if(t===undefined){t=row.textContent.toLowerCase();this.texts.set(row,t);}return t;};
+        State.prototype.apply=function(){
+          var rows=this.table.tBodies[0].rows,q=this.query,n=0;
+          for(var i=0;i<rows.length;i++){var hit=q===""||this.text(rows[i]).indexOf(q)>=0;if(hit){n++;}rows[i].hidden=!hit||n>this.limit;}
+          if(this.counter){this.counter.textContent=(n>this.limit?"first "+this.limit+" of ":"")+n+" matching of "+rows.length+" rows";}
+          if(this.all){this.all.hidden=n<=this.limit;this.all.textContent="show all "+n;}
+        };
+        var states=new Map();
         document.querySelectorAll("table.sortable").forEach(function(table){
+          var state=new State(table);states.set(table.id,state);
           var heads=table.tHead.rows[0].cells;
           Array.prototype.forEach.call(heads,function(th,col){th.tabIndex=0;th.addEventListener("click",function(){
             var dir=th.getAttribute("aria-sort")==="ascending"?-1:1;
             Array.prototype.forEach.call(heads,function(o){o.removeAttribute("aria-sort");});
             th.setAttribute("aria-sort",dir>0?"ascending":"descending");
-            var body=table.tBodies[0];var rows=Array.prototype.slice.call(body.rows);
-            var keyed=rows.map(function(r){return [key(r.cells[col]),r];});
+            var body=table.tBodies[0];
+            var keyed=Array.prototype.map.call(body.rows,function(r){return [key(r.cells[col]),r];});
             keyed.sort(function(a,b){var x=a[0],y=b[0];if(typeof x!==typeof y){x=String(x);y=String(y);}return x<y?-dir:(x>y?dir:0);});
-            var frag=document.createDocumentFragment();keyed.forEach(function(k){frag.appendChild(k[1]);});body.appendChild(frag);
+            var fresh=body.cloneNode(false);keyed.forEach(function(k){fresh.appendChild(k[1]);});body.parentNode.replaceChild(fresh,body);
+            state.apply();
           });});
         });
         document.querySelectorAll(".filter").forEach(function(p){
-          p.hidden=false;var input=p.querySelector("input");var shown=p.querySelector(".shown");
-          var table=document.getElementById(input.getAttribute("data-table"));var rows=Array.prototype.slice.call(table.tBodies[0].rows);var texts=null;
-          function count(n){shown.textContent=n+" of "+rows.length+" rows";}
-          count(rows.length);
-          input.addEventListener("input",function(){
-            if(texts===null){texts=rows.map(function(r){return r.textContent.toLowerCase();});}
-            var q=input.value.toLowerCase();var n=0;
-            for(var i=0;i<rows.length;i++){var hit=q===""||texts[i].indexOf(q)>=0;rows[i].hidden=!hit;if(hit){n++;}}
-            count(n);
-          });
+          var input=p.querySelector("input");var state=states.get(input.getAttribute("data-table"));
+          p.hidden=false;state.counter=p.querySelector(".shown");state.all=p.querySelector("button");
+          input.addEventListener("input",function(){state.query=input.value.toLowerCase();state.limit=PAGE;state.apply();});
+          state.all.addEventListener("click",function(){state.limit=Infinity;state.apply();});
+          state.apply();
         });
         })();
         """
