@@ -28,7 +28,8 @@ enum ProbeCommand {
             Every section and cause is derived by rules from an ordered event log of the connection (each \
             handshake message with its direction and phase, alerts and who sent them, closes with or without \
             close_notify, socket errors, each HTTP exchange); -v prints that log to stderr as it happens, and \
-            --json includes it ("events") with the rule id of each cause. The verdict line also goes to stderr.
+            --json includes it ("events") with the rule id of each cause; --report FILE.html draws it as a sequence diagram \
+            on a self-contained page. The verdict line also goes to stderr when stdout is not a terminal, or with --json.
 
             Exit codes: 0 the page was reached (2xx/3xx) and nothing failed; 1 the server refuses or requires \
             our certificate, refuses our credentials, is not trusted, or answers with an error status; \
