@@ -40,7 +40,9 @@ final class FirstFiveMinutesTests: XCTestCase {
                 XCTFail("serve stopped: \(text)")
                 return
             }
-            started = FileManager.default.fileExists(atPath: directory.path + "/mtls-pki/client.p12") && (try? runProcess("/bin/sh", ["-c", "exec 3<>/dev/tcp/127.0.0.1/8443"]).status == 0) ?? false
+            started =
+                FileManager.default.fileExists(atPath: directory.path + "/mtls-pki/client.p12")
+                && (try? runProcess("/bin/sh", ["-c", "exec 3<>/dev/tcp/127.0.0.1/8443"]).status == 0) ?? false
             if !started, (try? runProcess("/bin/bash", ["-c", "exec 3<>/dev/tcp/127.0.0.1/8443"]).status) == 0 { started = true }
         }
         XCTAssertTrue(started, "serve did not listen on 8443")
@@ -55,7 +57,8 @@ final class FirstFiveMinutesTests: XCTestCase {
         XCTAssertTrue(onPath.serve.hasPrefix("swift run mtls serve"), "not an mtls binary (a test bundle): swift run")
         let built = DemoCommand.tryItYourself(executable: "/work/my repo/.build/debug/mtls", path: "/usr/bin", directory: "/tmp/a b")
         XCTAssertEqual(built.serve, "'/work/my repo/.build/debug/mtls' serve --pki-dir '/tmp/a b/mtls-pki'")
-        XCTAssertTrue(built.probe.hasPrefix("MTLS_P12_PASSWORD=mtls '/work/my repo/.build/debug/mtls' probe https://localhost:8443/secure --anchors '/tmp/a b/mtls-pki/ca.pem'"), built.probe)
+        XCTAssertTrue(
+            built.probe.hasPrefix("MTLS_P12_PASSWORD=mtls '/work/my repo/.build/debug/mtls' probe https://localhost:8443/secure --anchors '/tmp/a b/mtls-pki/ca.pem'"), built.probe)
         XCTAssertTrue(built.probe.hasSuffix("--password env:MTLS_P12_PASSWORD"), built.probe)
         XCTAssertEqual(DemoCommand.shellQuoted("it's"), #"'it'\''s'"#)
     }

@@ -56,7 +56,9 @@ final class ReportPageTests: XCTestCase {
     func testTheProbePageStatesNoMoreThanTheJSON() throws {
         // Without a chain, a trust verdict or HTTP, the page has none of those sections.
         let page = ProbeReportPage.html(
-            try record(#"{"url":"https://down.example/","connection":{"handshakeFinished":false,"alerts":[]},"http":[],"verdict":{"ok":false,"causes":[],"warnings":[]},"events":[],"exitCode":4}"#))
+            try record(
+                #"{"url":"https://down.example/","connection":{"handshakeFinished":false,"alerts":[]},"http":[],"verdict":{"ok":false,"causes":[],"warnings":[]},"events":[],"exitCode":4}"#
+            ))
         XCTAssertFalse(page.contains("id=\"chain\""))
         XCTAssertFalse(page.contains("id=\"http\""))
         XCTAssertFalse(page.contains("trusted"))
@@ -100,7 +102,10 @@ final class ReportPageTests: XCTestCase {
         var pairs = ["\"target\":\"\(target)\"", "\"exitCode\":\(exit)"]
         if let tls { pairs.append(#""connection":{"handshakeFinished":true,"tlsVersion":"\#(tls)","alerts":[]}"#) }
         if let phase { pairs.append(#""clientCertificate":{"requested":true,"requestPhases":["\#(phase)"],"requests":[]}"#) }
-        if let trusted { pairs.append(#""trust":{"trusted":\#(trusted),"summary":"\#(trusted ? "ok" : "untrustedRoot")","findings":\#(trusted ? "[]" : #"[{"depth":0,"reason":"unknown root"}]"#)}"#) }
+        if let trusted {
+            pairs.append(
+                #""trust":{"trusted":\#(trusted),"summary":"\#(trusted ? "ok" : "untrustedRoot")","findings":\#(trusted ? "[]" : #"[{"depth":0,"reason":"unknown root"}]"#)}"#)
+        }
         if let notAfter { pairs.append(#""serverChain":[{"subject":"CN=\#(target)","issuer":"CN=CA","notAfter":"\#(notAfter)"}]"#) }
         if let pins { pairs.append(#""pins":{"satisfied":\#(pins),"presented":["sha256/AAAA"],"matched":[]}"#) }
         pairs.append(#""verdict":{"ok":\#(exit == 0),"causes":\#(exit == 0 ? "[]" : #"[{"rule":"r","cause":"c","fix":"f"}]"#)}"#)
@@ -134,8 +139,10 @@ final class ReportPageTests: XCTestCase {
         let one = try directory.write("shard-1.jsonl", text: fleetLine("a:443", exit: 0, tls: "TLSv1.3", phase: nil, trusted: true, notAfter: "2027-01-01T00:00:00Z") + "\n\n")
         let two = try directory.write(
             "shard-2.jsonl",
-            text: [fleetLine("b:443", exit: 1, tls: "TLSv1.2", phase: "post-handshake", trusted: true, notAfter: nil),
-                   fleetLine("a:443", exit: 1, tls: "TLSv1.3", phase: nil, trusted: true, notAfter: nil)].joined(separator: "\n"))
+            text: [
+                fleetLine("b:443", exit: 1, tls: "TLSv1.2", phase: "post-handshake", trusted: true, notAfter: nil),
+                fleetLine("a:443", exit: 1, tls: "TLSv1.3", phase: nil, trusted: true, notAfter: nil),
+            ].joined(separator: "\n"))
         let out = directory.file("fleet.html")
         let result = mtls(["report", one, two, "--out", out, "--at", fixedTime])
         XCTAssertEqual(result.exitCode, 0, result.description)

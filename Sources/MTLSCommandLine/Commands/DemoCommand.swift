@@ -139,7 +139,11 @@ enum DemoCommand {
 
     /// A word for sh: as it is when it holds only safe characters, else in single quotes.
     static func shellQuoted(_ word: String) -> String {
-        if !word.isEmpty, word.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+:@%,=".unicodeScalars.contains($0) }) { return word }
+        if !word.isEmpty,
+            word.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+:@%,=".unicodeScalars.contains($0) })
+        {
+            return word
+        }
         return "'" + word.replacingAll("'", with: "'\\''") + "'"
     }
 

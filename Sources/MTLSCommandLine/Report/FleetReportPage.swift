@@ -106,10 +106,12 @@ enum FleetReportPage {
         let h = HTMLPage.text
         let s = summary(rows, now: now)
         var body = "<h1>mtls fleet report</h1>\n"
-        body += "<p class=\"muted\">\(s.endpoints) endpoint\(s.endpoints == 1 ? "" : "s") from \(h(sources.joined(separator: ", "))); days counted from \(h(Timestamp.rfc3339(now)))</p>\n"
+        body +=
+            "<p class=\"muted\">\(s.endpoints) endpoint\(s.endpoints == 1 ? "" : "s") from \(h(sources.joined(separator: ", "))); days counted from \(h(Timestamp.rfc3339(now)))</p>\n"
         var counts: [(String, String, Int, String)] = [
             ("endpoints", "endpoints", s.endpoints, ""), ("ok", "OK", s.ok, "ok"), ("refused", "refused or failed (exit 1)", s.refused, s.refused > 0 ? "bad" : ""),
-            ("unreachable", "network or TLS failure (exit 4)", s.unreachable, s.unreachable > 0 ? "bad" : ""), ("other", "other errors", s.otherErrors, s.otherErrors > 0 ? "bad" : ""),
+            ("unreachable", "network or TLS failure (exit 4)", s.unreachable, s.unreachable > 0 ? "bad" : ""),
+            ("other", "other errors", s.otherErrors, s.otherErrors > 0 ? "bad" : ""),
             ("ask-handshake", "ask for a client certificate in the handshake", s.askDuringHandshake, ""),
             ("ask-after", "ask after the request (renegotiation, post-handshake)", s.askAfterRequest, ""),
             ("old-tls", "TLS 1.0/1.1", s.oldTLS, s.oldTLS > 0 ? "bad" : ""), ("untrusted", "untrusted chains", s.untrusted, s.untrusted > 0 ? "bad" : ""),
@@ -118,32 +120,44 @@ enum FleetReportPage {
             ("within90", "leaf expires in 30–90 days", s.within90, s.within90 > 0 ? "warn" : ""),
         ]
         if s.pinsChecked > 0 { counts.append(("pin-drift", "pin drift (no pin matched)", s.pinDrift, s.pinDrift > 0 ? "bad" : "")) }
-        body += "<div id=\"summary\" class=\"cards\">" + counts.map { "<div class=\"card \($0.3)\" data-count=\"\($0.0)\"><b>\($0.2)</b><span>\(h($0.1))</span></div>" }.joined() + "</div>\n"
+        body +=
+            "<div id=\"summary\" class=\"cards\">" + counts.map { "<div class=\"card \($0.3)\" data-count=\"\($0.0)\"><b>\($0.2)</b><span>\(h($0.1))</span></div>" }.joined()
+            + "</div>\n"
         body += "<h2>Leaf certificate expiry</h2>\n" + timeline(rows, now: now)
 
         let asking = rows.filter { ($0.certificatePhase ?? "").isEmpty == false }
         body += section(
             id: "client-certs", title: "Endpoints that ask for a client certificate (\(asking.count))", headers: ["endpoint", "asked", "HTTP", "result"], limit: sectionLimit,
             rows: asking.map { row in
-                [cell(row.name, mono: true), cell(row.certificatePhase == "handshake" ? "in the handshake" : "after the request (\(row.certificatePhase ?? ""))"), cell(row.status),
-                 cell(row.ok ? "OK" : (row.cause ?? "exit \(row.exitCode)"), tone: row.ok ? "ok" : "bad")]
+                [
+                    cell(row.name, mono: true), cell(row.certificatePhase == "handshake" ? "in the handshake" : "after the request (\(row.certificatePhase ?? ""))"),
+                    cell(row.status),
+                    cell(row.ok ? "OK" : (row.cause ?? "exit \(row.exitCode)"), tone: row.ok ? "ok" : "bad"),
+                ]
             })
 
         var versions: [String: Int] = [:]
         for row in rows { versions[row.tlsVersion ?? "no TLS session", default: 0] += 1 }
-        body += "<h2>TLS versions</h2>\n<table id=\"tls-versions\"><thead><tr><th>version</th><th>endpoints</th></tr></thead><tbody>"
-            + versions.sorted { ($0.key.hasPrefix("no") ? 1 : 0, $1.key) < ($1.key.hasPrefix("no") ? 1 : 0, $0.key) }.map { "<tr data-version=\"\(h($0.key))\"><td>\(h($0.key))</td><td class=\"num\">\($0.value)</td></tr>" }.joined()
+        body +=
+            "<h2>TLS versions</h2>\n<table id=\"tls-versions\"><thead><tr><th>version</th><th>endpoints</th></tr></thead><tbody>"
+            + versions.sorted { ($0.key.hasPrefix("no") ? 1 : 0, $1.key) < ($1.key.hasPrefix("no") ? 1 : 0, $0.key) }.map {
+                "<tr data-version=\"\(h($0.key))\"><td>\(h($0.key))</td><td class=\"num\">\($0.value)</td></tr>"
+            }.joined()
             + "</tbody></table>\n"
         let old = rows.filter(\.oldTLS)
         if !old.isEmpty {
-            body += section(id: "old-tls", title: "Endpoints on TLS 1.0/1.1 (\(old.count))", headers: ["endpoint", "TLS"], limit: sectionLimit, rows: old.map { [cell($0.name, mono: true), cell($0.tlsVersion ?? "", tone: "bad")] })
+            body += section(
+                id: "old-tls", title: "Endpoints on TLS 1.0/1.1 (\(old.count))", headers: ["endpoint", "TLS"], limit: sectionLimit,
+                rows: old.map { [cell($0.name, mono: true), cell($0.tlsVersion ?? "", tone: "bad")] })
         }
         let problems = rows.filter { $0.trusted == false || !$0.chainProblems.isEmpty }
         body += section(
             id: "trust-problems", title: "Trust and chain problems (\(problems.count))", headers: ["endpoint", "trust", "problems"], limit: sectionLimit,
             rows: problems.map { row in
-                [cell(row.name, mono: true), cell(row.trusted == false ? "NOT trusted (\(row.trustSummary ?? ""))" : "trusted", tone: row.trusted == false ? "bad" : "ok"),
-                 cell(row.chainProblems.joined(separator: "; "))]
+                [
+                    cell(row.name, mono: true), cell(row.trusted == false ? "NOT trusted (\(row.trustSummary ?? ""))" : "trusted", tone: row.trusted == false ? "bad" : "ok"),
+                    cell(row.chainProblems.joined(separator: "; ")),
+                ]
             })
         if s.pinsChecked > 0 {
             let drift = rows.filter { $0.pinsSatisfied == false }
@@ -152,7 +166,8 @@ enum FleetReportPage {
                 rows: drift.map { [cell($0.name, mono: true), cell($0.presentedPins.joined(separator: " "), mono: true)] })
         }
         body += section(
-            id: "endpoints", title: "All endpoints (\(rows.count))", headers: ["endpoint", "exit", "HTTP", "TLS", "trust", "client cert", "leaf expires", "days", "pins", "top cause"],
+            id: "endpoints", title: "All endpoints (\(rows.count))",
+            headers: ["endpoint", "exit", "HTTP", "TLS", "trust", "client cert", "leaf expires", "days", "pins", "top cause"],
             rows: rows.map { row in
                 let days = row.days(from: now)
                 return [
@@ -163,7 +178,7 @@ enum FleetReportPage {
                     cell(row.leafNotAfter.map { String(Timestamp.rfc3339($0).prefix(10)) } ?? "—"),
                     cell(days.map { "\($0)" } ?? "—", tone: days.map { $0 < 0 ? "bad" : ($0 < 90 ? "warn" : "") } ?? "", sort: days.map { "\($0)" } ?? "99999999"),
                     cell(row.pinsSatisfied.map { $0 ? "match" : "DRIFT" } ?? "—", tone: row.pinsSatisfied == false ? "bad" : ""),
-                    cell(row.rule.map { "[\($0)] " } .map { $0 + (row.cause ?? "") } ?? (row.cause ?? "OK"), tone: row.ok ? "" : "bad"),
+                    cell(row.rule.map { "[\($0)] " }.map { $0 + (row.cause ?? "") } ?? (row.cause ?? "OK"), tone: row.ok ? "" : "bad"),
                 ]
             })
         return HTMLPage.document(title: "mtls fleet report (\(rows.count) endpoints)", style: HTMLPage.baseStyle + style, script: script, body: body)
@@ -192,7 +207,8 @@ enum FleetReportPage {
         if rows.count < allRows.count {
             out += "<p class=\"muted\" id=\"\(id)-more\">The first \(rows.count) of \(allRows.count); all are in the table of all endpoints below.</p>\n"
         }
-        out += "<p class=\"filter\" hidden><input type=\"search\" placeholder=\"filter rows\" aria-label=\"filter \(h(title))\" data-table=\"\(id)\"> <span class=\"shown\"></span> <button type=\"button\" hidden>show all</button></p>\n"
+        out +=
+            "<p class=\"filter\" hidden><input type=\"search\" placeholder=\"filter rows\" aria-label=\"filter \(h(title))\" data-table=\"\(id)\"> <span class=\"shown\"></span> <button type=\"button\" hidden>show all</button></p>\n"
         // Off-screen tables are laid out when scrolled to (content-visibility), not on load.
         out += "<div class=\"table-wrap\"><table id=\"\(id)\" class=\"sortable\"><thead><tr>" + headers.map { "<th>\(h($0))</th>" }.joined() + "</tr></thead><tbody>\n"
         out.reserveCapacity(out.utf8.count + rows.count * 200)
@@ -202,7 +218,8 @@ enum FleetReportPage {
                 var classes: [String] = []
                 if !c.tone.isEmpty { classes.append(c.tone) }
                 if c.mono { classes.append("mono") }
-                out += "<td" + (classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\"") + (c.sort.map { " data-sort=\"\(h($0))\"" } ?? "") + ">" + h(c.text) + "</td>"
+                out +=
+                    "<td" + (classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\"") + (c.sort.map { " data-sort=\"\(h($0))\"" } ?? "") + ">" + h(c.text) + "</td>"
             }
             out += "</tr>\n"
         }
@@ -216,7 +233,8 @@ enum FleetReportPage {
     /// ones in a bar of their own at each end, and marks at 30 and 90 days.
     static func timeline(_ rows: [FleetRow], now: Date) -> String {
         let h = HTMLPage.text
-        let weeks = 56, first = -4
+        let weeks = 56
+        let first = -4
         var bins = Array(repeating: 0, count: weeks + 2)  // [0]: before, [weeks+1]: later
         var known = 0
         for row in rows {
@@ -226,9 +244,14 @@ enum FleetReportPage {
             bins[week < 0 ? 0 : (week >= weeks ? weeks + 1 : week + 1)] += 1
         }
         guard known > 0 else { return "<p class=\"muted\" id=\"timeline-none\">No leaf certificate was received.</p>\n" }
-        let width = 1000, height = 200, left = 40, barArea = 150, barWidth = (width - left - 10) / (weeks + 2)
+        let width = 1000
+        let height = 200
+        let left = 40
+        let barArea = 150
+        let barWidth = (width - left - 10) / (weeks + 2)
         let highest = max(1, bins.max() ?? 1)
-        var out = "<svg id=\"timeline\" role=\"img\" aria-label=\"leaf certificate expiry by week\" viewBox=\"0 0 \(width) \(height)\" width=\"100%\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+        var out =
+            "<svg id=\"timeline\" role=\"img\" aria-label=\"leaf certificate expiry by week\" viewBox=\"0 0 \(width) \(height)\" width=\"100%\" xmlns=\"http://www.w3.org/2000/svg\">\n"
         func x(_ bin: Int) -> Int { left + bin * barWidth }
         let nowX = x(1 - first)
         for (days, label) in [(0, "now"), (30, "30 d"), (90, "90 d"), (365, "1 y")] {
@@ -251,7 +274,8 @@ enum FleetReportPage {
                 let daysAhead = (bin - 1 + first) * 7
                 cls = daysAhead < 0 ? "expired" : (daysAhead < 30 ? "soon" : (daysAhead < 90 ? "near" : "later"))
             }
-            out += "<rect class=\"bin \(cls)\" data-count=\"\(count)\" x=\"\(x(bin) + 1)\" y=\"\(barArea + 10 - barHeight)\" width=\"\(barWidth - 2)\" height=\"\(barHeight)\"><title>\(h(title))</title></rect>"
+            out +=
+                "<rect class=\"bin \(cls)\" data-count=\"\(count)\" x=\"\(x(bin) + 1)\" y=\"\(barArea + 10 - barHeight)\" width=\"\(barWidth - 2)\" height=\"\(barHeight)\"><title>\(h(title))</title></rect>"
         }
         out += "<text x=\"\(x(0))\" y=\"\(barArea + 28)\" class=\"axis\">expired</text><text x=\"\(x(weeks + 1) - 20)\" y=\"\(barArea + 28)\" class=\"axis\">later</text>"
         for month in stride(from: 0, through: 12, by: 2) {

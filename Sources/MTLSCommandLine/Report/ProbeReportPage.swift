@@ -54,13 +54,24 @@ enum ProbeReportPage {
             rows.append(("TLS", prefix.hasPrefix("HTTP") ? "none: the port answered with plain HTTP" : "none: the port does not answer with TLS (\"\(prefix)\")"))
         } else if connection.handshakeFinished == true, let version = connection.tlsVersion {
             rows.append(
-                ("TLS", version + (connection.cipher.map { ", \($0)" } ?? "") + (connection.alpn.map { ", ALPN \($0)" } ?? "")
-                    + (connection.resumed == true ? ", session resumed" : ", new session")))
+                (
+                    "TLS",
+                    version + (connection.cipher.map { ", \($0)" } ?? "") + (connection.alpn.map { ", ALPN \($0)" } ?? "")
+                        + (connection.resumed == true ? ", session resumed" : ", new session")
+                ))
             rows.append(
-                ("renegotiation", version == "TLSv1.3" ? "not in TLS 1.3 (post-handshake auth instead)"
-                    : (connection.secureRenegotiation == true ? "secure (RFC 5746) supported" : "server lacks RFC 5746 secure renegotiation")))
+                (
+                    "renegotiation",
+                    version == "TLSv1.3"
+                        ? "not in TLS 1.3 (post-handshake auth instead)"
+                        : (connection.secureRenegotiation == true ? "secure (RFC 5746) supported" : "server lacks RFC 5746 secure renegotiation")
+                ))
             if let count = connection.renegotiations, count > 0 {
-                rows.append(("renegotiated", "\(count) time\(count == 1 ? "" : "s") after the first handshake" + (connection.renegotiationResumed == true ? " (the server resumed the session)" : "")))
+                rows.append(
+                    (
+                        "renegotiated",
+                        "\(count) time\(count == 1 ? "" : "s") after the first handshake" + (connection.renegotiationResumed == true ? " (the server resumed the session)" : "")
+                    ))
             }
         } else {
             rows.append(("TLS", "handshake not finished"))
@@ -74,7 +85,8 @@ enum ProbeReportPage {
     static func chainSection(_ record: ReportRecord) -> String {
         let h = HTMLPage.text
         guard let chain = record.serverChain, !chain.isEmpty else { return "" }
-        var out = "<h2>Server chain (as sent)</h2>\n<table id=\"chain\"><thead><tr><th>#</th><th>subject</th><th>issuer</th><th>expires</th><th>key</th><th>verdict</th></tr></thead><tbody>\n"
+        var out =
+            "<h2>Server chain (as sent)</h2>\n<table id=\"chain\"><thead><tr><th>#</th><th>subject</th><th>issuer</th><th>expires</th><th>key</th><th>verdict</th></tr></thead><tbody>\n"
         for (index, certificate) in chain.enumerated() {
             let findings = (record.trust?.findings ?? []).filter { $0.depth == index }
             var verdict: String
@@ -98,7 +110,8 @@ enum ProbeReportPage {
                 verdict += "; " + problems.joined(separator: "; ")
                 cls = cls == "ok" ? "warn" : cls
             }
-            out += "<tr data-depth=\"\(index)\"><td>\(index)</td><td class=\"mono\">\(h(certificate.subject))</td><td class=\"mono\">\(h(certificate.issuer))</td>"
+            out +=
+                "<tr data-depth=\"\(index)\"><td>\(index)</td><td class=\"mono\">\(h(certificate.subject))</td><td class=\"mono\">\(h(certificate.issuer))</td>"
                 + "<td>\(h(certificate.notAfter ?? ""))</td><td>\(h(certificate.key ?? ""))</td><td class=\"\(cls) verdict\">\(h(verdict))</td></tr>\n"
         }
         out += "</tbody></table>\n"
@@ -106,7 +119,8 @@ enum ProbeReportPage {
             out += "<p id=\"trust\" class=\"\(trust.trusted ? "ok" : "bad")\">" + (trust.trusted ? "trusted" : "NOT trusted (\(h(trust.summary ?? "")))") + "</p>\n"
         }
         if let pins = record.pins {
-            out += "<p id=\"pins\" class=\"\(pins.satisfied ? "ok" : "bad")\">pins: "
+            out +=
+                "<p id=\"pins\" class=\"\(pins.satisfied ? "ok" : "bad")\">pins: "
                 + h(pins.satisfied ? "matched: " + (pins.matched ?? []).joined(separator: ", ") : "NO pin matched; presented " + (pins.presented ?? []).joined(separator: ", "))
                 + "</p>\n"
         }
@@ -149,7 +163,8 @@ enum ProbeReportPage {
         var out = "<h2>HTTP</h2>\n<table id=\"http\"><thead><tr><th>#</th><th>kind</th><th>request</th><th>status</th><th>meaning</th><th>auth offered</th></tr></thead><tbody>\n"
         for (index, exchange) in exchanges.enumerated() {
             let status = "\(exchange.status)" + (exchange.substatus.map { ".\($0)" } ?? "")
-            out += "<tr><td>\(index + 1)</td><td>\(h(exchange.kind))</td><td class=\"mono\">\(h((exchange.method ?? "") + " " + (exchange.url ?? "")))</td>"
+            out +=
+                "<tr><td>\(index + 1)</td><td>\(h(exchange.kind))</td><td class=\"mono\">\(h((exchange.method ?? "") + " " + (exchange.url ?? "")))</td>"
                 + "<td class=\"status\">\(h(status))</td><td>\(h(exchange.meaning ?? ""))"
                 + (exchange.location.map { "<br><span class=\"muted\">location \(h($0))</span>" } ?? "")
                 + (exchange.title.map { "<br><span class=\"muted\">title \(h($0))</span>" } ?? "")
@@ -174,7 +189,8 @@ enum ProbeReportPage {
             out += "</ul>\n"
         }
         if let error = record.error {
-            out += "<h2>Error</h2>\n<p id=\"error\" class=\"bad\">\(h(error.message))"
+            out +=
+                "<h2>Error</h2>\n<p id=\"error\" class=\"bad\">\(h(error.message))"
                 + (error.hint.map { "<br><span class=\"fix\">\(h($0))</span>" } ?? "") + "</p>\n"
         }
         return out
@@ -226,13 +242,16 @@ enum ProbeReportPage {
             case "notTLS":
                 return Step(kind: "notTLS", direction: .toClient, label: "not TLS: \(event.prefix ?? "")", phase: nil, tone: "alert", detail: line)
             case "timeout":
-                return Step(kind: "timeout", direction: .note, label: "timeout during \(event.during ?? "?") after \(event.seconds.map { "\($0)" } ?? "?") s", phase: nil, tone: "alert", detail: line)
+                return Step(
+                    kind: "timeout", direction: .note, label: "timeout during \(event.during ?? "?") after \(event.seconds.map { "\($0)" } ?? "?") s", phase: nil, tone: "alert",
+                    detail: line)
             case "httpRequest":
                 return Step(kind: "httpRequest", direction: .toServer, label: "\(event.method ?? "") \(event.target ?? "")", phase: nil, tone: "http", detail: line)
             case "httpResponse":
                 let status = event.status ?? 0
                 return Step(
-                    kind: "httpResponse", direction: .toClient, label: "\(status) \(event.reason ?? "")", phase: nil, tone: (200...399).contains(status) ? "http" : "httpbad", detail: line)
+                    kind: "httpResponse", direction: .toClient, label: "\(status) \(event.reason ?? "")", phase: nil, tone: (200...399).contains(status) ? "http" : "httpbad",
+                    detail: line)
             default:
                 return Step(kind: event.kind, direction: .note, label: event.kind, phase: nil, tone: "info", detail: line)
             }
@@ -251,14 +270,21 @@ enum ProbeReportPage {
         let h = HTMLPage.text
         let steps = steps(record.events ?? [])
         let earlier = earlierExchanges(record)
-        let width = 820, client = 190, serverX = 720, rowHeight = 28, top = 56
+        let width = 820
+        let client = 190
+        let serverX = 720
+        let rowHeight = 28
+        let top = 56
         let rows = earlier.count * 2 + (earlier.isEmpty ? 0 : 1) + steps.count
         let height = top + rows * rowHeight + 24
-        var out = "<svg id=\"sequence\" role=\"img\" aria-label=\"sequence diagram of the connection\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" xmlns=\"http://www.w3.org/2000/svg\">\n"
-        out += "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"context-stroke\"/></marker></defs>\n"
+        var out =
+            "<svg id=\"sequence\" role=\"img\" aria-label=\"sequence diagram of the connection\" viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\" xmlns=\"http://www.w3.org/2000/svg\">\n"
+        out +=
+            "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"context-stroke\"/></marker></defs>\n"
         out += "<text x=\"\(client)\" y=\"20\" text-anchor=\"middle\" font-weight=\"600\" class=\"lane\">client (mtls)</text>"
         out += "<text x=\"\(serverX)\" y=\"20\" text-anchor=\"middle\" font-weight=\"600\" class=\"lane\">server \(h(server))</text>\n"
-        out += "<line x1=\"\(client)\" y1=\"30\" x2=\"\(client)\" y2=\"\(height - 8)\" class=\"lifeline\"/><line x1=\"\(serverX)\" y1=\"30\" x2=\"\(serverX)\" y2=\"\(height - 8)\" class=\"lifeline\"/>\n"
+        out +=
+            "<line x1=\"\(client)\" y1=\"30\" x2=\"\(client)\" y2=\"\(height - 8)\" class=\"lifeline\"/><line x1=\"\(serverX)\" y1=\"30\" x2=\"\(serverX)\" y2=\"\(height - 8)\" class=\"lifeline\"/>\n"
         var y = top
         func arrow(_ direction: Step.Direction, label: String, tone: String, cls: String, attributes: String, title: String, phase: String?) {
             out += "<g class=\"\(cls) \(tone)\" \(attributes)><title>\(h(title))</title>"
@@ -278,8 +304,12 @@ enum ProbeReportPage {
         for (index, exchange) in earlier.enumerated() {
             let status = "\(exchange.status)" + (exchange.substatus.map { ".\($0)" } ?? "")
             let request = "\(exchange.method ?? "") \(exchange.url ?? "")"
-            arrow(.toServer, label: request, tone: "http", cls: "hop", attributes: "data-index=\"\(index)\" data-from=\"client\"", title: "earlier connection: \(request)", phase: nil)
-            arrow(.toClient, label: status, tone: exchange.status < 400 ? "http" : "httpbad", cls: "hop", attributes: "data-index=\"\(index)\" data-from=\"server\"", title: exchange.meaning ?? status, phase: nil)
+            arrow(
+                .toServer, label: request, tone: "http", cls: "hop", attributes: "data-index=\"\(index)\" data-from=\"client\"", title: "earlier connection: \(request)", phase: nil
+            )
+            arrow(
+                .toClient, label: status, tone: exchange.status < 400 ? "http" : "httpbad", cls: "hop", attributes: "data-index=\"\(index)\" data-from=\"server\"",
+                title: exchange.meaning ?? status, phase: nil)
         }
         if !earlier.isEmpty {
             out += "<text x=\"\((client + serverX) / 2)\" y=\"\(y - 4)\" text-anchor=\"middle\" class=\"muted\">— the connection whose log follows —</text>\n"
