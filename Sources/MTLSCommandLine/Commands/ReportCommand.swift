@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import Dispatch
 import Synchronization
 
 /// `mtls report FLEET.jsonl… --out FILE.html`: the page of a fleet from the JSON lines of
@@ -40,22 +41,31 @@ enum ReportCommand {
         guard let out = arguments.value(.out) else { throw CommandFailure.usage("--out FILE.html is required: the page to write", command: "report") }
         let now = try Inputs.time(arguments.value(.at)) ?? Date()
         try ReportFile.checkWritable(out, force: arguments.flag(.force))
-        var records: [(name: String, record: ReportRecord)] = []
+        var records: [(name: String, record: FleetRecord)] = []
+        // A single probe's record is read again whole (with its events) for the probe's page.
+        var firstLine: [UInt8] = []
         var seen: [String: Int] = [:]
         for path in arguments.positionals {
             let bytes = try Inputs.read(path, console: console)
-            var number = 0
-            for line in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-                number += 1
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
-                let record: ReportRecord
-                do throws(ReportInputError) { record = try ReportRecord.decode(line) } catch {
+            var lines: [(number: Int, bytes: ArraySlice<UInt8>)] = []
+            for (index, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+            where !line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) {
+                lines.append((index + 1, line))
+            }
+            if firstLine.isEmpty, let first = lines.first { firstLine = Array(first.bytes) }
+            // Decoded on every core (a fleet's lines are independent), then taken in file order.
+            let decoded = ReportCommand.decodeAll(lines.map(\.bytes))
+            for (line, result) in zip(lines, decoded) {
+                let record: FleetRecord
+                switch result {
+                case .success(let value): record = value
+                case .failure(let error):
                     throw CommandFailure(
-                        ExitCode.badInput, "\(path) line \(number): \(error.reason)",
+                        ExitCode.badInput, "\(path) line \(line.number): \(error.reason)",
                         hint: "give the JSON lines of `mtls probe --targets FILE --json` (one object a line)")
                 }
                 if let index = seen[record.name] {
-                    console.err("warning: \(record.name) appears again in \(path) line \(number); the later record is shown")
+                    console.err("warning: \(record.name) appears again in \(path) line \(line.number); the later record is shown")
                     records[index] = (record.name, record)
                 } else {
                     seen[record.name] = records.count
@@ -65,13 +75,31 @@ enum ReportCommand {
         }
         let html: String
         if records.count == 1, records[0].record.target == nil {
-            html = ProbeReportPage.html(records[0].record)
+            do throws(ReportInputError) { html = ProbeReportPage.html(try ReportRecord.decode(firstLine)) } catch {
+                throw CommandFailure(ExitCode.badInput, "\(arguments.positionals[0]): \(error.reason)")
+            }
         } else {
             html = FleetReportPage.html(records.map { FleetRow($0.record) }, now: now, sources: arguments.positionals)
         }
         try OutputFile.write(Array(html.utf8), to: out, force: arguments.flag(.force))
         console.err("Wrote \(out) (\(records.count) endpoint\(records.count == 1 ? "" : "s"))")
         return ExitCode.success
+    }
+}
+
+extension ReportCommand {
+    /// Every line decoded, in order, on as many threads as there are cores.
+    static func decodeAll(_ lines: [ArraySlice<UInt8>]) -> [Result<FleetRecord, ReportInputError>] {
+        let results = Mutex([Result<FleetRecord, ReportInputError>?](repeating: nil, count: lines.count))
+        let chunks = max(1, min(lines.count / 64, FleetProbe.loopThreads * 4))
+        DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+            let range = (lines.count * chunk / chunks)..<(lines.count * (chunk + 1) / chunks)
+            let decoded = range.map { index -> Result<FleetRecord, ReportInputError> in
+                do throws(ReportInputError) { return .success(try FleetRecord.decode(lines[index])) } catch { return .failure(error) }
+            }
+            results.withLock { all in for (index, result) in zip(range, decoded) { all[index] = result } }
+        }
+        return results.withLock { $0.map { $0! } }
     }
 }
 
@@ -113,7 +141,7 @@ final class FleetReportSink: Sendable {
 
     /// One endpoint's JSON record, as printed on its JSON line.
     func add(_ index: Int, _ json: JSON) {
-        let row = (try? ReportRecord.decode(Array(json.serialized().utf8))).map(FleetRow.init)
+        let row = (try? FleetRecord.decode(Array(json.serialized().utf8))).map { FleetRow($0) }
         rows.withLock { if index < $0.count { $0[index] = row } }
     }
 

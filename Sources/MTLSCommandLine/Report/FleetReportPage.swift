@@ -28,7 +28,7 @@ struct FleetRow: Sendable {
     var rule: String?
     var cause: String?
 
-    init(_ record: ReportRecord) {
+    init(_ record: some ProbeRecordFields) {
         name = record.name
         exitCode = record.exitCode ?? record.error?.code ?? 1
         if let last = record.http?.last { status = "\(last.status)" + (last.substatus.map { ".\($0)" } ?? "") } else { status = "" }

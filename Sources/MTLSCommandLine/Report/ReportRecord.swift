@@ -147,9 +147,61 @@ struct ReportRecord: Decodable, Sendable {
     var exitCode: Int?
 
     /// Reads one record; the message says what is wrong, for the caller to name the file and line.
-    static func decode(_ bytes: some Collection<UInt8>) throws(ReportInputError) -> ReportRecord {
+    static func decode(_ bytes: some Collection<UInt8>) throws(ReportInputError) -> ReportRecord { try ReportInputError.decode(ReportRecord.self, bytes) }
+
+}
+
+/// The keys of a probe record a fleet's row is made from.
+protocol ProbeRecordFields {
+    var target: String? { get }
+    var url: String? { get }
+    var connection: ReportRecord.Connection? { get }
+    var serverChain: [ReportRecord.ChainCertificate]? { get }
+    var trust: ReportRecord.Trust? { get }
+    var pins: ReportRecord.Pins? { get }
+    var clientCertificate: ReportRecord.ClientCertificate? { get }
+    var http: [ReportRecord.Exchange]? { get }
+    var error: ReportRecord.Failure? { get }
+    var verdict: ReportRecord.Verdict? { get }
+    var exitCode: Int? { get }
+}
+
+extension ProbeRecordFields {
+    /// The endpoint's name: the targets line, else the URL.
+    var name: String { target ?? url ?? "?" }
+
+    /// The leaf as sent, when a chain was received.
+    var leaf: ReportRecord.ChainCertificate? { serverChain?.first }
+}
+
+extension ReportRecord: ProbeRecordFields {}
+
+/// A fleet's record without its event log, which a fleet's page does not show: a line of a
+/// fleet is mostly events, and decoding them was half the time `mtls report` took.
+struct FleetRecord: Decodable, Sendable, ProbeRecordFields {
+    var target: String?
+    var url: String?
+    var connection: ReportRecord.Connection?
+    var serverChain: [ReportRecord.ChainCertificate]?
+    var trust: ReportRecord.Trust?
+    var pins: ReportRecord.Pins?
+    var clientCertificate: ReportRecord.ClientCertificate?
+    var http: [ReportRecord.Exchange]?
+    var error: ReportRecord.Failure?
+    var verdict: ReportRecord.Verdict?
+    var exitCode: Int?
+
+    static func decode(_ bytes: some Collection<UInt8>) throws(ReportInputError) -> FleetRecord { try ReportInputError.decode(FleetRecord.self, bytes) }
+}
+
+/// A record that could not be read.
+struct ReportInputError: Error {
+    var reason: String
+
+    /// Reads one record; the message says what is wrong, for the caller to name the file and line.
+    static func decode<Record: Decodable>(_ type: Record.Type, _ bytes: some Collection<UInt8>) throws(ReportInputError) -> Record {
         do {
-            return try JSONDecoder().decode(ReportRecord.self, from: Data(bytes))
+            return try JSONDecoder().decode(Record.self, from: Data(bytes))
         } catch let error as DecodingError {
             switch error {
             case .dataCorrupted(let context): throw ReportInputError(reason: "not JSON (\(context.debugDescription))")
@@ -168,14 +220,4 @@ struct ReportRecord: Decodable, Sendable {
         keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().drop { $0 == "." }.description
     }
 
-    /// The endpoint's name: the targets line, else the URL.
-    var name: String { target ?? url ?? "?" }
-
-    /// The leaf as sent, when a chain was received.
-    var leaf: ChainCertificate? { serverChain?.first }
-}
-
-/// A record that could not be read.
-struct ReportInputError: Error {
-    var reason: String
 }
