@@ -95,7 +95,7 @@ class Browser:
             os.dup2(101, 4)
 
         self.process = subprocess.Popen(
-            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+            [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
              f"--user-data-dir={self.profile}", "--disable-background-networking", "--disable-component-update", "--disable-sync",
              "--disable-features=NetworkTimeServiceQuerying,AccountConsistency,OptimizationHints,MediaRouter,Translate",
              f"--proxy-server=http://127.0.0.1:{PROXY.port}", "--proxy-bypass-list=<-loopback>", "--remote-debugging-pipe",

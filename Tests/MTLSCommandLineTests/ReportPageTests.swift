@@ -184,4 +184,41 @@ final class ReportPageTests: XCTestCase {
         XCTAssertEqual(again.exitCode, 3, again.description)
         XCTAssertTrue(again.stderr.contains("already exists; pass --force"), again.stderr)
     }
+
+    func testExchangesOnEarlierConnectionsAreDrawnBeforeTheLog() throws {
+        // A redirect to another origin: the first exchange ran on a connection whose log is not kept.
+        let json = #"""
+            {"url":"https://a.example/","http":[{"kind":"initial","method":"GET","url":"https://a.example/","status":302},
+            {"kind":"redirect","method":"GET","url":"https://b.example/","status":200}],"verdict":{"ok":true},
+            "events":[{"kind":"httpRequest","method":"GET","target":"/","line":"> GET /"},{"kind":"httpResponse","status":200,"reason":"OK","line":"< 200 OK"}],"exitCode":0}
+            """#
+        let record = try record(json)
+        XCTAssertEqual(ProbeReportPage.earlierExchanges(record).map(\.status), [302])
+        let page = ProbeReportPage.html(record)
+        XCTAssertEqual(page.components(separatedBy: "<g class=\"hop ").count - 1, 2, "the earlier request and its answer")
+        XCTAssertEqual(page.components(separatedBy: "<g class=\"ev ").count - 1, 2)
+        XCTAssertTrue(page.contains("the connection whose log follows"))
+    }
+
+    func testFleetProbeWritesItsPageWhenTheFleetHasEnded() throws {
+        let configuration = TLSServerConfiguration(
+            certificate: try CertificateLoader.certificates(atPath: Fixtures.path("server.pem"))[0], privateKey: try PrivateKey(bytes: try Fixtures.bytes("server.key")),
+            chain: try CertificateLoader.certificates(atPath: Fixtures.path("intermediate-ca.pem")),
+            clientCAs: try CertificateLoader.certificates(atPath: Fixtures.path("root-ca.pem")), sendsCANames: true)
+        let server = try TestServer(configuration: TestServerConfiguration(tls: configuration, port: 0))
+        try server.start()
+        defer { server.stop() }
+        let directory = try TemporaryDirectory(self)
+        let targets = try directory.write(
+            "targets.txt", text: "https://localhost:\(server.boundPort)/\nhttps://localhost:\(server.boundPort)/secure\nhttps:///secure\n")
+        let page = directory.file("fleet.html")
+        let result = mtls(["probe", "--targets", targets, "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime, "--report", page])
+        XCTAssertEqual(result.exitCode, 1, result.description)
+        XCTAssertTrue(result.stderr.contains("Wrote \(page) (3 endpoints)"), result.stderr)
+        let html = try String(contentsOfFile: page, encoding: .utf8)
+        XCTAssertTrue(html.contains("data-count=\"endpoints\"><b>3</b>"), html)
+        XCTAssertTrue(html.contains("data-count=\"ok\"><b>1</b>"))
+        XCTAssertTrue(html.contains("data-count=\"other\"><b>1</b>"), "the line without a host is a usage error")
+        XCTAssertTrue(html.contains("<table id=\"client-certs\""))
+    }
 }
