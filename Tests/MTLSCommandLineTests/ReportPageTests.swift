@@ -158,6 +158,11 @@ final class ReportPageTests: XCTestCase {
         XCTAssertTrue(failed.stderr.contains("\(bad) line 2: not JSON"), failed.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory.file("x.html")))
         XCTAssertEqual(mtls(["report", one]).exitCode, 2, "--out is required")
+        // Another command's JSON is not a probe record.
+        let verify = try directory.write("verify.json", text: #"{"schemaVersion":1,"trusted":true,"chain":[]}"# + "\n")
+        let other = mtls(["report", verify, "--out", directory.file("y.html")])
+        XCTAssertEqual(other.exitCode, 3, other.description)
+        XCTAssertTrue(other.stderr.contains("\(verify) line 1: not a probe record: exitCode is missing"), other.stderr)
     }
 
     func testProbeReportIsWrittenFromTheSameJSON() throws {

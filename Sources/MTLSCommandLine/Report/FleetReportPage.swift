@@ -30,7 +30,7 @@ struct FleetRow: Sendable {
 
     init(_ record: some ProbeRecordFields) {
         name = record.name
-        exitCode = record.exitCode ?? record.error?.code ?? 1
+        exitCode = record.exitCode
         if let last = record.http?.last { status = "\(last.status)" + (last.substatus.map { ".\($0)" } ?? "") } else { status = "" }
         tlsVersion = record.connection?.handshakeFinished == true ? record.connection?.tlsVersion : nil
         trusted = record.trust?.trusted

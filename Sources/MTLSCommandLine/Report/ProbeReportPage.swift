@@ -43,7 +43,7 @@ enum ProbeReportPage {
             return "<p class=\"banner ok\" id=\"verdict\" data-ok=\"true\">Verdict: OK\(h(status))</p>\n"
         }
         let top = verdict.causes?.first.map { " — " + $0.cause } ?? ""
-        return "<p class=\"banner bad\" id=\"verdict\" data-ok=\"false\">Verdict: FAILED (exit \(record.exitCode ?? 1))\(h(top))</p>\n"
+        return "<p class=\"banner bad\" id=\"verdict\" data-ok=\"false\">Verdict: FAILED (exit \(record.exitCode))\(h(top))</p>\n"
     }
 
     static func connectionSection(_ record: ReportRecord) -> String {

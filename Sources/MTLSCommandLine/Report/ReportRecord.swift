@@ -144,7 +144,9 @@ struct ReportRecord: Decodable, Sendable {
     var error: Failure?
     var verdict: Verdict?
     var events: [Event]?
-    var exitCode: Int?
+    /// Required: every probe record has it (single, fleet line, or a fleet line's error), and
+    /// requiring it tells another command's JSON from a probe's.
+    var exitCode: Int
 
     /// Reads one record; the message says what is wrong, for the caller to name the file and line.
     static func decode(_ bytes: some Collection<UInt8>) throws(ReportInputError) -> ReportRecord { try ReportInputError.decode(ReportRecord.self, bytes) }
@@ -163,7 +165,7 @@ protocol ProbeRecordFields {
     var http: [ReportRecord.Exchange]? { get }
     var error: ReportRecord.Failure? { get }
     var verdict: ReportRecord.Verdict? { get }
-    var exitCode: Int? { get }
+    var exitCode: Int { get }
 }
 
 extension ProbeRecordFields {
@@ -189,7 +191,7 @@ struct FleetRecord: Decodable, Sendable, ProbeRecordFields {
     var http: [ReportRecord.Exchange]?
     var error: ReportRecord.Failure?
     var verdict: ReportRecord.Verdict?
-    var exitCode: Int?
+    var exitCode: Int
 
     static func decode(_ bytes: some Collection<UInt8>) throws(ReportInputError) -> FleetRecord { try ReportInputError.decode(FleetRecord.self, bytes) }
 }
