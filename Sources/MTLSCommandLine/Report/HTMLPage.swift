@@ -54,7 +54,7 @@ enum HTMLPage {
         h1{font-size:20px;margin:0 0 4px}h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
         code,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
         table{border-collapse:collapse;width:100%;margin:6px 0}th,td{text-align:left;padding:4px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
-        th{background:var(--bg);font-weight:600;position:sticky;top:0}
+        th{background:var(--bg);font-weight:600;position:sticky;top:0;white-space:nowrap}
         .ok{color:var(--ok)}.bad{color:var(--bad)}.warn{color:var(--warn)}.muted{color:var(--muted)}
         .banner{padding:10px 14px;border-radius:6px;margin:12px 0;font-weight:600}
         .banner.ok{background:#dafbe1}.banner.bad{background:#ffebe9}
