@@ -394,8 +394,8 @@ def hostile_server():
     return server
 
 
-def start_serve(pki):
-    process = subprocess.Popen([MTLS, "serve", "--port", "0", "--pki-dir", pki, "--tls-max", "1.2", "--duration", "600"], stdout=subprocess.PIPE,
+def start_serve(pki, tls_max="1.2"):
+    process = subprocess.Popen([MTLS, "serve", "--port", "0", "--pki-dir", pki, "--tls-max", tls_max, "--duration", "600"], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 60
     while time.time() < deadline:
@@ -506,6 +506,7 @@ def main():
     BROWSER = Browser()
     work = tempfile.mkdtemp(prefix="mtls-report-test-")
     serve, port = start_serve(os.path.join(work, "pki"))
+    serve13, port13 = start_serve(os.path.join(work, "pki"), tls_max="1.3")
     hostile = hostile_server()
     hport = hostile.server_address[1]
     try:
@@ -528,6 +529,7 @@ def main():
         pages = [
             ("login-renegotiation", [f"https://localhost:{port}/secure"] + identity + ["--tls-max", "1.2"]),
             ("login-no-certificate", [f"https://localhost:{port}/secure", "--anchors", f"{pki}/ca.pem"]),
+            ("login-post-handshake", [f"https://localhost:{port13}/secure"] + identity),
             ("hostile", [f"https://localhost:{hport}/", "--anchors", os.path.join(ROOT, "TestCerts/hostile/server.pem")]),
         ]
         for name, args in pages:
@@ -541,6 +543,10 @@ def main():
             if name == "login-renegotiation":
                 kinds = [(e["kind"], e.get("name"), e.get("phase")) for e in record["events"]]
                 check(("message", "CertificateRequest", "renegotiation") in kinds, f"{name}: no CertificateRequest in the renegotiation: {kinds}")
+                check(record["verdict"]["ok"], f"{name}: the login failed: {record['verdict']}")
+            if name == "login-post-handshake":
+                kinds = [(e["kind"], e.get("name"), e.get("phase")) for e in record["events"]]
+                check(("message", "CertificateRequest", "post-handshake") in kinds, f"{name}: no post-handshake CertificateRequest: {kinds}")
                 check(record["verdict"]["ok"], f"{name}: the login failed: {record['verdict']}")
             if name == "login-no-certificate":
                 check(any(h["status"] == 403 for h in record["http"]), f"{name}: no 403: {record['http']}")
@@ -598,8 +604,9 @@ def main():
         print(f"fleet: {len(records)} endpoints in one process, {len(merged)} from 3 GNU parallel shards, {len(k8s_records)} from {shards} Indexed Job shards")
     finally:
         BROWSER.close()
-        serve.kill()
-        serve.wait()
+        for process in (serve, serve13):
+            process.kill()
+            process.wait()
         hostile.shutdown()
         shutil.rmtree(work, ignore_errors=True)
     if failures:
