@@ -26,7 +26,7 @@ _mtls() {
         if [[ $cur == -* ]]; then
             COMPREPLY=($(compgen -W "--version -h --help" -- "$cur"))
         else
-            COMPREPLY=($(compgen -W "verify pin probe serve demo inspect convert import export completion" -- "$cur"))
+            COMPREPLY=($(compgen -W "verify pin probe serve demo inspect convert import export report completion" -- "$cur"))
         fi
         return 0
     fi
@@ -114,6 +114,7 @@ _mtls() {
                 --output-text) _mtls_values file "$cur"; return 0 ;;
                 --save-chain) _mtls_values file "$cur"; return 0 ;;
                 --at) _mtls_values none "$cur"; return 0 ;;
+                --report) _mtls_values file "$cur"; return 0 ;;
                 --targets) _mtls_values file "$cur"; return 0 ;;
                 --concurrency) _mtls_values none "$cur"; return 0 ;;
                 --shard) _mtls_values none "$cur"; return 0 ;;
@@ -121,7 +122,7 @@ _mtls() {
                 --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --targets --concurrency --shard --platform --fetch-aia --profile -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --report --targets --concurrency --shard --platform --fetch-aia --profile -h --help" -- "$cur"))
             else
                 _mtls_values none "$cur"
             fi
@@ -203,6 +204,17 @@ _mtls() {
                 COMPREPLY=($(compgen -W "--cert --key --key-password --chain --out --password --name --legacy --force --json -h --help" -- "$cur"))
             else
                 _mtls_values none "$cur"
+            fi
+            ;;
+        report)
+            case $prev in
+                -o|--out) _mtls_values file "$cur"; return 0 ;;
+                --at) _mtls_values none "$cur"; return 0 ;;
+            esac
+            if [[ $cur == -* ]]; then
+                COMPREPLY=($(compgen -W "-o --out --at --force -h --help" -- "$cur"))
+            else
+                _mtls_values file "$cur"
             fi
             ;;
         completion)

@@ -15,6 +15,8 @@ PACKAGES=(
   python3-venv python3-pip
   nodejs gnutls-bin golang-go lighttpd lighttpd-mod-openssl
   zsh fish man-db lintian dpkg-dev binutils
+  chromium  # the HTML reports' browser test (scripts/report-browser-test.sh)
+  parallel  # the sharded fleet of scripts/report-browser-test.sh (GNU parallel)
 )
 
 installed() {

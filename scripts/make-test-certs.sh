@@ -705,6 +705,7 @@ p12info() {
 # TestCerts/deep/ (the 100-deep chain) has its own script; the wipe above removed it.
 "$(dirname "$0")/make-deep-chain.sh"
 "$(dirname "$0")/make-platform-certs.sh"  # TestCerts/platform/ (platform rule fixtures)
+"$(dirname "$0")/make-hostile-cert.sh" >/dev/null  # TestCerts/hostile/ (markup in the subject, for the HTML reports)
 # TestCerts/rules/ (a violating and a compliant chain per rule of docs/TRUST-RULES.md), likewise.
 "$(dirname "$0")/make-trust-rule-certs.sh"
 "$(dirname "$0")/make-dsa-inherited.sh"  # TestCerts/dsa-inherited/ (a DSA key inheriting its parameters)

@@ -52,6 +52,9 @@ status=${PIPESTATUS[0]}
 set -e
 [[ $status -eq 0 ]] || exit "$status"
 
+step "HTML reports in headless Chromium (DOM against the JSON, no console errors, no network; screenshots in .build/ci-artifacts/reports)"
+MTLS_BIN="$(swift build --show-bin-path)/mtls" scripts/report-browser-test.sh
+
 if [[ $quick -eq 0 ]]; then
   step "API guide (DocC catalogs of MTLSTrust and MTLSHTTP)"
   scripts/docs.sh

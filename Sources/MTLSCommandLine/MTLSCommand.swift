@@ -90,6 +90,7 @@ public enum MTLSCommand {
         Command("convert", spec: { ConvertCommand.spec }, run: ConvertCommand.run),
         Command("import", spec: { ImportCommand.spec }, run: ImportCommand.run),
         Command("export", spec: { ExportCommand.spec }, run: ExportCommand.run),
+        Command("report", spec: { ReportCommand.spec }, run: ReportCommand.run),
         Command("completion", spec: { CompletionCommand.spec }, run: CompletionCommand.run),
         Command("generate-docs", spec: { GenerateDocsCommand.spec }, run: GenerateDocsCommand.run),
     ]

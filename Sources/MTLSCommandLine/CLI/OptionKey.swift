@@ -78,6 +78,7 @@ extension OptionKey {
     static let port = OptionKey("port")
     static let profile = OptionKey("profile")
     static let purpose = OptionKey("purpose")
+    static let report = OptionKey("report")
     static let reportOnly = OptionKey("report-only")
     static let reportUri = OptionKey("report-uri")
     static let saml = OptionKey("saml")

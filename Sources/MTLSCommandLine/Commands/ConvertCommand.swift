@@ -147,6 +147,8 @@ enum ConvertCommand {
         case .publicKey: return .publicKey(bytes)
         case .crl: return .crl([bytes])
         case .unknown:
+            // Damaged DER: OpenSSL says where; anything else is said as verify, inspect and pin say it.
+            guard bytes.first == 0x30 else { throw CertificateLoader.notACertificate(bytes) }
             _ = try Certificate(derBytes: bytes)
             return .certificates
         }

@@ -102,13 +102,49 @@ enum DemoCommand {
         for line in serverLog.lines { console.out("  " + line) }
         console.out()
         if failures == 0 {
-            console.out(
-                console.paint("Demo complete.", .green)
-                    + " Try it yourself: `mtls serve`, then `mtls probe https://localhost:8443/secure --anchors PKI/ca.pem --p12 PKI/client.p12 --password pass:mtls`.")
+            let (serve, probe) = tryItYourself(executable: DemoCommand.executablePath(), path: console.environment["PATH"], directory: FileManager.default.currentDirectoryPath)
+            console.out(console.paint("Demo complete.", .green) + " Try it yourself: `\(serve)`, then in another terminal `\(probe)`")
             return ExitCode.success
         }
         console.out(console.paint("Demo finished with \(failures) unexpected result\(failures == 1 ? "" : "s").", .red))
         return ExitCode.no
+    }
+
+    /// The closing commands, runnable as printed: this binary as a shell finds it (`mtls` when PATH
+    /// leads to it, else its absolute path — a `swift run` build is under .build/), a PKI directory
+    /// that `serve` makes on first use and keeps (the tour's own is removed: it holds keys), and the
+    /// password from the environment (no command-line warning, nothing in the shell's history).
+    static func tryItYourself(executable: String?, path: String?, directory: String) -> (serve: String, probe: String) {
+        var program = "swift run mtls"
+        if let executable, executable.hasSuffix("/mtls") {
+            let resolved = Self.realPath(executable) ?? executable
+            let onPath = (path ?? "").split(separator: ":").contains { Self.realPath(String($0) + "/mtls") == resolved }
+            program = onPath ? "mtls" : shellQuoted(executable)
+        }
+        let pki = (directory.hasSuffix("/") ? directory : directory + "/") + "mtls-pki"
+        let serve = "\(program) serve --pki-dir \(shellQuoted(pki))"
+        let probe =
+            "MTLS_P12_PASSWORD=\(TestPKI.p12Password) \(program) probe https://localhost:8443/secure --anchors \(shellQuoted(pki + "/ca.pem")) --p12 \(shellQuoted(pki + "/client.p12")) --password env:MTLS_P12_PASSWORD"
+        return (serve, probe)
+    }
+
+    /// The running executable (Linux: /proc/self/exe), resolved.
+    static func executablePath() -> String? { realPath("/proc/self/exe") ?? CommandLine.arguments.first.flatMap(realPath) }
+
+    static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// A word for sh: as it is when it holds only safe characters, else in single quotes.
+    static func shellQuoted(_ word: String) -> String {
+        if !word.isEmpty,
+            word.unicodeScalars.allSatisfy({ ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+:@%,=".unicodeScalars.contains($0) })
+        {
+            return word
+        }
+        return "'" + word.replacingAll("'", with: "'\\''") + "'"
     }
 
     /// A deliberately non-compliant server certificate from the demo CA, as an old internal CA

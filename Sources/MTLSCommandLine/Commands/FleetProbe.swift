@@ -54,6 +54,7 @@ enum FleetProbe {
         let results = ResultSlots(count: requests.count)
         let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag(.json))
         let json = arguments.flag(.json)
+        let report = try FleetReportSink(arguments, count: prepared.count)  // --report: the page, once the fleet has ended
         let probeOne: @Sendable (Int) -> Void = { index in
             let (line, request) = prepared[index]
             let outcome: (JSON, String, Int32)
@@ -83,11 +84,13 @@ enum FleetProbe {
             // JSON Lines stream out as each probe finishes; only the row and the exit code are kept
             // for the end (a whole analysis per endpoint would grow with the fleet).
             if json { console.out(outcome.0.serialized()) }
+            report?.add(index, outcome.0)
             results.set(index, (json ? "" : outcome.1, outcome.2))
             progress.step()
         }
         run(count: prepared.count, concurrency: concurrency, probeOne)
         progress.finish()
+        try report?.finish(console: console, source: targetsFile)
         let all = results.values
         if !json {
             for value in all { console.out(value.0) }

@@ -105,7 +105,9 @@ enum InspectCommand {
             if let request = try? CertificateSigningRequest(derBytes: bytes) { return csrItem(request) }
             if bytes.first == 0x30 { _ = try Certificate(derBytes: bytes) }
             if let java = DER.javaKeyStoreRefusal(bytes) { throw MTLSTrustError(.wrongObjectKind, java) }
-            throw MTLSTrustError(.malformedInput, "it is not a certificate, key, CRL, CSR or PKCS#12 file (PEM or DER)")
+            // The sentence of verify, convert and pin, and what else inspect would have read.
+            let notCertificate = CertificateLoader.notACertificate(bytes)
+            throw MTLSTrustError(notCertificate.reason, notCertificate.message + ", nor a key, CRL or CSR")
         }
     }
 

@@ -28,7 +28,8 @@ enum ProbeCommand {
             Every section and cause is derived by rules from an ordered event log of the connection (each \
             handshake message with its direction and phase, alerts and who sent them, closes with or without \
             close_notify, socket errors, each HTTP exchange); -v prints that log to stderr as it happens, and \
-            --json includes it ("events") with the rule id of each cause. The verdict line also goes to stderr.
+            --json includes it ("events") with the rule id of each cause; --report FILE.html draws it as a sequence diagram \
+            on a self-contained page. The verdict line also goes to stderr when stdout is not a terminal, or with --json.
 
             Exit codes: 0 the page was reached (2xx/3xx) and nothing failed; 1 the server refuses or requires \
             our certificate, refuses our credentials, is not trusted, or answers with an error status; \
@@ -64,10 +65,13 @@ enum ProbeCommand {
                 help: "Write the final body decoded from its charset to UTF-8 ('-': stdout; on a terminal, control characters are shown as escapes)."),
             OptionSpec(.saveChain, valueName: "FILE", help: "Write the server chain as sent (PEM), to review and pass as --anchors."),
             OptionSpec(.at, valueName: "TIME", help: "Evaluate the server's certificate at this time (RFC 3339 or Unix seconds)."),
-            OptionSpec(.force, help: "Overwrite --output/--save-chain files."),
+            OptionSpec(.force, help: "Overwrite --output/--save-chain/--report files."),
             OptionSpec(.verbose, short: "-v", help: "Trace TLS handshake messages, alerts and HTTP heads to stderr as they happen (secrets redacted)."),
             OptionSpec(.showSecrets, help: "With -v, show Authorization and cookie values unredacted (careful: logs keep them)."),
             OptionSpec(.json, help: "Print one JSON object (with --targets: one JSON object per line)."),
+            OptionSpec(
+                .report, valueName: "FILE",
+                help: "Also write the report as one self-contained HTML page: a sequence diagram of the connection (with --targets: the fleet's page)."),
             OptionSpec(.targets, valueName: "FILE", help: "Probe every URL or host:port in FILE (one a line; '-' for stdin)."),
             OptionSpec(.concurrency, valueName: "N", help: "With --targets: probes at once.", defaultValue: "16"),
             OptionSpec(.shard, valueName: "I/N", help: "With --targets: only the I-th of N slices (1-based), to split a fleet across machines."),
@@ -98,6 +102,7 @@ enum ProbeCommand {
         let configuration = try TLSOptions.configuration(arguments, command: "probe", console: console, evaluationTime: time)
         if try ProbeATS.requested(arguments) { return try ProbeATS.run(url: url, configuration: configuration, arguments: arguments, console: console) }
         let force = arguments.flag(.force)
+        if let path = arguments.value(.report) { try ReportFile.checkWritable(path, force: force) }
         // Opened before connecting: a file that cannot be written fails before any traffic.
         let output = try arguments.value(.output).map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
         let textOutput = try arguments.value(.outputText).map { path throws(CommandFailure) in try BodyOutput(path: path, force: force, console: console) }
@@ -132,23 +137,42 @@ enum ProbeCommand {
                 }
             }
         }
+        if let path = arguments.value(.report) { try ReportFile.writeProbe(analysis.json(), to: path, force: force) }
         if arguments.flag(.json) {
             console.out(analysis.json().serialized())
         } else {
             analysis.printHuman(console: console, verbose: arguments.flag(.verbose))
         }
-        // The verdict (and the top cause with its fix) also on stderr, for scripts that keep stdout.
-        console.err(analysis.verdictLine)
-        if let top = analysis.causes.first { console.err("  fix: \(top.fix)") }
+        // The verdict (and the top cause with its fix) also on stderr, for scripts that keep stdout;
+        // not when a person reads the text report on the terminal already (no hint twice).
+        if arguments.flag(.json) || !console.stdoutIsTerminal {
+            console.err(analysis.verdictLine)
+            if let top = analysis.causes.first { console.err("  fix: \(top.fix)") }
+        }
         return analysis.exitCode
     }
 
-    static func parseURL(_ text: String) throws(CommandFailure) -> HTTPSURL {
+    /// The form every "no host" error shows.
+    static let urlForm = "https://HOST[:PORT]/PATH"
+
+    /// A URL of `probe` (or of `pin`'s live sources): `https://` may be left out; a URL without a
+    /// host is a usage error that shows the form, before any lookup.
+    static func parseURL(_ text: String, command: String = "probe") throws(CommandFailure) -> HTTPSURL {
         var candidate = text
         if !candidate.contains("://") { candidate = "https://" + candidate }
+        // A URL parser (WHATWG, as browsers) skips every slash after `https:`, so `https:///secure`
+        // would name the host `secure` and look it up; the person typing it left the host out.
+        if let separator = candidate.firstRange(of: "://"), let next = candidate[separator.upperBound...].first, next == "/" || next == "\\" {
+            throw CommandFailure.usage("'\(text)' has no host: give \(urlForm)", command: command)
+        }
         let url: HTTPSURL
-        do throws(HTTPSError) { url = try HTTPSURL(candidate) } catch { throw CommandFailure(ExitCode.usage, error.message, hint: "See 'mtls probe --help' for more information.") }
-        guard url.scheme == "https" else { throw CommandFailure.usage("only https:// URLs can be probed", command: "probe") }
+        do throws(HTTPSError) { url = try HTTPSURL(candidate) } catch {
+            let message = error.message.contains("no host") ? "'\(text)': \(error.message): give \(urlForm)" : error.message
+            throw CommandFailure.usage(message, command: command)
+        }
+        guard url.scheme == "https" else {
+            throw CommandFailure.usage(command == "pin" ? "\(text): only https:// sources can be pinned" : "only https:// URLs can be probed", command: command)
+        }
         return url
     }
 

@@ -146,9 +146,7 @@ enum PinSources {
     /// validated chain (up to the anchor, as TrustKit, OkHttp and Android see it) when trusted, else
     /// the chain as sent (only with `--insecure`).
     static func live(_ text: String, arguments: ParsedArguments, evaluationTime: Date?, console: Console) throws(CommandFailure) -> LoadedPinSource {
-        let url: HTTPSURL
-        do throws(HTTPSError) { url = try HTTPSURL(text) } catch { throw CommandFailure.usage(error.message, command: "pin") }
-        guard url.scheme == "https" else { throw CommandFailure.usage("\(text): only https:// sources can be pinned", command: "pin") }
+        let url = try ProbeCommand.parseURL(text, command: "pin")
         let configuration = try TLSOptions.configuration(arguments, command: "pin", console: console, evaluationTime: evaluationTime)
         let connection: TLSConnection
         do throws(HTTPSError) {

@@ -100,12 +100,18 @@ public enum CertificateLoader {
                     return ([try Certificate(derBytes: bytes)], .der)
                 }
                 if let java = DER.javaKeyStoreRefusal(bytes) { throw MTLSTrustError(.wrongObjectKind, java) }
-                let printable = bytes.prefix(512).allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) }
-                throw MTLSTrustError(.malformedInput, printable ? "it is text without a PEM certificate block" : "it is not a certificate in PEM, DER or PKCS#12 form")
+                throw notACertificate(bytes)
             }
         } catch {
             throw error.attributed(to: source)
         }
+    }
+
+    /// The one way every command says that bytes are not a certificate at all (neither PEM, DER,
+    /// PKCS#7 nor PKCS#12): text without a PEM block, or something else.
+    public static func notACertificate(_ bytes: [UInt8]) -> MTLSTrustError {
+        let printable = bytes.prefix(512).allSatisfy { $0 == 9 || $0 == 10 || $0 == 13 || (32..<127).contains($0) }
+        return MTLSTrustError(.malformedInput, printable ? "it is text without a PEM certificate block" : "it is not a certificate in PEM, DER or PKCS#12 form")
     }
 
     /// Reads and parses a certificate file.
