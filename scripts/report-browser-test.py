@@ -483,7 +483,6 @@ def bench(count):
         rows = len(re.findall(r'<table id="endpoints"[\s\S]*?</table>', dom)[0].split("<tr")) - 2
         check(rows == count, f"bench: {rows} endpoint rows for {count}")
         check(not console and not requests, f"bench: console {console[:3]} requests {requests[:3]}")
-        # docs/BENCHMARKS.md states about 1 s on 2 busy cores; 5 s leaves room for a slow runner.
         # Times are reported, never asserted: CI machines are shared (docs/BENCHMARKS.md has the figures).
         size = os.path.getsize(page)
         print(f"bench: {count} endpoints, page {size / 1e6:.1f} MB, mtls report {generated:.2f} s; in Chromium, navigation to the first frame after load: "
