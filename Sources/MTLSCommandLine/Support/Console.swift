@@ -74,11 +74,13 @@ public final class Console: @unchecked Sendable {
         }
     }
 
-    /// Reads `fd` to its end, retrying after signals; stops at an error as at the end.
+    /// Reads `fd` to its end, retrying after signals; stops at an error as at the end, and after
+    /// one byte more than ``CertificateLoader/maximumInputSize`` (the reader refuses that much:
+    /// `cat /dev/zero | mtls inspect -` stops at 64 MiB instead of growing without end).
     static func readAll(_ fd: Int32) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
+        while bytes.count <= CertificateLoader.maximumInputSize {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if count > 0 {
                 bytes += chunk[0..<count]
@@ -88,6 +90,7 @@ public final class Console: @unchecked Sendable {
                 return bytes
             }
         }
+        return bytes
     }
 
     /// A console with custom sinks.

@@ -277,13 +277,26 @@ extension Secret {
     /// Reads from `fd` into `buffer` (never grown, so no copy is left behind) until a newline, end
     /// of file or a full buffer, and returns the first line and the number of bytes read; then every
     /// byte of `buffer` is wiped. Nil when the first read fails.
-    package static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: Secret, bytesRead: Int)? {
+    ///
+    /// With `silentTimeout`, each read waits at most that many seconds for data (a pipe or FIFO
+    /// whose writer sends nothing); then the read fails with `errno` `ETIMEDOUT`.
+    package static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8], silentTimeout: Double? = nil) -> (line: Secret, bytesRead: Int)? {
         var count = 0
         var failed = false
         buffer.withUnsafeMutableBytes { raw in
             while count < raw.count {
+                if let silentTimeout {
+                    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    var ready: Int32
+                    repeat { ready = poll(&poller, 1, Int32(silentTimeout * 1000)) } while ready < 0 && errno == EINTR
+                    if ready == 0 {
+                        failed = true
+                        errno = ETIMEDOUT
+                        break
+                    }
+                }
                 let n = read(fd, raw.baseAddress! + count, raw.count - count)
-                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 {
                     failed = n < 0 && count == 0
                     break

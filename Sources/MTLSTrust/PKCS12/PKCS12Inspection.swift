@@ -118,6 +118,23 @@ public struct PKCS12Inspection: Sendable {
         NID_pbe_WithSHA1And128BitRC4, NID_pbe_WithSHA1And40BitRC4,
     ]
 
+    /// The most iterations any key derivation or MAC of a PKCS#12 file may ask for: classic MAC,
+    /// PBES1, PBES2/PBKDF2 and PBMAC1 alike. Writers use 1 to 2,048 (OpenSSL), 10,000 (NSS),
+    /// 2,000 (Windows) and at most a few hundred thousand when asked; a count above this bound
+    /// would hold a reader for minutes or hours (2³¹ − 1 SHA-1 rounds), so it is refused as
+    /// damaged before any derivation runs.
+    public static let maximumIterations = 10_000_000
+
+    /// Refuses an iteration count above ``maximumIterations`` (or one too large for a C `long`,
+    /// which OpenSSL reports as −1), naming the count and what asked for it.
+    static func checkIterations(_ count: Int?, of what: String) throws(MTLSTrustError) {
+        guard let count, count < 0 || count > maximumIterations else { return }
+        let shown = count < 0 ? "more than 2⁶³" : "\(count)"
+        throw MTLSTrustError(
+            .corruptInput,
+            "the file is damaged or hostile: \(what) asks for \(shown) iterations, above the \(maximumIterations) mtls accepts (real files use at most a few hundred thousand); nothing was derived")
+    }
+
     static func algorithm(_ algor: UnsafePointer<X509_ALGOR>?) -> Algorithm? {
         guard let algor else { return nil }
         var object: OpaquePointer? = nil
