@@ -49,6 +49,9 @@ status=${PIPESTATUS[0]}
 set -e
 [[ $status -eq 0 ]] || exit "$status"
 
+step "hostile environment (secrets, outputs, inputs, other users, devices, serve under load; issue 38)"
+scripts/hostile.sh
+
 if [[ $quick -eq 0 ]]; then
   step "API guide (DocC catalogs of MTLSTrust and MTLSHTTP)"
   scripts/docs.sh

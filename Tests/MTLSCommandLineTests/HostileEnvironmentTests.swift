@@ -32,17 +32,13 @@ final class HostileEnvironmentTests: XCTestCase {
         close(emptyPipe[1])
         addTeardownBlock { close(emptyPipe[0]) }
         let emptyFile = try directory.write("empty.txt", text: "")
-        let blankLine = try directory.write("blank.txt", text: "\n")
         let cases: [(spec: String, environment: [String: String], stdin: [UInt8], names: String)] = [
             ("fd:\(closed[0])", [:], [], "fd:\(closed[0])"),
             ("fd:\(emptyPipe[0])", [:], [], "fd:\(emptyPipe[0])"),
             ("stdin", [:], [], "stdin"),
-            ("stdin", [:], Array("\n".utf8), "stdin"),
             ("env:P12_PASSWORD", [:], [], "P12_PASSWORD"),
-            ("env:P12_PASSWORD", ["P12_PASSWORD": ""], [], "P12_PASSWORD"),
             ("file:\(directory.file("missing.txt"))", [:], [], "missing.txt"),
             ("file:\(emptyFile)", [:], [], "empty.txt"),
-            ("file:\(blankLine)", [:], [], "blank.txt"),
             ("file:\(directory.path)", [:], [], directory.path),
         ]
         for item in cases {
@@ -85,8 +81,9 @@ final class HostileEnvironmentTests: XCTestCase {
 
     // MARK: - Outputs
 
-    /// A symbolic link is neither written through nor replaced, dangling or not, with --force or
-    /// without; a FIFO is not opened (no hang) nor replaced.
+    /// A symbolic link is never written through: without --force it is refused, dangling or not;
+    /// with --force the user's own link is replaced by the file (its target untouched). A FIFO is
+    /// not opened (no hang) nor replaced, even with --force.
     func testOutputsThatAreNotRegularFilesAreRefused() throws {
         let directory = try TemporaryDirectory(self)
         let target = try directory.write("target.txt", text: "keep me\n")
@@ -96,7 +93,7 @@ final class HostileEnvironmentTests: XCTestCase {
         try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: directory.file("nowhere.der"))
         let fifo = directory.file("fifo.der")
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        for (path, force) in [(link, true), (link, false), (dangling, false), (dangling, true), (fifo, true)] {
+        for (path, force) in [(link, false), (dangling, false), (fifo, true), (fifo, false)] {
             let result = mtls(["convert", Fixtures.path("server.pem"), "--to", "der", "--out", path] + (force ? ["--force"] : []))
             XCTAssertExit(result, 3, "\(path) force=\(force)")
             XCTAssertContains(result.stderr, path)
@@ -108,6 +105,11 @@ final class HostileEnvironmentTests: XCTestCase {
         XCTAssertEqual(info.st_mode & S_IFMT, S_IFLNK, "the link is still a link")
         XCTAssertEqual(lstat(fifo, &info), 0)
         XCTAssertEqual(info.st_mode & S_IFMT, S_IFIFO, "the FIFO is still a FIFO")
+        // --force on the user's own dangling link: the link is replaced, nothing appears at its target.
+        XCTAssertExit(mtls(["convert", Fixtures.path("server.pem"), "--to", "der", "--out", dangling, "--force"]), 0)
+        XCTAssertEqual(lstat(dangling, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFREG)
+        XCTAssertNil(contents(directory.file("nowhere.der")))
         XCTAssertEqual(try directory.contents().filter { $0.hasSuffix(".tmp") }, [], "no temporary file is left")
     }
 

@@ -13,10 +13,11 @@ import MTLSTrust
 /// `stdin`; with none given and a terminal on stdin, a prompt without echo.
 ///
 /// The one reader of every password source. A source that cannot be read — a descriptor that is
-/// not open, input that ends at once, an unset or empty variable, a file that cannot be opened,
-/// a pipe or FIFO that stays silent for ``silentTimeout`` seconds — is an error that names the
-/// source (never what it holds) with exit 3: a CI job whose secret is missing must not protect a
-/// key with the empty password. The empty password is taken only when written out (`pass:`).
+/// not open, input that ends at once (an empty file or pipe), an unset or malformed variable, a
+/// file that cannot be opened, a terminal given as fd:/file:, a pipe or FIFO that stays silent for
+/// ``silentTimeout`` seconds — is an error that names the source (never what it holds) with exit
+/// 3: a CI job whose secret is missing must not protect a key with the empty password. The empty
+/// password is taken only when written out: `pass:`, an empty line, a variable set to nothing.
 enum SecretSpec {
     /// How long a pipe, FIFO or socket given as a secret source may stay silent.
     static let silentTimeout: Double = 10
@@ -59,9 +60,9 @@ enum SecretSpec {
             guard let value = console.environment.secret(name) else {
                 throw unreadable("env:\(name)", "the environment variable \(name) is not set", hint: "export it, or use another secret form (file:, fd:, stdin)")
             }
-            guard !value.isEmpty else {
-                throw unreadable("env:\(name)", "the environment variable \(name) is empty (a secret missing from a CI job looks like this)")
-            }
+            // Set but empty is a value someone set (as openssl takes it): the empty password, with a
+            // note, since a CI secret that is missing can look like this too.
+            if value.isEmpty { console.err("note: \(option) env:\(name): the variable is set but empty, so the password is empty") }
             return value
         }
         if spec.hasPrefix("file:") {
@@ -93,9 +94,7 @@ enum SecretSpec {
             }
             var bytes = console.readStandardInput()
             guard !bytes.isEmpty else { throw unreadable("stdin", "standard input is empty (it ended at once)") }
-            let line = Secret.firstLine(wiping: &bytes)
-            guard !line.isEmpty else { throw unreadable("stdin", "the first line of standard input is empty") }
-            return line
+            return Secret.firstLine(wiping: &bytes)
         }
         // The value is not repeated: it may be the secret itself, typed without a form.
         throw CommandFailure(
@@ -126,8 +125,9 @@ enum SecretSpec {
             }
             throw unreadable(source, "it cannot be read: \(String(cString: strerror(errno)))", nil)
         }
+        // End of input at once (an empty file, a closed or empty pipe) is no password at all; an
+        // empty line is one written out, and is the empty password (as openssl reads it).
         guard read.bytesRead > 0 else { throw unreadable(source, "it is empty (end of input at once)", nil) }
-        guard !read.line.isEmpty else { throw unreadable(source, "its first line is empty", nil) }
         return read.line
     }
 

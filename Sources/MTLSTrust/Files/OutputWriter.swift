@@ -10,11 +10,12 @@ internal import COpenSSLShims
 /// jars, response bodies): a temporary file beside the target, renamed into place when complete.
 ///
 /// What it promises, whatever the environment:
-/// - Only a regular file is ever replaced, and only with `force`. A device (`/dev/null`), FIFO,
-///   socket, directory or symbolic link — dangling or not, owned by the user or not — is refused
-///   even with `force`: a link is never written through nor replaced (remove it, or give the path
-///   it points to). Without `force`, the file is linked into place (`link`), which fails if a file
-///   appeared meanwhile, so nothing is replaced even by a racing process.
+/// - Only a regular file, or a symbolic link the user owns that leads to a regular file or
+///   nowhere, is ever replaced, and only with `force`; a link is replaced itself, its target is
+///   never written. A device (`/dev/null`), FIFO, socket or directory is refused even with
+///   `force`, and so is another user's link and a link to anything but a regular file
+///   (`/dev/stdout`); any link, dangling or not, without `force`. Without `force`, the file is linked into place
+///   (`link`), which fails if anything appeared meanwhile, so nothing is replaced even by a race.
 /// - The temporary file is created with `O_CREAT | O_EXCL | O_NOFOLLOW` and its final mode (0600
 ///   for secrets) in the `open` call itself, then set exactly with `fchmod` on the descriptor
 ///   (the umask cannot widen or narrow it); no one else can open it in between.
@@ -50,12 +51,21 @@ package final class OutputWriter {
         case S_IFDIR:
             throw MTLSTrustError(.outputFailure, "\(path) is a directory; give a file name", source: path)
         case S_IFLNK:
+            // With force, a link of the user's own that leads to a regular file or nowhere is
+            // replaced by the file (the link itself, never its target). Anyone else's link, a link
+            // to a device, FIFO or socket (`/dev/stdout`: use `-`), or any link without force, is refused.
             var target = stat()
             let dangling = stat(path, &target) != 0
+            let leadsToFile = dangling || target.st_mode & S_IFMT == S_IFREG
+            if force && info.st_uid == geteuid() && leadsToFile { return }
+            let why =
+                !force
+                ? "pass --force to replace the link itself (its target is never written)"
+                : info.st_uid != geteuid()
+                    ? "it belongs to another user (uid \(info.st_uid))"
+                    : "it leads to a \(kindName(target.st_mode)), not a regular file (for standard output, give -)"
             throw MTLSTrustError(
-                .outputFailure,
-                "\(path) is a symbolic link\(dangling ? " that points nowhere" : ""): mtls neither writes through links nor replaces them, even with --force; remove the link or give the path it points to",
-                source: path)
+                .outputFailure, "\(path) is a symbolic link\(dangling ? " that points nowhere" : ""): not replaced, as \(why)", source: path)
         default:
             throw MTLSTrustError(
                 .outputFailure, "\(path) is a \(kindName(info.st_mode)), not a regular file: mtls never replaces one, even with --force; give a file name", source: path)
