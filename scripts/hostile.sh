@@ -51,7 +51,7 @@ fifo_input=$!
 case_name="output: EFBIG under ulimit -f (SIGXFSZ ignored) is exit 3, no partial or temporary file"
 d=$work/efbig; mkdir "$d"
 ( ulimit -f 1; timeout 20 "$mtls" "${export_args[@]}" --out "$d/a.p12" --password pass:x >/dev/null 2>"$d/err" ); rc=$?
-if [[ $rc == 3 && ! -e $d/a.p12 ]] && no_temporary "$d" && grep -q "file-size limit" "$d/err"; then pass "$case_name"; else fail "$case_name" "exit $rc, $(ls -A "$d" | tr '\n' ' ') $(head -c 200 "$d/err")"; fi
+if [[ $rc == 3 && ! -e $d/a.p12 ]] && no_temporary "$d" && grep -q "File too large" "$d/err"; then pass "$case_name"; else fail "$case_name" "exit $rc, $(ls -A "$d" | tr '\n' ' ') $(head -c 200 "$d/err")"; fi
 
 case_name="output: SIGTERM during probe -o leaves no temporary file"
 d=$work/sigterm; mkdir "$d"

@@ -112,7 +112,7 @@ enum SecretSpec {
             throw unreadable(source, "descriptor \(fd) is not open", "open it for the command, such as 3<secret.txt for fd:3")
         }
         let kind = info.st_mode & S_IFMT
-        if kind == S_IFDIR { throw unreadable(source, "it is a directory", "give a file whose first line is the secret") }
+        if kind == S_IFDIR { throw unreadable(source, "it cannot be read: it is a directory", "give a file whose first line is the secret") }
         if isatty(fd) == 1 {
             throw unreadable(source, "it is a terminal, where the secret would be echoed", "leave the option out to be asked without echo, or use stdin")
         }

@@ -128,7 +128,7 @@ package final class OutputWriter {
             let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                let reason = errno == EFBIG ? "the file-size limit (ulimit -f) was reached" : String(cString: strerror(errno))
+                let reason = String(cString: strerror(errno)) + (errno == EFBIG ? " (the file-size limit, ulimit -f, was reached)" : "")
                 discard()
                 throw MTLSTrustError(.outputFailure, "cannot write \(path): \(reason); nothing was left behind", source: path)
             }
