@@ -25,8 +25,9 @@ public final class Console: @unchecked Sendable {
     public let environment: Environment
     /// Reads standard input to its end (for `stdin` secrets and `-`).
     public let readStandardInput: () -> [UInt8]
-    /// Reads the first line of standard input as a secret, into a buffer it wipes; nil for consoles
-    /// with injected input (their bytes come from ``readStandardInput``).
+    /// Non-nil for the process's own standard input: `stdin` secrets are then read from descriptor
+    /// 0 by `SecretSpec`'s one reader (bounded, wiped); nil for consoles with injected input
+    /// (their bytes come from ``readStandardInput``).
     let readStandardInputSecret: (() -> Secret?)?
     /// Writes raw bytes to standard output (DER); nil sends them to the text sink as ISO 8859-1,
     /// which maps every byte to one character and back.
