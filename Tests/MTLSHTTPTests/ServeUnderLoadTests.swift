@@ -62,7 +62,10 @@ final class ServeUnderLoadTests: XCTestCase {
     /// 300 idle connections (no TLS byte) from the same address: normal requests are answered
     /// at once, and the idle connections are closed.
     func testIdleConnectionsDoNotDenyService() throws {
-        let server = try startServer { $0.maximumConnections = 128; $0.maximumConnectionsPerClient = 96 }
+        let server = try startServer {
+            $0.maximumConnections = 128
+            $0.maximumConnectionsPerClient = 96
+        }
         var idle: [Int32] = []
         defer { idle.forEach { close($0) } }
         for _ in 0..<300 {

@@ -55,7 +55,8 @@ enum SecretSpec {
             let isNameByte = { (byte: UInt8) in byte == 0x5F || (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte) }
             guard let first = name.utf8.first, !(0x30...0x39).contains(first), name.utf8.allSatisfy(isNameByte)
             else {
-                throw unreadable("env:…", "what follows env: is not an environment variable name (not shown, as it may be the secret itself)", hint: "use env:NAME with the variable's name")
+                throw unreadable(
+                    "env:…", "what follows env: is not an environment variable name (not shown, as it may be the secret itself)", hint: "use env:NAME with the variable's name")
             }
             guard let value = console.environment.secret(name) else {
                 throw unreadable("env:\(name)", "the environment variable \(name) is not set", hint: "export it, or use another secret form (file:, fd:, stdin)")
@@ -79,7 +80,8 @@ enum SecretSpec {
         }
         if spec.hasPrefix("fd:") {
             guard let fd = Int32(spec.dropFirst(3)), fd >= 0 else {
-                throw unreadable("fd:…", "what follows fd: is not a descriptor number (not shown, as it may be the secret itself)", hint: "use fd:N, such as fd:3 with 3<secret.txt")
+                throw unreadable(
+                    "fd:…", "what follows fd: is not a descriptor number (not shown, as it may be the secret itself)", hint: "use fd:N, such as fd:3 with 3<secret.txt")
             }
             return try firstLine(of: fd, source: "fd:\(fd)", unreadable: unreadable)
         }

@@ -307,7 +307,9 @@ public final class CookieJar: Sendable {
         do throws(MTLSTrustError) {
             try OutputWriter.write(Array(netscapeFormat(now: now).utf8), to: path, mode: 0o600, force: true)
         } catch {
-            throw HTTPSError(.io, host: path, "the cookie jar could not be written: \(error.message)", hint: "check that the directory exists and is writable, and that the jar is a regular file")
+            throw HTTPSError(
+                .io, host: path, "the cookie jar could not be written: \(error.message)",
+                hint: "check that the directory exists and is writable, and that the jar is a regular file")
         }
     }
 

@@ -252,7 +252,8 @@ package final class OutputWriter {
         }
         guard info.st_mode & 0o022 == 0 else {
             throw MTLSTrustError(
-                .outputFailure, "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8))): a private key is not written into it",
+                .outputFailure,
+                "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8))): a private key is not written into it",
                 source: path, hint: Hint(verbatim: "chmod go-w \(path), or give a new path for mtls to create"))
         }
     }

@@ -132,7 +132,8 @@ public struct PKCS12Inspection: Sendable {
         let shown = count < 0 ? "more than 2⁶³" : "\(count)"
         throw MTLSTrustError(
             .corruptInput,
-            "the file is damaged or hostile: \(what) asks for \(shown) iterations, above the \(maximumIterations) mtls accepts (real files use at most a few hundred thousand); nothing was derived")
+            "the file is damaged or hostile: \(what) asks for \(shown) iterations, above the \(maximumIterations) mtls accepts (real files use at most a few hundred thousand); nothing was derived"
+        )
     }
 
     static func algorithm(_ algor: UnsafePointer<X509_ALGOR>?) -> Algorithm? {

@@ -64,7 +64,9 @@ public enum CertificateLoader {
     /// may then be non-blocking). The one reader behind files, FIFOs and standard input.
     ///
     /// - Throws: `.unreadableFile` on a read error or silence; `.malformedInput` above the size.
-    public static func readDescriptor(_ fd: Int32, name: String, sizeHint: Int? = nil, maximumSize: Int = maximumInputSize, silentTimeout: Double? = nil) throws(MTLSTrustError) -> [UInt8] {
+    public static func readDescriptor(_ fd: Int32, name: String, sizeHint: Int? = nil, maximumSize: Int = maximumInputSize, silentTimeout: Double? = nil) throws(MTLSTrustError)
+        -> [UInt8]
+    {
         // A regular file is read into an array of its size (one more byte shows growth); pipes and
         // devices grow the array as they go, up to the limit.
         var capacity = sizeHint.map { min(max($0, 0), maximumSize) + 1 } ?? 65536
