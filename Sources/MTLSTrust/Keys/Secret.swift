@@ -256,12 +256,17 @@ extension Secret {
     ///
     /// - Throws: ``MTLSTrustError`` `.unreadableFile` naming the file.
     public static func readFirstLine(ofFileAt path: String) throws(MTLSTrustError) -> Secret {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking open: a FIFO without a writer must not hang the reader; a FIFO, pipe or
+        // device then gets 10 s of silence at most.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
         }
         defer { close(fd) }
-        guard let line = readFirstLine(from: fd) else {
+        var info = stat()
+        let regular = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        var buffer = [UInt8](repeating: 0, count: lineLimit)
+        guard let line = firstLine(readingFrom: fd, wiping: &buffer, silentTimeout: regular ? nil : 10)?.line else {
             throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
         }
         return line
