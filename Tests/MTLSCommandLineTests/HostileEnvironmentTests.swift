@@ -198,6 +198,27 @@ final class HostileEnvironmentTests: XCTestCase {
             }
         }
     }
+
+    /// An encrypted PKCS#8 key (PBES2) whose PBKDF2 count is 2³¹−1 is refused the same way, in
+    /// DER and in PEM, before any derivation.
+    func testHugeIterationCountsInAnEncryptedKeyAreRefused() throws {
+        let directory = try TemporaryDirectory(self)
+        let der = try OpenSSL.output([
+            "pkcs8", "-topk8", "-in", Fixtures.path("client-alice.key"), "-outform", "DER", "-v2", "aes-256-cbc", "-iter", "2048", "-passout", "pass:x",
+        ])
+        let hostile = HostileP12.encode(try HostileP12.parse(der[...]).map(HostileP12.replacingCount))
+        XCTAssertNotEqual(hostile, der, "the count was found")
+        let derPath = try directory.write("key.der", hostile)
+        let base64 = Data(hostile).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        let pemPath = try directory.write("key.pem", text: "-----BEGIN ENCRYPTED PRIVATE KEY-----\n\(base64)\n-----END ENCRYPTED PRIVATE KEY-----\n")
+        for path in [derPath, pemPath] {
+            let started = Date()
+            let result = mtls(["convert", path, "--to", "pem", "--password", "env:P"], environment: ["P": "x"])
+            XCTAssertExit(result, 3, path)
+            XCTAssertContains(result.stderr, "2147483647 iterations", path)
+            XCTAssertLessThan(Date().timeIntervalSince(started), 5, path)
+        }
+    }
 }
 
 /// Rewrites iteration counts inside a DER PKCS#12 file, re-encoding every enclosing length.
@@ -264,20 +285,22 @@ enum HostileP12 {
         return [tag, 0x80 | UInt8(bytes.count)] + bytes
     }
 
-    /// Replaces every INTEGER 2048 (the fixtures' count) with 2³¹−1: in the MacData (the PFX's
-    /// third element) and/or in the authSafe (the encryption parameters).
+    /// Replaces every INTEGER 2048 (the fixtures' count) under `node` with 2³¹−1.
+    static func replacingCount(_ node: Node) -> Node {
+        switch node {
+        case .primitive(0x02, [0x08, 0x00]): return .primitive(0x02, [0x7F, 0xFF, 0xFF, 0xFF])
+        case .primitive: return node
+        case .constructed(let tag, let children): return .constructed(tag, children.map(replacingCount))
+        case .wrapped(let children): return .wrapped(children.map(replacingCount))
+        }
+    }
+
+    /// Replaces the count in the MacData (the PFX's third element) and/or in the authSafe (the
+    /// encryption parameters).
     static func withIterations(_ der: [UInt8], mac: Bool, content: Bool) throws -> [UInt8] {
         guard case .constructed(let tag, var pfx)? = try parse(der[...]).first, pfx.count == 3 else { throw Malformed() }
-        func replace(_ node: Node) -> Node {
-            switch node {
-            case .primitive(0x02, [0x08, 0x00]): return .primitive(0x02, [0x7F, 0xFF, 0xFF, 0xFF])
-            case .primitive: return node
-            case .constructed(let tag, let children): return .constructed(tag, children.map(replace))
-            case .wrapped(let children): return .wrapped(children.map(replace))
-            }
-        }
-        if content { pfx[1] = replace(pfx[1]) }
-        if mac { pfx[2] = replace(pfx[2]) }
+        if content { pfx[1] = replacingCount(pfx[1]) }
+        if mac { pfx[2] = replacingCount(pfx[2]) }
         return encode([.constructed(tag, pfx)])
     }
 }

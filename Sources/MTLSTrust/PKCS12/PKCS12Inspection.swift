@@ -127,12 +127,12 @@ public struct PKCS12Inspection: Sendable {
 
     /// Refuses an iteration count above ``maximumIterations`` (or one too large for a C `long`,
     /// which OpenSSL reports as −1), naming the count and what asked for it.
-    static func checkIterations(_ count: Int?, of what: String) throws(MTLSTrustError) {
+    static func checkIterations(_ count: Int?, of what: String, in container: String = "the file") throws(MTLSTrustError) {
         guard let count, count < 0 || count > maximumIterations else { return }
-        let shown = count < 0 ? "more than 2⁶³" : "\(count)"
+        let shown = count < 0 ? "a negative or out-of-range number of" : "\(count)"
         throw MTLSTrustError(
             .corruptInput,
-            "the file is damaged or hostile: \(what) asks for \(shown) iterations, above the \(maximumIterations) mtls accepts (real files use at most a few hundred thousand); nothing was derived"
+            "\(container) is damaged or hostile: \(what) asks for \(shown) iterations, above the \(maximumIterations) mtls accepts (real files use at most a few hundred thousand); nothing was derived"
         )
     }
 
