@@ -123,7 +123,7 @@ if [[ $rc == 3 && $ms -lt 5000 ]] && grep -q "2147483647 iterations" "$d/err"; t
 # --- Serve under load (the real binary, loopback, bounded) ---------------------------------------
 case_name="serve: 400 idle connections do not deny a normal request"
 d=$work/serve; mkdir "$d"
-"$mtls" serve --port 0 --duration 40 >"$d/log" 2>&1 &
+"$mtls" serve --port 0 --duration 60 >"$d/log" 2>&1 &
 serve=$!
 port=""
 for _ in $(seq 100); do
@@ -152,6 +152,34 @@ print(f"held {len(idle)} idle; worst normal request {worst:.2f} s")
 sys.exit(0 if worst < 3 else 1)
 PY
   if [[ $? == 0 ]]; then pass "$case_name: $(cat "$d/result")"; else fail "$case_name" "$(tail -3 "$d/result")"; fi
+  case_name="serve: 100 slowloris heads are cut off by one 10 s deadline; normal requests answered meanwhile"
+  python3 - "$port" <<'PY' >"$d/slow" 2>&1
+import socket, ssl, sys, time
+port = int(sys.argv[1])
+context = ssl.create_default_context(); context.check_hostname = False; context.verify_mode = ssl.CERT_NONE
+slow = []
+for _ in range(100):
+    tls = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=10))
+    tls.sendall(b"GET / HTTP/1.1\r\n")
+    slow.append(tls)
+start = time.time()
+worst = 0
+open_ = set(range(len(slow)))
+while time.time() - start < 16 and open_:
+    for i in list(open_):
+        try: slow[i].sendall(b"X")  # one header byte each half second: fresh time per read would never end
+        except OSError: open_.discard(i)
+    if 1 < time.time() - start < 2 and worst == 0:
+        t = time.time()
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as raw, context.wrap_socket(raw) as tls:
+            tls.sendall(b"GET / HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            assert tls.recv(100).startswith(b"HTTP/1.1 200")
+        worst = time.time() - t
+    time.sleep(0.5)
+print(f"{100 - len(open_)} of 100 cut off after {time.time() - start:.1f} s; normal request {worst:.2f} s")
+sys.exit(0 if not open_ and 0 < worst < 3 else 1)
+PY
+  if [[ $? == 0 ]]; then pass "$case_name: $(tail -1 "$d/slow")"; else fail "$case_name" "$(tail -3 "$d/slow")"; fi
 else
   fail "$case_name" "serve did not start: $(head -3 "$d/log")"
 fi
