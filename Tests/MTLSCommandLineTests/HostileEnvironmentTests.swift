@@ -135,6 +135,14 @@ final class HostileEnvironmentTests: XCTestCase {
         XCTAssertExit(refused, 3)
         XCTAssertContains(refused.stderr, "writable by everyone")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: shared), [])
+        // Writable by a group that is not the user's private group (nogroup): refused too.
+        let grouped = directory.file("grouped")
+        XCTAssertEqual(mkdir(grouped, 0o700), 0)
+        XCTAssertEqual(chown(grouped, geteuid(), 65534), 0)
+        XCTAssertEqual(chmod(grouped, 0o770), 0)
+        let refusedGroup = mtls(["import", p12, "--password", "env:P", "--out-dir", grouped], environment: ["P": "mtls"])
+        XCTAssertExit(refusedGroup, 3)
+        XCTAssertContains(refusedGroup.stderr, "writable by its group")
 
         let old = umask(0)
         defer { umask(old) }

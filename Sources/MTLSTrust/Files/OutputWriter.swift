@@ -236,7 +236,21 @@ package final class OutputWriter {
         return made
     }
 
-    /// Refuses a directory that is not a directory, not this user's, or writable by group or others.
+    /// True when `gid` is this user's primary group, named as the user, with no other members.
+    static func isPrivateGroup(_ gid: gid_t) -> Bool {
+        guard gid == getegid(), let group = getgrgid(gid), let user = getpwuid(geteuid()) else { return false }
+        guard strcmp(group.pointee.gr_name, user.pointee.pw_name) == 0 else { return false }
+        guard let members = group.pointee.gr_mem else { return true }
+        var index = 0
+        while let member = members[index] {
+            if strcmp(member, user.pointee.pw_name) != 0 { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Refuses a directory that is not a directory, not this user's, or writable by others or by a
+    /// group other than the user's private group.
     package static func checkPrivateDirectory(_ path: String) throws(MTLSTrustError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -250,7 +264,11 @@ package final class OutputWriter {
                 .outputFailure, "\(path) belongs to another user (uid \(info.st_uid)): a private key is not written into it", source: path,
                 hint: Hint(verbatim: "give a directory of your own, or a new path for mtls to create"))
         }
-        guard info.st_mode & 0o022 == 0 else {
+        // Group-writable is accepted only for the user's private group (the user-private-group
+        // scheme of Debian and Ubuntu, whose umask 002 makes directories 0775): the group has the
+        // user's name and no listed members.
+        let groupWritable = info.st_mode & 0o020 != 0 && !isPrivateGroup(info.st_gid)
+        guard info.st_mode & 0o002 == 0, !groupWritable else {
             throw MTLSTrustError(
                 .outputFailure,
                 "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8))): a private key is not written into it",
