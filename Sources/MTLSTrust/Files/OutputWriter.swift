@@ -261,8 +261,9 @@ package final class OutputWriter {
         }
         guard info.st_uid == geteuid() else {
             throw MTLSTrustError(
-                .outputFailure, "\(path) belongs to another user (uid \(info.st_uid)): a private key is not written into it", source: path,
-                hint: Hint(verbatim: "give a directory of your own, or a new path for mtls to create"))
+                .outputFailure,
+                "\(path) belongs to another user (uid \(info.st_uid)): a private key is not written into it; give a directory of your own, or a new path for mtls to create",
+                source: path)
         }
         // Group-writable is accepted only for the user's private group (the user-private-group
         // scheme of Debian and Ubuntu, whose umask 002 makes directories 0775): the group has the
@@ -271,8 +272,8 @@ package final class OutputWriter {
         guard info.st_mode & 0o002 == 0, !groupWritable else {
             throw MTLSTrustError(
                 .outputFailure,
-                "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8))): a private key is not written into it",
-                source: path, hint: Hint(verbatim: "chmod go-w \(path), or give a new path for mtls to create"))
+                "\(path) is writable by \(info.st_mode & 0o002 != 0 ? "everyone" : "its group") (mode \(String(info.st_mode & 0o7777, radix: 8))): a private key is not written into it; chmod go-w \(path), or give a new path for mtls to create",
+                source: path)
         }
     }
 }

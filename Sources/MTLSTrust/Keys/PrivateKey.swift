@@ -161,7 +161,7 @@ public struct PrivateKey: Sendable {
     }
 
     /// An encrypted PKCS#8 key's PBES1/PBES2 iteration count, bounded as PKCS#12's are
-    /// (``PKCS12Inspection/maximumIterations``) before OpenSSL derives anything: a small key file
+    /// (``PBEIterations``) before OpenSSL derives anything: a small key file
     /// must not hold a reader for minutes. Keys in another form (traditional PEM encryption uses
     /// one round) and structures OpenSSL reads no algorithm from are left to the decoder.
     private static func checkIterationCount(_ bytes: UnsafeBufferPointer<UInt8>, pem: Bool) throws(MTLSTrustError) {
@@ -182,8 +182,7 @@ public struct PrivateKey: Sendable {
         var algor: UnsafePointer<X509_ALGOR>? = nil
         var digest: UnsafePointer<ASN1_OCTET_STRING>? = nil
         X509_SIG_get0(sig, &algor, &digest)
-        let algorithm = PKCS12Inspection.algorithm(algor)
-        try PKCS12Inspection.checkIterations(algorithm?.iterations, of: "its encryption (\(algorithm?.name ?? "unknown"))", in: "the key")
+        try PBEIterations.check(PBEIterations.count(algor), of: "its encryption (\(PBEIterations.name(algor)))", in: "the key")
     }
 
     private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, inputType: UnsafePointer<CChar>, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {
