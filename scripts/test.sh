@@ -39,6 +39,9 @@ if [[ $quick -eq 0 ]]; then
   python3 scripts/bench/test_harness.py
 fi
 
+step "hostile environment (secrets, outputs, inputs, other users, devices, serve under load; issue 38)"
+scripts/hostile.sh
+
 step "examples (packages that depend on mtls by path; the library consumer against mtls serve)"
 scripts/examples.sh
 
@@ -48,9 +51,6 @@ MTLS_REQUIRE_EXAMPLES=1 swift test 2>&1 | tee "$build_log"
 status=${PIPESTATUS[0]}
 set -e
 [[ $status -eq 0 ]] || exit "$status"
-
-step "hostile environment (secrets, outputs, inputs, other users, devices, serve under load; issue 38)"
-scripts/hostile.sh
 
 if [[ $quick -eq 0 ]]; then
   step "API guide (DocC catalogs of MTLSTrust and MTLSHTTP)"

@@ -11,8 +11,6 @@ import MTLSTrust
 
 // The loader is done with the relocation table: its pages leave the process (0.9 MiB).
 _ = mtls_release_relocation_pages()
-// Temporary output files are removed on SIGINT/SIGTERM/SIGHUP; `ulimit -f` gives EFBIG, not a kill.
-OutputWriter.installSignalCleanup()
 let arguments = CommandLine.arguments.dropFirst()
 // Before anything touches OpenSSL: every block it frees is wiped (it frees a copy of PKCS#12
 // passwords without clearing it).
@@ -21,4 +19,6 @@ OpenSSLInfo.installWipingAllocator()
 OpenSSLInfo.skipCleanupAtExit()
 // The commit BuildInfoPlugin recorded (nil without a git checkout), for `mtls --version`.
 let commit = mtls_build_commit().map { String(cString: $0) }
+// Temporary output files are removed on SIGINT/SIGTERM/SIGHUP; `ulimit -f` gives EFBIG, not a kill.
+OutputWriter.installSignalCleanup()
 exit(MTLSCommand.run(arguments: Array(arguments), commit: commit))
