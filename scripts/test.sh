@@ -42,6 +42,9 @@ if [[ $quick -eq 0 ]]; then
   python3 scripts/bench/test_harness.py
 fi
 
+step "hostile environment (secrets, outputs, inputs, other users, devices, serve under load; issue 38)"
+scripts/hostile.sh
+
 step "examples (packages that depend on mtls by path; the library consumer against mtls serve)"
 scripts/examples.sh
 

@@ -119,13 +119,40 @@ public struct TestServerConfiguration: Sendable {
     public var realm: String
     /// The longest body buffered while a renegotiation is pending (IIS `uploadReadAheadSize`).
     public var renegotiationBufferLimit: Int
-    /// The idle time before a kept-alive connection is closed.
+    /// The idle time before a kept-alive connection is closed (when the server is not under
+    /// pressure; see ``pressureIdleTimeout``).
     public var keepAliveTimeout: Duration
+    /// The most connections held at once; a new one beyond it takes the place of the connection
+    /// idle longest (waiting for its handshake or a request head), or is closed at once.
+    public var maximumConnections: Int
+    /// The most connections held at once from one client address (the same rule, per address).
+    public var maximumConnectionsPerClient: Int
+    /// The whole TLS handshake (and the first byte's sniffing for plain HTTP) must end within this.
+    public var handshakeTimeout: Duration
+    /// A whole request head must arrive within this, from its first byte (from the handshake's
+    /// end for the first request): a slow client gets no fresh time per read.
+    public var requestHeadTimeout: Duration
+    /// A whole request body must arrive within this.
+    public var requestBodyTimeout: Duration
+    /// With more than half of the connections in use, a connection idle (no request in progress)
+    /// for this long is closed at the next accept.
+    public var pressureIdleTimeout: Duration
+    /// The largest request body read into memory (413 above it).
+    public var maximumBodySize: Int
 
     public init(
         tls: TLSServerConfiguration, bindAddress: String = "127.0.0.1", port: Int = 8443, rules: [PathRule] = PathRule.defaults, httpSysMode: Bool = false,
-        username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Duration = .seconds(30)
+        username: String = "mtls", password: String = "mtls", realm: String = "mtls", renegotiationBufferLimit: Int = 49152, keepAliveTimeout: Duration = .seconds(30),
+        maximumConnections: Int = 512, maximumConnectionsPerClient: Int = 256, handshakeTimeout: Duration = .seconds(10), requestHeadTimeout: Duration = .seconds(10),
+        requestBodyTimeout: Duration = .seconds(60), pressureIdleTimeout: Duration = .seconds(1), maximumBodySize: Int = 1 << 20
     ) {
+        self.maximumConnections = maximumConnections
+        self.maximumConnectionsPerClient = maximumConnectionsPerClient
+        self.handshakeTimeout = handshakeTimeout
+        self.requestHeadTimeout = requestHeadTimeout
+        self.requestBodyTimeout = requestBodyTimeout
+        self.pressureIdleTimeout = pressureIdleTimeout
+        self.maximumBodySize = maximumBodySize
         self.tls = tls
         self.bindAddress = bindAddress
         self.port = port
@@ -148,12 +175,22 @@ public final class TestServer: Sendable {
     /// Receives one line per request (and per refused connection).
     public let log: @Sendable (String) -> Void
     private let tls: TLSServerContext
+    /// One held connection: its client address, since when it has been idle (nil while a request
+    /// is being answered), and how to wake its thread (shut the socket, cancel the connection).
+    private struct Slot {
+        var client: String
+        var idleSince: ContinuousClock.Instant?
+        var wake: @Sendable () -> Void
+    }
     private struct State {
         var listener: SocketHandle?
         var running = false
         var boundPort = 0
-        /// What ``stop()`` uses to wake each connection's worker.
-        var openConnections: [ObjectIdentifier: TLSConnection.Canceller] = [:]
+        /// Every held connection, by number; what ``stop()`` and the reaper use to wake workers.
+        var slots: [UInt64: Slot] = [:]
+        var nextSlot: UInt64 = 0
+        /// Worker threads alive (a reaped connection's thread ends shortly after its slot goes).
+        var threads = 0
         var nonces: Set<String> = []
     }
     private let state = Mutex(State())
@@ -190,13 +227,13 @@ public final class TestServer: Sendable {
 
     /// Stops accepting, closes every connection, and waits for the workers to finish.
     public func stop() {
-        let (socket, connections) = state.withLock { state in
+        let (socket, wakes) = state.withLock { state in
             state.running = false
             defer { state.listener = nil }
-            return (state.listener, Array(state.openConnections.values))
+            return (state.listener, state.slots.values.map(\.wake))
         }
         socket?.shutdownBoth()
-        connections.forEach { $0.cancel() }
+        wakes.forEach { $0() }
         _ = group.wait(timeout: .now() + 5)
         socket?.close()
     }
@@ -208,11 +245,93 @@ public final class TestServer: Sendable {
         defer { group.leave() }
         while isRunning {
             guard let client = TCP.accept(socket, until: .after(0.5)) else { continue }
-            group.enter()
-            DispatchQueue.global().async { [self] in
-                defer { group.leave() }
-                serve(client)
+            guard let slot = admit(client) else {
+                client.close()
+                continue
             }
+            // A thread of its own per connection, bounded by `admit`: Dispatch's pool grows about
+            // one thread a second, so blocked workers starved every new connection.
+            group.enter()
+            let started = DetachedThread.start(stackSize: 1 << 20) { [self] in
+                defer {
+                    release(slot)
+                    group.leave()
+                }
+                serve(client, slot: slot)
+            }
+            if started != 0 {
+                release(slot)
+                group.leave()
+                client.close()
+            }
+        }
+    }
+
+    /// The client address of a connection (`host` of `host:port`, brackets kept for IPv6).
+    private static func clientAddress(_ socket: SocketHandle) -> String {
+        guard let peer = socket.peerAddress, let colon = peer.lastIndex(of: ":") else { return "unknown" }
+        return String(peer[..<colon])
+    }
+
+    /// Takes a slot for a new connection, making room when the limits are reached: under
+    /// pressure (more than half the slots in use), connections idle longer than
+    /// ``TestServerConfiguration/pressureIdleTimeout`` are closed; at a limit, the connection of
+    /// the same client (or, for the total, any) idle longest is closed. Nil when nothing can go:
+    /// every held connection is answering a request.
+    private func admit(_ socket: SocketHandle) -> UInt64? {
+        let client = TestServer.clientAddress(socket)
+        let now = ContinuousClock.now
+        let limits = (total: max(1, configuration.maximumConnections), perClient: max(1, configuration.maximumConnectionsPerClient))
+        let (slot, victims, refusal) = state.withLock { state -> (UInt64?, [@Sendable () -> Void], String?) in
+            var victims: [@Sendable () -> Void] = []
+            func reap(_ id: UInt64) {
+                if let slot = state.slots.removeValue(forKey: id) { victims.append(slot.wake) }
+            }
+            if state.slots.count * 2 > limits.total {
+                let stale = state.slots.filter { $0.value.idleSince.map { now - $0 > configuration.pressureIdleTimeout } ?? false }.map(\.key)
+                stale.forEach(reap)
+            }
+            func oldestIdle(_ include: (Slot) -> Bool) -> UInt64? {
+                state.slots.filter { $0.value.idleSince != nil && include($0.value) }.min { $0.value.idleSince! < $1.value.idleSince! }?.key
+            }
+            if state.slots.values.filter({ $0.client == client }).count >= limits.perClient {
+                guard let id = oldestIdle({ $0.client == client }) else { return (nil, victims, "\(limits.perClient) connections from \(client), all busy") }
+                reap(id)
+            }
+            if state.slots.count >= limits.total {
+                guard let id = oldestIdle({ _ in true }) else { return (nil, victims, "\(limits.total) connections, all busy") }
+                reap(id)
+            }
+            // Reaped threads end soon; until they do, they count, within a margin.
+            guard state.threads < limits.total + 64 else { return (nil, victims, "too many connections still closing") }
+            let id = state.nextSlot
+            state.nextSlot += 1
+            state.threads += 1
+            state.slots[id] = Slot(client: client, idleSince: now, wake: { socket.shutdownBoth() })
+            return (id, victims, nil)
+        }
+        victims.forEach { $0() }
+        if let refusal { log("\(socket.peerAddress ?? client) refused: \(refusal)") }
+        return slot
+    }
+
+    /// Gives a slot back when its thread ends.
+    private func release(_ slot: UInt64) {
+        state.withLock { state in
+            state.slots[slot] = nil
+            state.threads -= 1
+        }
+    }
+
+    /// Marks a connection idle (waiting for a head: may be reaped) or busy (answering a request).
+    /// False when the connection was reaped meanwhile.
+    @discardableResult
+    private func mark(_ slot: UInt64, idle: Bool, wake: (@Sendable () -> Void)? = nil) -> Bool {
+        state.withLock { state in
+            guard state.slots[slot] != nil else { return false }
+            state.slots[slot]!.idleSince = idle ? ContinuousClock.now : nil
+            if let wake { state.slots[slot]!.wake = wake }
+            return true
         }
     }
 
@@ -233,10 +352,13 @@ public final class TestServer: Sendable {
 
     // MARK: One connection
 
-    private func serve(_ socket: SocketHandle) {
+    private func serve(_ socket: SocketHandle, slot: UInt64) {
+        // One deadline for the sniffing and the whole handshake: a client that sends nothing, or
+        // one byte at a time, is closed when it passes.
+        let handshakeDeadline = Deadline.after(configuration.handshakeTimeout)
         // A plain-HTTP request on the TLS port gets IIS's 403.4.
         var first: UInt8 = 0
-        if socket.wait(forRead: true, forWrite: false, until: .after(10)), recv(socket.fd, &first, 1, Int32(MSG_PEEK)) == 1, first != 0x16 {
+        if socket.wait(forRead: true, forWrite: false, until: handshakeDeadline), recv(socket.fd, &first, 1, Int32(MSG_PEEK)) == 1, first != 0x16 {
             if (0x41...0x5A).contains(first) {
                 let body = TestServer.errorPage(status: 403, substatus: 4, title: "Forbidden", text: "The page must be viewed over a secure channel (HTTPS).")
                 let response =
@@ -251,23 +373,22 @@ public final class TestServer: Sendable {
         let connection: TLSConnection
         let peer = socket.peerAddress ?? "unknown peer"  // before a failed handshake closes the socket
         do throws(HTTPSError) {
-            connection = try tls.accept(socket, deadline: .after(10))
+            connection = try tls.accept(socket, deadline: handshakeDeadline)
         } catch {
             log("\(peer) TLS handshake failed: \(TestServer.describeFailure(error))")
             socket.close()
             return
         }
-        let key = ObjectIdentifier(connection)
         let canceller = connection.canceller
-        state.withLock { $0.openConnections[key] = canceller }
-        defer {
-            _ = state.withLock { $0.openConnections.removeValue(forKey: key) }
-            connection.lingeringClose()
-        }
+        defer { connection.lingeringClose() }
+        // Reaped during the handshake: closed without a word.
+        guard mark(slot, idle: true, wake: { canceller.cancel() }) else { return }
         var pending: [UInt8] = []
+        var firstRequest = true
         while isRunning {
             do throws(HTTPSError) {
-                guard try handleRequest(on: connection, pending: &pending) else { return }
+                guard try handleRequest(on: connection, pending: &pending, slot: slot, first: firstRequest) else { return }
+                firstRequest = false
             } catch {
                 if error.phase != .io && error.phase != .cancelled && error.phase != .timeout {
                     log("\(connection.label) \(error.message)\(TestServer.alertNote(connection.report.alerts))")
@@ -280,8 +401,8 @@ public final class TestServer: Sendable {
     }
 
     /// Reads and answers one request; false when the connection should close.
-    private func handleRequest(on connection: TLSConnection, pending: inout [UInt8]) throws(HTTPSError) -> Bool {
-        var parser = HTTPRequestParser(maximumBody: 16 << 20)
+    private func handleRequest(on connection: TLSConnection, pending: inout [UInt8], slot: UInt64, first: Bool) throws(HTTPSError) -> Bool {
+        var parser = HTTPRequestParser(maximumBody: configuration.maximumBodySize)
         var body: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)
         var headSeen = false
@@ -310,12 +431,30 @@ public final class TestServer: Sendable {
             complete = try consume(pending[...])
             pending.removeAll()
         }
+        // Idle (reapable under pressure) until the head is complete. The first request's head must
+        // be whole within requestHeadTimeout of the handshake; a kept-alive connection may wait
+        // keepAliveTimeout for the next head's first byte, then has requestHeadTimeout for the rest.
+        if !first { mark(slot, idle: true) }
+        var headDeadline: Deadline? = first || !pending.isEmpty ? .after(configuration.requestHeadTimeout) : nil
         while !headSeen {
-            let n = try connection.read(into: &buffer, deadline: .after(configuration.keepAliveTimeout), idle: configuration.keepAliveTimeout)
+            let deadline = headDeadline ?? .after(configuration.keepAliveTimeout)
+            let n: Int
+            do throws(HTTPSError) {
+                n = try connection.read(into: &buffer, deadline: deadline, idle: nil)
+            } catch {
+                if error.phase == .timeout && headDeadline != nil {
+                    log("\(connection.label) closed: the request head did not arrive within \(configuration.requestHeadTimeout)")
+                }
+                throw error
+            }
             if n == 0 { return false }
+            if headDeadline == nil { headDeadline = .after(configuration.requestHeadTimeout) }
             complete = try consume(buffer[0..<n])
         }
         guard let head = parser.head else { return false }
+        // Answering: not reapable until the response is sent. Reaped meanwhile: close.
+        guard mark(slot, idle: false) else { return false }
+        let bodyDeadline = Deadline.after(configuration.requestBodyTimeout)
         let rule =
             configuration.rules.filter { head.path == $0.path || head.path.hasPrefix($0.path == "/" ? "/" : $0.path + "/") || ($0.path != "/" && head.path.hasPrefix($0.path)) }.max
         { $0.path.count < $1.path.count } ?? PathRule(path: "/")
@@ -349,7 +488,7 @@ public final class TestServer: Sendable {
                         log("\(connection.label) \"\(head.method) \(head.target)\" 413 (body before renegotiation)")
                         return false
                     }
-                    let n = try connection.read(into: &buffer, deadline: .after(30), idle: .seconds(30))
+                    let n = try connection.read(into: &buffer, deadline: bodyDeadline, idle: nil)
                     if n == 0 { return false }
                     complete = try consume(buffer[0..<n])
                 }
@@ -364,7 +503,7 @@ public final class TestServer: Sendable {
             try connection.write(Array("HTTP/1.1 100 Continue\r\n\r\n".utf8), deadline: .after(10))
         }
         while !complete {
-            let n = try connection.read(into: &buffer, deadline: .after(30), idle: .seconds(30))
+            let n = try connection.read(into: &buffer, deadline: bodyDeadline, idle: nil)
             if n == 0 { return false }
             complete = try consume(buffer[0..<n])
         }

@@ -17,4 +17,6 @@ OpenSSLInfo.installWipingAllocator()
 OpenSSLInfo.skipCleanupAtExit()
 // The commit BuildInfoPlugin recorded (nil without a git checkout), for `mtls --version`.
 let commit = mtls_build_commit().map { String(cString: $0) }
+// Temporary output files are removed on SIGINT/SIGTERM/SIGHUP; `ulimit -f` gives EFBIG, not a kill.
+OutputWriter.installSignalCleanup()
 exit(MTLSCommand.run(arguments: Array(arguments), commit: commit))

@@ -409,10 +409,11 @@ final class ArgumentParserTests: XCTestCase {
         XCTAssertEqual(message(.missingValue(option: "--anchors")), "Missing value for '--anchors <FILE>'")
         XCTAssertEqual(message(.missingValue(option: "-X")), "Missing value for '-X <METHOD>'")
         XCTAssertEqual(message(.missingArgument("CERT")), "Missing expected argument '<CERT>'")
-        XCTAssertEqual(message(.unexpectedArgument("x")), "Unexpected argument 'x'")
+        XCTAssertEqual(message(.unexpectedArgument("-x")), "Unexpected argument '-x'")
+        XCTAssertEqual(message(.unexpectedArgument("hunter2")), "Unexpected argument (not shown: it names no file and may be a secret given by mistake)")
         XCTAssertEqual(
             message(.unexpectedValue(option: "--json", value: "yes")),
-            "The option '--json' does not take any value, but 'yes' was specified.")
+            "The option '--json' does not take any value, but a value was specified.")
         XCTAssertEqual(message(.duplicateOption("--host")), "Option '--host' cannot be repeated")
         XCTAssertEqual(
             message(.invalidValue(option: "--at", value: "abc", reason: "expected an ISO 8601 date")),

@@ -346,7 +346,7 @@ final class SecretHygieneTests: XCTestCase {
 
     func testProbeKeyPasswordFromAnUnsetVariableIsAnErrorNotIgnored() throws {
         let result = mtls(["probe", "https://127.0.0.1:1/", "--cert", cert, "--key", encryptedKey, "--key-password", "env:MTLS_NOT_SET_ANYWHERE"])
-        XCTAssertExit(result, 2)
+        XCTAssertExit(result, 3)
         XCTAssertContains(result.stderr, "MTLS_NOT_SET_ANYWHERE")
     }
 
@@ -448,8 +448,13 @@ final class SecretHygieneTests: XCTestCase {
         for (spec, stdin) in [("file:\(file)", [UInt8]()), ("fd:\(fd)", []), ("stdin", Array("mtls\n".utf8))] {
             XCTAssertExit(mtls(["import", alice, "--password", spec], stdin: stdin), 0, spec)
         }
+        // An empty line is the empty password; an empty file is no password at all (issue 38).
+        let emptyLine = try directory.write("empty-line.txt", text: "\n")
+        XCTAssertExit(mtls(["import", Fixtures.path("p12/client-alice-emptypass.p12"), "--password", "file:\(emptyLine)"]), 0, "an empty line is the empty password")
         let empty = try directory.write("empty.txt", text: "")
-        XCTAssertExit(mtls(["import", Fixtures.path("p12/client-alice-emptypass.p12"), "--password", "file:\(empty)"]), 0, "an empty file is the empty password")
+        let nothing = mtls(["import", Fixtures.path("p12/client-alice-emptypass.p12"), "--password", "file:\(empty)"])
+        XCTAssertExit(nothing, 3, "an empty file is no password")
+        XCTAssertContains(nothing.stderr, "no password was used")
         let unreadable = mtls(["import", alice, "--password", "file:\(directory.path)"])
         XCTAssertExit(unreadable, 3, "a directory is not a password file")
         XCTAssertContains(unreadable.stderr, "cannot be read")

@@ -41,10 +41,11 @@ final class SecretsAndOutputTests: XCTestCase {
         try assertOpened(result, "env:")
         XCTAssertTrue(result.stderr.isEmpty, "no warning for env:\n\(result.stderr)")
 
+        // A missing secret is bad input (3), as an unreadable file: never an empty password.
         let unset = importAlice("env:NOT_SET_ANYWHERE")
-        XCTAssertExit(unset, 2)
+        XCTAssertExit(unset, 3)
         XCTAssertContains(unset.stderr, "NOT_SET_ANYWHERE")
-        try XCTAssertJSONError(unset, code: 2)
+        try XCTAssertJSONError(unset, code: 3)
     }
 
     func testFileSpecReadsTheFirstLineOnly() throws {
@@ -72,7 +73,7 @@ final class SecretsAndOutputTests: XCTestCase {
         try assertOpened(result, "fd:")
         XCTAssertTrue(result.stderr.isEmpty, result.stderr)
 
-        XCTAssertExit(importAlice("fd:not-a-number"), 2)
+        XCTAssertExit(importAlice("fd:not-a-number"), 3)
     }
 
     func testStdinSpecReadsTheFirstLineOfStandardInput() throws {
@@ -82,7 +83,10 @@ final class SecretsAndOutputTests: XCTestCase {
     func testEmptyPasswordsAreSecretsToo() throws {
         let file = Fixtures.path("p12/client-alice-emptypass.p12")
         XCTAssertExit(mtls(["import", file, "--password", "pass:"]), 0)
-        XCTAssertExit(mtls(["import", file, "--password", "env:EMPTY"], environment: ["EMPTY": ""]), 0)
+        // A variable set to nothing is an explicit empty password, with a note (issue 38).
+        let empty = mtls(["import", file, "--password", "env:EMPTY"], environment: ["EMPTY": ""])
+        XCTAssertExit(empty, 0)
+        XCTAssertContains(empty.stderr, "set but empty")
         XCTAssertExit(mtls(["import", Fixtures.path("p12/client-alice-nopass.p12"), "--password", "pass:"]), 0)
     }
 

@@ -123,5 +123,10 @@ long mtls_SSL_CTX_set_read_ahead(SSL_CTX *ctx, long on);
 // EVP
 int mtls_EVP_PKEY_get_bits(const EVP_PKEY *pkey);
 
+// Temporary files removed on SIGINT/SIGTERM/SIGHUP (cleanup.c)
+int mtls_cleanup_register(const char *path);
+void mtls_cleanup_unregister(const char *path);
+void mtls_cleanup_install(void);
+
 #pragma clang assume_nonnull end
 #endif

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 // Help, usage and error text in the format of apple/swift-argument-parser.
 
 extension ArgumentParser {
@@ -112,9 +117,13 @@ extension ArgumentParser {
         case let .missingOption(name):
             return "Missing expected argument '\(optionWithValue(name, spec: spec))'"
         case let .unexpectedArgument(value):
-            return "Unexpected argument '\(value)'"
-        case let .unexpectedValue(option, value):
-            return "The option '\(option)' does not take any value, but '\(value)' was specified."
+            // A stray argument may be a password typed without its option or form: it is shown
+            // only when it names a file or looks like an option, which a secret would not.
+            if value.hasPrefix("-") || access(value, F_OK) == 0 { return "Unexpected argument '\(value)'" }
+            return "Unexpected argument (not shown: it names no file and may be a secret given by mistake)"
+        case let .unexpectedValue(option, _):
+            // Not repeated: `--flag=VALUE` may carry a secret meant for another option.
+            return "The option '\(option)' does not take any value, but a value was specified."
         case let .duplicateOption(option):
             return "Option '\(option)' cannot be repeated"
         case let .invalidValue(option, value, reason):

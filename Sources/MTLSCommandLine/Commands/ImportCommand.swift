@@ -63,22 +63,14 @@ enum ImportCommand {
         if let directory = arguments.value(.outDir) {
             // Checked before the directory is created, so that a failure leaves nothing behind.
             let contents = try selection(bundle, path: path, name: name, index: index)
-            // The directories this import makes, outermost first: removed again when writing fails.
-            var made: [String] = []
-            var missing = directory
-            while !missing.isEmpty && missing != "/" && !FileManager.default.fileExists(atPath: missing) {
-                made.insert(missing, at: 0)
-                missing = PathText.deletingLastComponent(missing)
-            }
-            let entry = FileSystem.entry(directory)
-            if entry == .missing {
-                do {
-                    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-                } catch {
-                    throw CommandFailure(ExitCode.badInput, "cannot create \(directory): \(FileSystem.reason(error))")
-                }
-            } else if entry != .directory {
-                throw CommandFailure(ExitCode.badInput, "\(directory) exists and is not a directory")
+            // The directories this import makes (mode 0700 from the mkdir call), outermost first:
+            // removed again when writing fails. An existing directory must be the user's own and
+            // writable by no one else: another local user must not be able to plant it.
+            let made: [String]
+            do throws(MTLSTrustError) {
+                made = try OutputWriter.makePrivateDirectory(directory)
+            } catch {
+                throw CommandFailure(ExitCode.badInput, error.message, hint: error.hint?.commandLine)
             }
             var files: [(path: String, bytes: [UInt8], mode: mode_t)] = []
             // The key's bytes are overwritten once written (or not): freed, they would stay in the heap.

@@ -292,10 +292,11 @@ final class TraceSink: Sendable {
     var lines: [String] { stored.withLock { $0 } }
 }
 
-/// Where `--output`/`--output-text` go: stdout for `-`, a device or pipe as it is (no --force, as
-/// curl), or a regular file written under a temporary name and renamed when complete (never a
-/// half-written file). Streams: memory stays constant whatever the size; the first bytes are kept
-/// as a preview for the page's title and first line.
+/// Where `--output`/`--output-text` go: stdout for `-`; an existing device, FIFO or socket written
+/// into as it is, never replaced (`-o /dev/null`, as curl; a FIFO without a reader is an error, not
+/// a hang); or a regular file through ``OutputWriter`` (a private temporary file renamed into place
+/// when complete, removed on errors and signals). Streams: memory stays constant whatever the size;
+/// the first bytes are kept as a preview for the page's title and first line.
 final class BodyOutput: @unchecked Sendable {
     // @unchecked Sendable: captured by the login session's @Sendable `finalBodySink`, which only the
     // one thread running the probe's exchange calls; nothing else touches it until that returns.
@@ -303,8 +304,9 @@ final class BodyOutput: @unchecked Sendable {
     private static let keptPreview = 256 << 10
     let path: String
     private let console: Console
+    /// The device, FIFO or socket written into, when the path is one.
     private var fd: Int32 = -1
-    private var temporary: String?
+    private var writer: OutputWriter?
     private(set) var written = 0
     private(set) var preview: [UInt8] = []
 
@@ -315,20 +317,22 @@ final class BodyOutput: @unchecked Sendable {
         var info = stat()
         if stat(path, &info) == 0 {
             let type = info.st_mode & S_IFMT
-            if type == S_IFDIR { throw CommandFailure(ExitCode.badInput, "\(path) is a directory; give a file name") }
             if type == S_IFCHR || type == S_IFIFO || type == S_IFSOCK {
-                fd = open(path, O_WRONLY | O_CLOEXEC)
-                guard fd >= 0 else { throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(errno)))") }
+                // Non-blocking open: a FIFO with no reader fails (ENXIO) instead of waiting forever.
+                fd = open(path, O_WRONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+                guard fd >= 0 else {
+                    let reason = errno == ENXIO ? "nothing reads from it" : String(cString: strerror(errno))
+                    throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(reason)")
+                }
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
                 return
             }
-            if !force { throw CommandFailure(ExitCode.badInput, "\(path) already exists; pass --force to overwrite it") }
         }
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let staged = directory + "/.\(url.lastPathComponent).mtls-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).tmp"
-        fd = open(staged, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(errno)))") }
-        temporary = staged
+        do throws(MTLSTrustError) {
+            writer = try OutputWriter(path: path, mode: 0o644, force: force)
+        } catch {
+            throw CommandFailure(ExitCode.badInput, error.message)
+        }
     }
 
     deinit { discard() }
@@ -339,6 +343,14 @@ final class BodyOutput: @unchecked Sendable {
         written += bytes.count
         if path == "-" {
             console.writeBytes(Array(bytes))
+            return
+        }
+        if let writer {
+            do throws(MTLSTrustError) {
+                try writer.write(Array(bytes))
+            } catch {
+                throw CommandFailure(ExitCode.badInput, error.message)
+            }
             return
         }
         var failure: Int32 = 0
@@ -357,18 +369,15 @@ final class BodyOutput: @unchecked Sendable {
         if failure != 0 { throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(String(cString: strerror(failure)))") }
     }
 
-    /// Completes the file: renames the temporary file into place.
+    /// Completes the file: puts the temporary file in place.
     func finish() throws(CommandFailure) {
-        guard fd >= 0 else { return }
-        close(fd)
-        fd = -1
-        if let temporary {
-            self.temporary = nil
-            guard rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                throw CommandFailure(ExitCode.badInput, "cannot write \(path): \(reason)")
-            }
+        if fd >= 0 {
+            close(fd)
+            fd = -1
+        }
+        if let writer {
+            self.writer = nil
+            do throws(MTLSTrustError) { try writer.commit() } catch { throw CommandFailure(ExitCode.badInput, error.message) }
         }
     }
 
@@ -378,9 +387,7 @@ final class BodyOutput: @unchecked Sendable {
             close(fd)
             fd = -1
         }
-        if let temporary {
-            unlink(temporary)
-            self.temporary = nil
-        }
+        writer?.discard()
+        writer = nil
     }
 }

@@ -25,8 +25,9 @@ public final class Console: @unchecked Sendable {
     public let environment: Environment
     /// Reads standard input to its end (for `stdin` secrets and `-`).
     public let readStandardInput: () -> [UInt8]
-    /// Reads the first line of standard input as a secret, into a buffer it wipes; nil for consoles
-    /// with injected input (their bytes come from ``readStandardInput``).
+    /// Non-nil for the process's own standard input: `stdin` secrets are then read from descriptor
+    /// 0 by `SecretSpec`'s one reader (bounded, wiped); nil for consoles with injected input
+    /// (their bytes come from ``readStandardInput``).
     let readStandardInputSecret: (() -> Secret?)?
     /// Writes raw bytes to standard output (DER); nil sends them to the text sink as ISO 8859-1,
     /// which maps every byte to one character and back.
@@ -74,11 +75,13 @@ public final class Console: @unchecked Sendable {
         }
     }
 
-    /// Reads `fd` to its end, retrying after signals; stops at an error as at the end.
+    /// Reads `fd` to its end, retrying after signals; stops at an error as at the end, and after
+    /// one byte more than ``CertificateLoader/maximumInputSize`` (the reader refuses that much:
+    /// `cat /dev/zero | mtls inspect -` stops at 64 MiB instead of growing without end).
     static func readAll(_ fd: Int32) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
+        while bytes.count <= CertificateLoader.maximumInputSize {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
             if count > 0 {
                 bytes += chunk[0..<count]
@@ -88,6 +91,7 @@ public final class Console: @unchecked Sendable {
                 return bytes
             }
         }
+        return bytes
     }
 
     /// A console with custom sinks.

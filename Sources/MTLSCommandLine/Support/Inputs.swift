@@ -9,7 +9,17 @@ import MTLSTrust
 enum Inputs {
     /// Reads a file (or `-` for stdin).
     static func read(_ path: String, console: Console) throws(CommandFailure) -> [UInt8] {
-        if path == "-" { return console.readStandardInput() }
+        if path == "-" {
+            // The same cap as files: standard input may be endless (`cat /dev/zero | mtls inspect -`).
+            var bytes = console.readStandardInput()
+            if bytes.count > CertificateLoader.maximumInputSize {
+                Secret.wipe(&bytes)
+                throw CommandFailure(
+                    ExitCode.badInput, "standard input is larger than \(CertificateLoader.maximumInputSize >> 20) MiB: not a certificate, key or PKCS#12 file",
+                    hint: "give the file itself, or check what is piped in")
+            }
+            return bytes
+        }
         do throws(MTLSTrustError) {
             return try CertificateLoader.readFile(path)
         } catch {

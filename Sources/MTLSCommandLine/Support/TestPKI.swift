@@ -65,10 +65,10 @@ struct TestPKI {
             throw CommandFailure(
                 ExitCode.badInput, "\(directory) holds only part of a test PKI (\(present.joined(separator: ", ")))", hint: "remove those files or pick another --pki-dir")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        do throws(MTLSTrustError) {
+            _ = try OutputWriter.makePrivateDirectory(directory)
         } catch {
-            throw CommandFailure(ExitCode.badInput, "cannot create \(directory): \(FileSystem.reason(error))")
+            throw CommandFailure(ExitCode.badInput, error.message, hint: error.hint?.commandLine)
         }
         var files: [(path: String, bytes: [UInt8], mode: mode_t)] = []
         let made: TestPKI

@@ -298,16 +298,19 @@ public final class CookieJar: Sendable {
         return count
     }
 
-    /// Writes the jar to a file in the Netscape format (mode 0600: cookies are credentials).
+    /// Writes the jar to a file in the Netscape format, through the one output writer: a temporary
+    /// file created 0600 (cookies are credentials) in its `open` call, renamed over the jar. Only a
+    /// regular file is replaced: a symbolic link, FIFO or device at `path` is refused.
     ///
     /// - Throws: ``HTTPSError`` (`.io`) naming the file.
     public func save(toPath path: String, now: Date = Date()) throws(HTTPSError) {
-        let data = Data(netscapeFormat(now: now).utf8)
-        let created = FileManager.default.createFile(atPath: path, contents: data, attributes: [.posixPermissions: 0o600])
-        guard created else {
-            throw HTTPSError(.io, host: path, "the cookie jar could not be written to \(path)", hint: "check that the directory exists and is writable")
+        do throws(MTLSTrustError) {
+            try OutputWriter.write(Array(netscapeFormat(now: now).utf8), to: path, mode: 0o600, force: true)
+        } catch {
+            throw HTTPSError(
+                .io, host: path, "the cookie jar could not be written: \(error.message)",
+                hint: "check that the directory exists and is writable, and that the jar is a regular file")
         }
-        _ = try? FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
     }
 
     /// Loads a Netscape-format cookie file (as written by curl `-c` or ``save(toPath:now:)``).

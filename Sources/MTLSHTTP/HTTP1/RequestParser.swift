@@ -34,6 +34,9 @@ public struct HTTPRequestParser: Sendable {
     public private(set) var head: HTTPRequestHead?
     public let maximumBody: Int
     private var bodySeen = 0
+    private var blankLines = 0
+    /// The most empty lines accepted before the request line.
+    public static let maximumBlankLines = 8
 
     public init(maximumBody: Int = 16 << 20) { self.maximumBody = maximumBody }
 
@@ -93,7 +96,13 @@ public struct HTTPRequestParser: Sendable {
     private mutating func handle(_ current: [UInt8], events: inout [Event]) throws(ParseError) {
         switch state {
         case .requestLine:
-            if current.isEmpty { return }
+            // RFC 9112 §2.2: at least one empty line before the request line is ignored; a few
+            // are, more are an attack on the server's time (each one a fresh read).
+            if current.isEmpty {
+                blankLines += 1
+                if blankLines > HTTPRequestParser.maximumBlankLines { throw .badRequestLine }
+                return
+            }
             let text = String(decoding: current, as: UTF8.self)
             let parts = text.split(separator: " ", omittingEmptySubsequences: false)
             guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy(HTTPResponseParser.isTokenByte), parts[2].hasPrefix("HTTP/1."), !parts[1].isEmpty else {

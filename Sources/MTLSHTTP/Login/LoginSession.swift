@@ -66,7 +66,10 @@ public struct LoginOptions: Sendable {
 ///   jar cookies go only where their Domain and Path allow;
 /// - each challenge is answered once: a second 401 is an ``HTTPSError`` (`.auth`), never a loop
 ///   (Digest `stale=true` earns one retry with the new nonce);
-/// - a redirect from https to http is refused.
+/// - a redirect from https to http is refused;
+/// - a hop (redirect, refresh, POST-binding form) to an origin not allowed stops with an
+///   ``HTTPSError`` (`.redirect`) when it would re-send the request's body there (307/308) or
+///   present the client certificate there: both answer only the allowed origins, as the password.
 ///
 /// One flow runs at a time per session (calls are serialised).
 public final class LoginSession: @unchecked Sendable {
@@ -169,7 +172,7 @@ public final class LoginSession: @unchecked Sendable {
     private func run(
         _ initial: HTTPRequest, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
     ) throws(HTTPSError) -> LoginResult {
-        var machine = LoginStateMachine(options: options, spaces: spaces)
+        var machine = LoginStateMachine(options: options, spaces: spaces, presentsClientCertificate: !client.tls.configuration.identities.isEmpty)
         defer {
             spaces = machine.spaces
             lastHops = machine.hops

@@ -92,9 +92,14 @@ struct LoginStateMachine {
     /// Set when the Authorization being sent carries a channel binding.
     private var sendingChannelBinding = false
 
-    init(options: LoginOptions, spaces: [String: ProtectionSpace] = [:]) {
+    /// True when the TLS configuration presents a client certificate: like the password, it
+    /// answers only the allowed origins, so no hop may take it elsewhere.
+    let presentsClientCertificate: Bool
+
+    init(options: LoginOptions, spaces: [String: ProtectionSpace] = [:], presentsClientCertificate: Bool = false) {
         self.options = options
         self.spaces = spaces
+        self.presentsClientCertificate = presentsClientCertificate
     }
 
     mutating func handle(_ event: Event) -> Action {
@@ -259,10 +264,12 @@ struct LoginStateMachine {
             guard next.scheme == "https" else {
                 throw HTTPSError(.redirect, host: request.url.hostHeader, "the server redirected to \(next), which would leave TLS; refused")
             }
+            let redirected = Self.redirected(request, to: next, status: response.status)
+            try checkOrigin(of: redirected, after: "a \(response.status) redirect", from: request)
             initiator = request.url
             attempt = AuthAttempt()
             kind = .redirect(status: response.status)
-            return nextHop(Self.redirected(request, to: next, status: response.status))
+            return nextHop(redirected)
         }
 
         // SAML / WS-Federation HTTP-POST binding.
@@ -284,8 +291,10 @@ struct LoginStateMachine {
             guard form.action.scheme == "https" else {
                 throw HTTPSError(.redirect, host: request.url.hostHeader, "the \(binding.rawValue) form posts to \(form.action), which would leave TLS; refused")
             }
-            initiator = request.url
             var next = try form.submission(origin: response.url.origin)
+            // The form's own body is for its action (that is the binding); the certificate is not.
+            try checkOrigin(of: next, after: "the \(binding.rawValue) form", from: request, bodyIsForTarget: true)
+            initiator = request.url
             next.firstOriginOnlyHeaders = request.firstOriginOnlyHeaders
             for field in request.headers where !["content-type", "content-length", "origin"].contains(field.name.lowercased()) {
                 next.headers.add(field.name, field.value)
@@ -312,13 +321,37 @@ struct LoginStateMachine {
                 guard next.scheme == "https" else {
                     throw HTTPSError(.redirect, host: request.url.hostHeader, "the page refreshes to \(next), which would leave TLS; refused")
                 }
+                let refreshed = Self.redirected(request, to: next, status: 303)
+                try checkOrigin(of: refreshed, after: "the page's refresh", from: request)
                 initiator = request.url
                 attempt = AuthAttempt()
                 kind = .refresh(seconds: refresh.seconds)
-                return nextHop(Self.redirected(request, to: next, status: 303))
+                return nextHop(refreshed)
             }
         }
         return finish(response)
+    }
+
+    /// Stops a hop to an origin that is neither the first URL's nor one the user allowed
+    /// (``LoginOptions/authOrigins``, `--auth-origin`) when it would re-send the request's body
+    /// there (a 307/308 keeps method and body) or present the client certificate there: both
+    /// are meant for the origin the user named, as the password is.
+    private func checkOrigin(of next: HTTPRequest, after how: String, from request: HTTPRequest, bodyIsForTarget: Bool = false) throws(HTTPSError) {
+        let origin = next.url.origin
+        guard !allowedOrigins.contains(origin) else { return }
+        let hint: Hint = "if \(origin) should receive it, allow it with \(setting: .authOrigins) \(origin)"
+        if !bodyIsForTarget, let body = next.body, !body.isEmpty {
+            throw HTTPSError(
+                .redirect, host: request.url.hostHeader,
+                "\(how) from \(request.url.origin) to \(origin) would send the \(next.method) body (\(body.count) bytes) to another origin; stopped before sending it",
+                hint: hint)
+        }
+        if presentsClientCertificate {
+            throw HTTPSError(
+                .redirect, host: request.url.hostHeader,
+                "\(how) from \(request.url.origin) to \(origin) would present the client certificate to another origin; stopped before connecting there",
+                hint: hint)
+        }
     }
 
     private mutating func finish(_ response: HTTPResponse) -> Action {

@@ -12,17 +12,32 @@
 /// Loads certificates from any file a user may hold: PEM (one or many blocks), DER, or PKCS#12,
 /// detected from content rather than from the file name.
 public enum CertificateLoader {
+    /// The most bytes any input is read to: files, standard input and FIFOs alike. No
+    /// certificate, key, PKCS#12 or pin file comes near it; an endless source stops here.
+    public static let maximumInputSize = 64 << 20
+
+    /// How long a FIFO, socket or character device may stay silent (no writer yet, or a writer
+    /// that sends nothing) before reading it is given up: such a file never hangs a command.
+    public static let silentInputTimeout: Double = 10
+
     /// Reads a file's bytes with an error that names the file.
     ///
-    /// - Throws: `.unreadableFile` for a missing file, a directory or no permission.
-    public static func readFile(_ path: String, maximumSize: Int = 64 << 20) throws(MTLSTrustError) -> [UInt8] {
+    /// Regular files are read to their end, up to `maximumSize`. A FIFO, socket or device is
+    /// opened without blocking (opening a FIFO waits for a writer otherwise) and read with a
+    /// deadline of ``silentInputTimeout`` seconds between pieces of data, so a FIFO no one
+    /// writes fails after that time with a message instead of hanging.
+    ///
+    /// - Throws: `.unreadableFile` for a missing file, a directory, no permission or a silent
+    ///   FIFO; `.malformedInput` above `maximumSize`.
+    public static func readFile(_ path: String, maximumSize: Int = maximumInputSize) throws(MTLSTrustError) -> [UInt8] {
         // open/fstat/read into one array: no FileManager, FileHandle or Data, whose buffer would be
         // one more copy (of a key, perhaps) freed without being cleared.
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             switch errno {
             case ENOENT, ENOTDIR: throw MTLSTrustError(.unreadableFile, "\(path): no such file", source: path)
             case EACCES, EPERM: throw MTLSTrustError(.unreadableFile, "\(path) cannot be read (permission denied?)", source: path)
+            case ENXIO: throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: it is a socket or a device with nothing behind it", source: path)
             default: throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
             }
         }
@@ -34,10 +49,27 @@ public enum CertificateLoader {
         if info.st_mode & S_IFMT == S_IFDIR {
             throw MTLSTrustError(.unreadableFile, "\(path) is a directory, not a file", source: path)
         }
+        let regular = info.st_mode & S_IFMT == S_IFREG
+        if regular {
+            // Regular files never block: back to blocking reads, so EAGAIN cannot appear.
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+        }
+        return try readDescriptor(
+            fd, name: path, sizeHint: regular ? Int(info.st_size) : nil, maximumSize: maximumSize,
+            silentTimeout: regular ? nil : silentInputTimeout)
+    }
+
+    /// Reads `fd` to its end, up to `maximumSize` bytes (one more shows the input is too large),
+    /// waiting at most `silentTimeout` seconds for each piece of data when given (the descriptor
+    /// may then be non-blocking). The one reader behind files, FIFOs and standard input.
+    ///
+    /// - Throws: `.unreadableFile` on a read error or silence; `.malformedInput` above the size.
+    public static func readDescriptor(_ fd: Int32, name: String, sizeHint: Int? = nil, maximumSize: Int = maximumInputSize, silentTimeout: Double? = nil) throws(MTLSTrustError)
+        -> [UInt8]
+    {
         // A regular file is read into an array of its size (one more byte shows growth); pipes and
         // devices grow the array as they go, up to the limit.
-        let regular = info.st_mode & S_IFMT == S_IFREG
-        var capacity = regular ? min(Int(info.st_size), maximumSize) + 1 : 65536
+        var capacity = sizeHint.map { min(max($0, 0), maximumSize) + 1 } ?? 65536
         var bytes = [UInt8](repeating: 0, count: capacity)
         var count = 0
         while true {
@@ -46,16 +78,31 @@ public enum CertificateLoader {
                 capacity = min(capacity * 2, maximumSize + 1)
                 bytes += [UInt8](repeating: 0, count: capacity - bytes.count)
             }
+            if let silentTimeout {
+                // Poll before reading: a FIFO no writer has opened yet reads as at its end, while
+                // poll waits for the writer (Linux reports POLLHUP only once a writer has gone).
+                var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                var ready: Int32
+                repeat { ready = poll(&poller, 1, Int32(silentTimeout * 1000)) } while ready < 0 && errno == EINTR
+                if ready == 0 {
+                    Secret.wipe(&bytes)
+                    throw MTLSTrustError(
+                        .unreadableFile,
+                        "\(name) cannot be read: nothing came for \(Int(silentTimeout)) s (a FIFO with no writer, or a writer that sends nothing)", source: name)
+                }
+            }
             let n = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, capacity - count) }
-            if n < 0 && errno == EINTR { continue }
+            if n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) { continue }
             if n < 0 {
-                throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
+                Secret.wipe(&bytes)
+                throw MTLSTrustError(.unreadableFile, "\(name) cannot be read: \(String(cString: strerror(errno)))", source: name)
             }
             if n == 0 { break }
             count += n
         }
         if count > maximumSize {
-            throw MTLSTrustError(.malformedInput, "\(path) is larger than \(maximumSize >> 20) MiB: not a certificate, key or PKCS#12 file", source: path)
+            Secret.wipe(&bytes)
+            throw MTLSTrustError(.malformedInput, "\(name) is larger than \(maximumSize >> 20) MiB: not a certificate, key or PKCS#12 file", source: name)
         }
         bytes.removeLast(bytes.count - count)
         return bytes

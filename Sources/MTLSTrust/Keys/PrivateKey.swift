@@ -149,6 +149,7 @@ public struct PrivateKey: Sendable {
                 }
             }
         }
+        if encrypted { try checkIterationCount(bytes, pem: inputType == "PEM") }
         let result = attempt()
         // Keys encrypted with RC2, RC4 or single DES (old `openssl pkcs8 -v1`, `DEK-Info: DES-CBC`)
         // need OpenSSL's legacy provider: retry with this library's own legacy context as the
@@ -157,6 +158,31 @@ public struct PrivateKey: Sendable {
             return try LegacyLibraryContext.shared.withAsThreadDefault(attempt).get()
         }
         return try result.get()
+    }
+
+    /// An encrypted PKCS#8 key's PBES1/PBES2 iteration count, bounded as PKCS#12's are
+    /// (``PBEIterations``) before OpenSSL derives anything: a small key file
+    /// must not hold a reader for minutes. Keys in another form (traditional PEM encryption uses
+    /// one round) and structures OpenSSL reads no algorithm from are left to the decoder.
+    private static func checkIterationCount(_ bytes: UnsafeBufferPointer<UInt8>, pem: Bool) throws(MTLSTrustError) {
+        guard bytes.count > 0, bytes.count <= Int(Int32.max) else { return }
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        var sig: OpaquePointer? = nil
+        if pem {
+            guard let bio = BIO_new_mem_buf(bytes.baseAddress, Int32(bytes.count)) else { return }
+            defer { BIO_free(bio) }
+            sig = PEM_read_bio_PKCS8(bio, nil, nil, nil)
+        } else {
+            var cursor = bytes.baseAddress
+            sig = d2i_X509_SIG(nil, &cursor, bytes.count)
+        }
+        guard let sig else { return }
+        defer { X509_SIG_free(sig) }
+        var algor: UnsafePointer<X509_ALGOR>? = nil
+        var digest: UnsafePointer<ASN1_OCTET_STRING>? = nil
+        X509_SIG_get0(sig, &algor, &digest)
+        try PBEIterations.check(PBEIterations.count(algor), of: "its encryption (\(PBEIterations.name(algor)))", in: "the key")
     }
 
     private static func decode(_ bytes: UnsafeBufferPointer<UInt8>, inputType: UnsafePointer<CChar>, password: Secret?, encrypted: Bool) throws(MTLSTrustError) -> OpaquePointer {

@@ -256,12 +256,17 @@ extension Secret {
     ///
     /// - Throws: ``MTLSTrustError`` `.unreadableFile` naming the file.
     public static func readFirstLine(ofFileAt path: String) throws(MTLSTrustError) -> Secret {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking open: a FIFO without a writer must not hang the reader; a FIFO, pipe or
+        // device then gets 10 s of silence at most.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
         guard fd >= 0 else {
             throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
         }
         defer { close(fd) }
-        guard let line = readFirstLine(from: fd) else {
+        var info = stat()
+        let regular = fstat(fd, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+        var buffer = [UInt8](repeating: 0, count: lineLimit)
+        guard let line = firstLine(readingFrom: fd, wiping: &buffer, silentTimeout: regular ? nil : 10)?.line else {
             throw MTLSTrustError(.unreadableFile, "\(path) cannot be read: \(String(cString: strerror(errno)))", source: path)
         }
         return line
@@ -277,13 +282,26 @@ extension Secret {
     /// Reads from `fd` into `buffer` (never grown, so no copy is left behind) until a newline, end
     /// of file or a full buffer, and returns the first line and the number of bytes read; then every
     /// byte of `buffer` is wiped. Nil when the first read fails.
-    package static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8]) -> (line: Secret, bytesRead: Int)? {
+    ///
+    /// With `silentTimeout`, each read waits at most that many seconds for data (a pipe or FIFO
+    /// whose writer sends nothing); then the read fails with `errno` `ETIMEDOUT`.
+    package static func firstLine(readingFrom fd: Int32, wiping buffer: inout [UInt8], silentTimeout: Double? = nil) -> (line: Secret, bytesRead: Int)? {
         var count = 0
         var failed = false
         buffer.withUnsafeMutableBytes { raw in
             while count < raw.count {
+                if let silentTimeout {
+                    var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    var ready: Int32
+                    repeat { ready = poll(&poller, 1, Int32(silentTimeout * 1000)) } while ready < 0 && errno == EINTR
+                    if ready == 0 {
+                        failed = true
+                        errno = ETIMEDOUT
+                        break
+                    }
+                }
                 let n = read(fd, raw.baseAddress! + count, raw.count - count)
-                if n < 0 && errno == EINTR { continue }
+                if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
                 if n <= 0 {
                     failed = n < 0 && count == 0
                     break

@@ -24,7 +24,7 @@ struct PBMAC1: Sendable, Equatable {
     /// derives more than its HMAC's output; OpenSSL 3.4 and later refuse longer keys alike.
     static let maximumKeyLength = 64
     /// Iteration counts above this are refused as damaged: they would hold a reader for hours.
-    static let maximumIterations = 10_000_000
+    static let maximumIterations = PKCS12Inspection.maximumIterations
 
     /// The DER of `1.2.840.113549.1.5.14` (id-PBMAC1), without tag and length.
     static let oid: [UInt8] = [0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x05, 0x0E]
@@ -61,8 +61,10 @@ struct PBMAC1: Sendable, Equatable {
         guard let count = DER.element(in: der, at: salt.end, limit: kdfParams.contentEnd), count.tag == 0x02 else {
             throw damaged("has malformed PBKDF2 parameters (no iteration count after the salt)")
         }
-        guard let iterations = PBMAC1.integer(der, count), iterations >= 1, iterations <= PBMAC1.maximumIterations else {
-            throw damaged("has an iteration count outside 1…\(PBMAC1.maximumIterations)")
+        // Checked before any derivation: the count is named, so a hostile file is recognisable.
+        let counted = PBMAC1.integer(der, count)
+        guard let iterations = counted, iterations >= 1, iterations <= PBMAC1.maximumIterations else {
+            throw damaged("has an iteration count (\(counted.map { String($0) } ?? "too large to read")) outside 1…\(PBMAC1.maximumIterations)")
         }
         var cursor = count.end
         var keyLength: Int? = nil

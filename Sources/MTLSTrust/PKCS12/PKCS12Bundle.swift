@@ -94,6 +94,10 @@ public struct PKCS12Bundle: Sendable {
             throw MTLSTrustError(.corruptInput, "the file is damaged: it says PFX version \(version), and PKCS#12 files (RFC 7292) are version 3")
         }
 
+        // 0. Every iteration count is bounded before any key derivation runs: a 2 KB file must not
+        // cost minutes, even to `inspect` without a password.
+        try PKCS12Bundle.checkIterationCounts(p12)
+
         // 1. The MAC tells a wrong password apart from damage.
         var mac: PKCS12Inspection.MAC? = nil
         var effectivePassword = password
@@ -326,6 +330,7 @@ public struct PKCS12Bundle: Sendable {
             summary = PKCS12Inspection.MAC(
                 digest: digestName, iterations: iterations.map { Int(ASN1_INTEGER_get($0)) } ?? 1,
                 saltLength: Certificate.asn1StringBytes(salt).count)
+            try PKCS12Inspection.checkIterations(summary.iterations, of: "its integrity check (\(digestName) MAC)")
             if digestNID == NID_undef || EVP_get_digestbyname(OBJ_nid2sn(digestNID)) == nil {
                 throw MTLSTrustError(.unsupportedAlgorithm, "its integrity check uses a digest this OpenSSL cannot compute (\(digestName))")
             }
@@ -411,6 +416,46 @@ public struct PKCS12Bundle: Sendable {
 
     private static func verifyMAC(_ p12: OpaquePointer, _ password: Secret) -> Bool {
         password.withCString { PKCS12_verify_mac(p12, $0, -1) == 1 }
+    }
+
+    /// Checks the iteration count of every encryption visible without the password (encrypted
+    /// safes, shrouded key bags in plain safes, nested to the depth the reader follows); those
+    /// inside an encrypted safe are checked by ``SafeReader`` before each is decrypted.
+    static func checkIterationCounts(_ p12: OpaquePointer) throws(MTLSTrustError) {
+        OpenSSLErrorQueue.clear()
+        // Contents that do not unpack are reported by the steps that need them.
+        guard let authSafes = PKCS12_unpack_authsafes(p12) else {
+            OpenSSLErrorQueue.clear()
+            return
+        }
+        defer { mtls_sk_PKCS7_pop_free(authSafes) }
+        for i in 0..<mtls_sk_PKCS7_num(authSafes) {
+            guard let p7 = mtls_sk_PKCS7_value(authSafes, i) else { continue }
+            if mtls_PKCS7_type_is_encrypted(p7) == 1 {
+                let algorithm = PKCS12Inspection.algorithm(mtls_PKCS7_encrypted_algorithm(p7))
+                try PKCS12Inspection.checkIterations(algorithm?.iterations, of: "its encrypted safe (\(algorithm?.name ?? "unknown"))")
+            } else if mtls_PKCS7_type_is_data(p7) == 1, let bags = PKCS12_unpack_p7data(p7) {
+                defer { mtls_sk_PKCS12_SAFEBAG_pop_free(bags) }
+                try checkIterationCounts(bags: bags, depth: 0)
+            }
+        }
+        OpenSSLErrorQueue.clear()
+    }
+
+    private static func checkIterationCounts(bags: OpaquePointer, depth: Int) throws(MTLSTrustError) {
+        for j in 0..<mtls_sk_PKCS12_SAFEBAG_num(bags) {
+            guard let bag = mtls_sk_PKCS12_SAFEBAG_value(bags, j) else { continue }
+            let nid = PKCS12_SAFEBAG_get_nid(bag)
+            if nid == NID_pkcs8ShroudedKeyBag, let sig = PKCS12_SAFEBAG_get0_pkcs8(bag) {
+                var algor: UnsafePointer<X509_ALGOR>? = nil
+                var digest: UnsafePointer<ASN1_OCTET_STRING>? = nil
+                X509_SIG_get0(sig, &algor, &digest)
+                let algorithm = PKCS12Inspection.algorithm(algor)
+                try PKCS12Inspection.checkIterations(algorithm?.iterations, of: "the private key bag's encryption (\(algorithm?.name ?? "unknown"))")
+            } else if nid == NID_safeContentsBag, depth < 8, let nested = PKCS12_SAFEBAG_get0_safes(bag) {
+                try checkIterationCounts(bags: nested, depth: depth + 1)
+            }
+        }
     }
 
     /// What decrypting a file's first encrypted item with a password gives.
@@ -688,6 +733,7 @@ public struct PKCS12Bundle: Sendable {
                     X509_SIG_get0(sig, &algor, &digest)
                     algorithm = PKCS12Inspection.algorithm(algor)
                 }
+                try PKCS12Inspection.checkIterations(algorithm?.iterations, of: "the private key bag's encryption (\(algorithm?.name ?? "unknown"))")
                 OpenSSLErrorQueue.clear()
                 guard let p8 = decrypting(algorithm, { PKCS12_decrypt_skey(bag, $0, $1) }) else {
                     throw failure(what: "the private key bag\(algorithm.map { " (\($0.name))" } ?? "")", algorithm)

@@ -118,6 +118,18 @@ public struct PKCS12Inspection: Sendable {
         NID_pbe_WithSHA1And128BitRC4, NID_pbe_WithSHA1And40BitRC4,
     ]
 
+    /// The most iterations any key derivation or MAC of a PKCS#12 file (or an encrypted PKCS#8
+    /// key) may ask for: classic MAC, PBES1, PBES2/PBKDF2 and PBMAC1 alike. Writers use 1 to 2,048
+    /// (OpenSSL), 10,000 (NSS), 2,000 (Windows) and at most a few hundred thousand when asked; a
+    /// count above this bound would hold a reader for minutes or hours (2³¹ − 1 SHA-1 rounds), so
+    /// it is refused as damaged before any derivation runs.
+    public static let maximumIterations = PBEIterations.maximum
+
+    /// Refuses an iteration count above ``maximumIterations``, naming the count and what asked for it.
+    static func checkIterations(_ count: Int?, of what: String) throws(MTLSTrustError) {
+        try PBEIterations.check(count, of: what, in: "the file")
+    }
+
     static func algorithm(_ algor: UnsafePointer<X509_ALGOR>?) -> Algorithm? {
         guard let algor else { return nil }
         var object: OpaquePointer? = nil
