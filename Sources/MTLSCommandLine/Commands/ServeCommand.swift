@@ -66,8 +66,8 @@ enum ServeCommand {
         var rules = PathRule.defaults
         if let path = arguments.value(.config) {
             let bytes = try Inputs.read(path, console: console)
-            do throws(HTTPSError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch {
-                throw CommandFailure(ExitCode.badInput, "\(path): \(error.message)")
+            do throws(TestServerConfigurationError) { rules = try PathRule.parse(String(decoding: bytes, as: UTF8.self)) } catch {
+                throw CommandFailure(ExitCode.badInput, "\(path): \(error)")
             }
         }
         var pki: TestPKI? = nil
