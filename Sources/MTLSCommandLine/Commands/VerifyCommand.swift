@@ -160,18 +160,21 @@ enum VerifyCommand {
         let chain: [JSON] = evaluation.chain.enumerated().map { depth, certificate in
             CertificateDescription.json(certificate, depth: depth, extra: [("isAnchor", .bool(isAnchor(certificate, evaluation: evaluation, policy: policy, anchors: anchors)))])
         }
-        let findings: [JSON] = evaluation.findings.map { finding in
-            .object([
-                ("depth", .int(finding.depth)), ("subject", .string(finding.subject)), ("error", .string(finding.name)),
-                ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint.commandLine)),
-            ])
+        func entries(_ list: [TrustFinding]) -> [JSON] {
+            list.map { finding in
+                .object([
+                    ("depth", .int(finding.depth)), ("subject", .string(finding.subject)), ("error", .string(finding.name)),
+                    ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint.commandLine)),
+                ])
+            }
         }
+        let findings = entries(evaluation.findings)
         var pairs: [(String, JSON)] = [
             ("source", .string(source)),
             ("trusted", .bool(trusted)),
             ("summary", .string(trusted ? TrustSummary.proceed.rawValue : (evaluation.isTrusted ? TrustSummary.recoverableTrustFailure.rawValue : evaluation.summary.rawValue))),
             ("purpose", .string(policy.purpose.rawValue)),
-            ("profile", .string(ProfileOptions.name(policy.effectiveProfile))),
+            ("profile", .string(ProfileOptions.name(policy.profile))),
             ("host", JSON.optional(policy.hostname)),
             ("email", JSON.optional(policy.email)),
             ("keyUsage", .strings(policy.requiredKeyUsage.names)),
@@ -179,6 +182,7 @@ enum VerifyCommand {
             ("anchors", .string(policy.anchors.isEmpty ? "system" : (policy.includesSystemRoots ? "given+system" : "given"))),
             ("chain", .array(chain)),
             ("findings", .array(findings)),
+            ("warnings", .array(entries(evaluation.warnings))),
             ("pathsTried", .int(evaluation.pathsTried)),
         ]
         if let pinMatch {
@@ -220,7 +224,7 @@ enum VerifyCommand {
         let forWhat =
             "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (hostText ?? "")
             + (policy.email.map { " as <\($0)>" } ?? "") + (policy.requiredKeyUsage.isEmpty ? "" : " with key usage \(policy.requiredKeyUsage.names.joined(separator: ","))")
-        console.out("Profile: \(ProfileOptions.description(policy.effectiveProfile))")
+        console.out("Profile: \(ProfileOptions.description(policy.profile))")
         if trusted {
             console.out("Verdict: \(console.paint("trusted", .green)) for \(forWhat) at \(at)")
         } else {
@@ -231,6 +235,12 @@ enum VerifyCommand {
             console.out("  \(console.paint("✗", .red)) depth \(finding.depth): \(finding.reason)")
             console.out("    \(console.paint(finding.name, .dim))")
             if !finding.hint.isEmpty { console.out("    hint: \(finding.hint.commandLine)") }
+        }
+        // Under the clients' profile: what a public CA could not issue, not counted in the verdict.
+        for warning in evaluation.warnings {
+            console.out("  \(console.paint("⚠", .yellow)) depth \(warning.depth): \(warning.reason)")
+            console.out("    \(console.paint(warning.name, .dim)) (warning: Baseline Requirements, not enforced by clients)")
+            if !warning.hint.isEmpty { console.out("    hint: \(warning.hint.commandLine)") }
         }
         if let pinMatch {
             if pinMatch.expired {
@@ -255,8 +265,9 @@ enum VerifyCommand {
 enum ProfileOptions {
     static let profileSpec = OptionSpec(
         .profile, valueName: "PROFILE",
-        help: "webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for server certificates, else rfc5280).",
-        kind: .choice(["webpki", "rfc5280"]))
+        help:
+            "clients (default: RFC 5280 and what curl, OpenSSL, Java, Chrome and the platforms enforce; Baseline Requirements findings are warnings), webpki (they fail: what a public CA must meet) or rfc5280 (RFC 5280 alone).",
+        kind: .choice(["clients", "webpki", "rfc5280"]))
     static let specs: [OptionSpec] = [
         profileSpec,
         OptionSpec(.email, valueName: "ADDRESS", help: "Email address (rfc822Name) the leaf must carry in its subjectAltName."),
@@ -268,7 +279,7 @@ enum ProfileOptions {
     /// The name of a profile on the command line and in JSON.
     static func name(_ profile: TrustPolicy.Profile) -> String {
         switch profile {
-        case .automatic: "auto"
+        case .automatic: "clients"
         case .rfc5280: "rfc5280"
         case .webPKI: "webpki"
         }
@@ -278,7 +289,9 @@ enum ProfileOptions {
     static func description(_ profile: TrustPolicy.Profile) -> String {
         switch profile {
         case .webPKI: "webpki (RFC 5280 and the CA/Browser Forum Baseline Requirements; --profile rfc5280 for RFC 5280 alone)"
-        case .rfc5280, .automatic: "rfc5280 (RFC 5280 alone; --profile webpki adds the CA/Browser Forum Baseline Requirements)"
+        case .automatic:
+            "clients (RFC 5280 and the rules real clients enforce, the default; Baseline Requirements findings are warnings, --profile webpki makes them failures)"
+        case .rfc5280: "rfc5280 (RFC 5280 alone; --profile webpki adds the CA/Browser Forum Baseline Requirements)"
         }
     }
 
@@ -286,9 +299,10 @@ enum ProfileOptions {
     static func profile(_ arguments: ParsedArguments, command: String) throws(CommandFailure) -> TrustPolicy.Profile? {
         guard let text = arguments.value(.profile) else { return nil }
         switch text.lowercased() {
+        case "clients": return .automatic
         case "webpki": return .webPKI
         case "rfc5280": return .rfc5280
-        default: throw CommandFailure.usage("--profile '\(text)' must be webpki or rfc5280", command: command)
+        default: throw CommandFailure.usage("--profile '\(text)' must be clients, webpki or rfc5280", command: command)
         }
     }
 

@@ -12,6 +12,7 @@ extension Setting {
         case .hostnameCheck: "--no-hostname-check"
         case .maximumDepth: "--max-depth"
         case .crls: "--crl"
+        case .revocation: "--revocation"
         case .requiredKeyUsage: "--key-usage"
         case .profile: "--profile"
         case .purpose: "--purpose"

@@ -17,6 +17,8 @@ public enum Setting: String, Sendable, Hashable, CaseIterable {
     case maximumDepth
     /// CRLs checked for revocation.
     case crls
+    /// The revocation check over the network (hard or soft fail).
+    case revocation
     /// Key usages the leaf must allow.
     case requiredKeyUsage
     /// The rule profile (RFC 5280 alone, or with the CA/Browser Forum rules).
@@ -60,6 +62,7 @@ public enum Setting: String, Sendable, Hashable, CaseIterable {
         case .hostnameCheck: "TLSClientConfiguration.validatesHostname"
         case .maximumDepth: "TrustPolicy.maximumDepth"
         case .crls: "TrustPolicy.crls"
+        case .revocation: "TrustPolicy.revocation"
         case .requiredKeyUsage: "TrustPolicy.requiredKeyUsage"
         case .profile: "TrustPolicy.profile"
         case .purpose: "TrustPolicy.purpose"

@@ -100,7 +100,18 @@ public struct TrustEvaluator: Sendable {
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
+    ///
+    /// Under ``TrustPolicy/Profile/automatic`` for a server, the Baseline Requirements findings
+    /// that no client enforces are kept aside as ``TrustEvaluation/warnings`` (worked out only
+    /// when read).
     public func evaluate(_ leaf: Certificate, extraIntermediates: [Certificate] = []) -> TrustEvaluation {
+        var evaluation = verdict(leaf, extraIntermediates: extraIntermediates)
+        if policy.reportsWebPKIWarnings { evaluation.advisory = AdvisoryProfile(policy: policy, anchors: anchorSet) }
+        if policy.revocation != .off, evaluation.chain.count > 1 { checkRevocation(&evaluation) }
+        return evaluation
+    }
+
+    private func verdict(_ leaf: Certificate, extraIntermediates: [Certificate]) -> TrustEvaluation {
         guard let fastPath, fastPath.differentialLog == nil || extraIntermediates.isEmpty else { return referenceEvaluation(leaf, extraIntermediates: extraIntermediates) }
         if !extraIntermediates.isEmpty { return rememberedEvaluation(leaf, extraIntermediates: extraIntermediates, fastPath: fastPath) }
         if fastPath.differentialLog != nil { return differentialEvaluation(leaf, fastPath: fastPath) }
