@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSHTTP
 import MTLSTrust
 
 /// `mtls verify CERT [CERT...]`: is this certificate trusted by these anchors, for this host, at this time?
@@ -29,6 +30,7 @@ enum VerifyCommand {
                 kind: .choice(TrustPolicy.Purpose.allCases.map(\.rawValue)), defaultValue: "server"),
             OptionSpec(.partialChain, help: "Accept a chain that ends at any anchor, not only a self-signed root."),
             OptionSpec(.crl, valueName: "FILE", repeatable: true, help: "Check revocation against the CRLs in FILE (repeatable)."),
+            RevocationOutput.option,
             OptionSpec(.maxDepth, valueName: "N", help: "The longest chain accepted (OpenSSL's verify depth)."),
             OptionSpec(.pin, valueName: "SPEC", repeatable: true, help: "Also require a chain certificate to match this pin (sha256/BASE64)."),
             OptionSpec(.pins, valueName: "FILE", help: "Also require a match with a pin from FILE."),
@@ -47,6 +49,7 @@ enum VerifyCommand {
             "mtls verify server.pem --anchors ca.pem --host api.example.com --platform all",
             "mtls verify alice.pem --anchors ca.pem --purpose client --email alice@example.com --key-usage digitalSignature",
             "mtls verify leaf.pem --anchors ca.pem --profile rfc5280",
+            "mtls verify client.pem --anchors root.pem --purpose client --revocation hard -v",
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
@@ -85,6 +88,7 @@ enum VerifyCommand {
             anchors: anchors, includesSystemRoots: useSystem, intermediates: intermediates, evaluationTime: time ?? Date(),
             purpose: purpose, hostname: host, allowsPartialChain: arguments.flag(.partialChain), crls: crls, maximumDepth: depth)
         try ProfileOptions.apply(arguments, to: &policy, command: "verify")
+        try RevocationOutput.apply(arguments, to: &policy, command: "verify")
         let evaluator: TrustEvaluator
         do throws(MTLSTrustError) {
             evaluator = try TrustEvaluator(policy: policy)
@@ -107,6 +111,9 @@ enum VerifyCommand {
         }
 
         if let platforms = try PlatformVerdicts.requested(arguments) {
+            if policy.revocation != .off {
+                throw CommandFailure.usage("--revocation judges the plain verdict; run it without --platform", command: "verify")
+            }
             return try PlatformVerdicts.run(
                 platforms, jobs: jobs, policy: policy, pinning: pinning, fetchesIssuers: arguments.flag(.fetchAIA), json: arguments.flag(.json), console: console)
         }
@@ -183,6 +190,7 @@ enum VerifyCommand {
             ("chain", .array(chain)),
             ("findings", .array(findings)),
             ("warnings", .array(entries(evaluation.warnings))),
+            ("revocation", evaluation.revocation.map(RevocationOutput.json) ?? .null),
             ("pathsTried", .int(evaluation.pathsTried)),
         ]
         if let pinMatch {
@@ -242,6 +250,7 @@ enum VerifyCommand {
             console.out("    \(console.paint(warning.name, .dim)) (warning: Baseline Requirements, not enforced by clients)")
             if !warning.hint.isEmpty { console.out("    hint: \(warning.hint.commandLine)") }
         }
+        if let report = evaluation.revocation { RevocationOutput.print(report, chain: evaluation.chain, console: console, verbose: verbose) }
         if let pinMatch {
             if pinMatch.expired {
                 console.out("  pins: the pin set expired; not enforced")

@@ -1,0 +1,112 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import MTLSHTTP
+import MTLSTrust
+
+/// `--revocation hard|soft`: fetch each certificate's CRLs, delta CRLs and OCSP answers, and show
+/// them URL by URL as `certutil -verify -urlfetch` does (shared by `verify` and `probe`).
+enum RevocationOutput {
+    static let option = OptionSpec(
+        .revocation, valueName: "MODE",
+        help:
+            "Fetch CRLs, delta CRLs and OCSP for every certificate below the anchor (plain http, 3 s per URL, 15 s in all) and list each URL: hard fails when a status cannot be determined (as IIS), soft only on revoked (as browsers).",
+        kind: .choice(["hard", "soft"]))
+
+    /// One fetcher (and so one cache) for the whole run.
+    static let fetcher = RevocationFetch()
+
+    static func apply(_ arguments: ParsedArguments, to policy: inout TrustPolicy, command: String) throws(CommandFailure) {
+        guard let text = arguments.value(.revocation) else { return }
+        switch text.lowercased() {
+        case "hard": policy.revocation = .hard
+        case "soft": policy.revocation = .soft
+        default: throw CommandFailure.usage("--revocation '\(text)' must be hard (as IIS checks a client certificate) or soft (as browsers)", command: command)
+        }
+        policy.revocationFetcher = fetcher
+    }
+
+    static func modeText(_ mode: RevocationMode) -> String {
+        switch mode {
+        case .hard: "hard-fail, as IIS checks a client certificate (CertCheckMode 0): a status that cannot be determined fails"
+        case .soft: "soft-fail, as browsers: only a revoked certificate fails"
+        case .off: "local CRLs only"
+        }
+    }
+
+    static func statusText(_ status: RevocationStatus) -> String {
+        switch status {
+        case .good: "good"
+        case .revoked(let reason, let date): "REVOKED" + (reason.map { " (\($0))" } ?? "") + (date.map { " on \(Timestamp.rfc3339($0))" } ?? "")
+        case .unknown: "unknown to the OCSP responder"
+        case .cannotCheck(let why): "cannot be checked: \(why)"
+        case .invalidData(let why): "invalid revocation data: \(why)"
+        }
+    }
+
+    static func attemptLine(_ attempt: RevocationAttempt) -> String {
+        var facts: [String] = []
+        if let status = attempt.httpStatus { facts.append("HTTP \(status)") }
+        if attempt.httpStatus != nil || attempt.bytes > 0 { facts.append("\(attempt.bytes) bytes") }
+        if attempt.cached { facts.append("cached") } else if attempt.seconds > 0 { facts.append("\(Int((attempt.seconds * 1000).rounded())) ms") }
+        if let responder = attempt.responderStatus { facts.append("responder \(responder)") }
+        if let produced = attempt.producedAt { facts.append("producedAt \(Timestamp.rfc3339(produced))") }
+        if let this = attempt.thisUpdate { facts.append("thisUpdate \(Timestamp.rfc3339(this))") }
+        if let next = attempt.nextUpdate { facts.append("nextUpdate \(Timestamp.rfc3339(next))") }
+        let method = attempt.method == "-" ? "" : attempt.method + " "
+        return "\(attempt.kind) \(method)\(attempt.url)" + (facts.isEmpty ? "" : " [\(facts.joined(separator: ", "))]") + ": \(attempt.outcome)"
+    }
+
+    static func print(_ report: RevocationReport, chain: [Certificate], console: Console, verbose: Bool) {
+        console.out("Revocation (\(modeText(report.mode))):")
+        for entry in report.certificates {
+            let mark: String
+            switch entry.status {
+            case .good: mark = console.paint("✓", .green)
+            case .revoked: mark = console.paint("✗", .red)
+            default: mark = report.mode == .hard ? console.paint("✗", .red) : console.paint("⚠", .yellow)
+            }
+            let name = entry.depth < chain.count ? chain[entry.depth].displayName : entry.subject
+            console.out("  \(mark) depth \(entry.depth) \(name): \(statusText(entry.status))" + (entry.decidedBy.map { " (by \($0))" } ?? ""))
+            if entry.attempts.isEmpty { console.out("      no URL to try") }
+            for attempt in entry.attempts { console.out("      \(attemptLine(attempt))") }
+        }
+        if verbose { console.out("  revocation check: \(Int((report.seconds * 1000).rounded())) ms") }
+    }
+
+    static func json(_ report: RevocationReport) -> JSON {
+        func date(_ value: Date?) -> JSON { value.map { .string(Timestamp.rfc3339($0)) } ?? .null }
+        let certificates: [JSON] = report.certificates.map { entry in
+            var reason: JSON = .null
+            var revokedAt: JSON = .null
+            var detail: JSON = .null
+            switch entry.status {
+            case .revoked(let why, let when):
+                reason = JSON.optional(why)
+                revokedAt = date(when)
+            case .cannotCheck(let why), .invalidData(let why): detail = .string(why)
+            case .good, .unknown: break
+            }
+            let attempts: [JSON] = entry.attempts.map { attempt in
+                .object([
+                    ("kind", .string(attempt.kind)), ("method", .string(attempt.method)), ("url", .string(attempt.url)),
+                    ("httpStatus", attempt.httpStatus.map { .int($0) } ?? .null), ("bytes", .int(attempt.bytes)),
+                    ("seconds", .number((attempt.seconds * 1000).rounded() / 1000)), ("cached", .bool(attempt.cached)),
+                    ("thisUpdate", date(attempt.thisUpdate)), ("nextUpdate", date(attempt.nextUpdate)), ("producedAt", date(attempt.producedAt)),
+                    ("responderStatus", JSON.optional(attempt.responderStatus)), ("outcome", .string(attempt.outcome)),
+                    ("status", JSON.optional(attempt.status?.name)),
+                ])
+            }
+            return .object([
+                ("depth", .int(entry.depth)), ("subject", .string(entry.subject)), ("status", .string(entry.status.name)),
+                ("revocationReason", reason), ("revocationDate", revokedAt), ("detail", detail), ("decidedBy", JSON.optional(entry.decidedBy)),
+                ("attempts", .array(attempts)),
+            ])
+        }
+        return .object([
+            ("mode", .string(report.mode.rawValue)), ("seconds", .number((report.seconds * 1000).rounded() / 1000)), ("certificates", .array(certificates)),
+        ])
+    }
+}
