@@ -15,9 +15,6 @@ enum RevocationOutput {
             "Fetch CRLs, delta CRLs and OCSP for every certificate below the anchor (plain http, 3 s per URL, 15 s in all) and list each URL: hard fails when a status cannot be determined (as IIS), soft only on revoked (as browsers).",
         kind: .choice(["hard", "soft"]))
 
-    /// One fetcher (and so one cache) for the whole run.
-    static let fetcher = RevocationFetch()
-
     static func apply(_ arguments: ParsedArguments, to policy: inout TrustPolicy, command: String) throws(CommandFailure) {
         guard let text = arguments.value(.revocation) else { return }
         switch text.lowercased() {
@@ -25,7 +22,8 @@ enum RevocationOutput {
         case "soft": policy.revocation = .soft
         default: throw CommandFailure.usage("--revocation '\(text)' must be hard (as IIS checks a client certificate) or soft (as browsers)", command: command)
         }
-        policy.revocationFetcher = fetcher
+        // One fetcher, and so one cache, per command run.
+        policy.revocationFetcher = RevocationFetch()
     }
 
     static func modeText(_ mode: RevocationMode) -> String {
