@@ -176,6 +176,10 @@ struct ProbeAnalysis {
                     for finding in trust.findings { console.out("    ✗ depth \(finding.depth): \(finding.reason) (\(finding.name))") }
                 }
             }
+            row("stapled OCSP", report.stapledOCSP.map(RevocationOutput.stapledText) ?? "none (the server staples no OCSP response)")
+            if let revocation = report.trust?.revocation, let chain = report.trust?.chain {
+                RevocationOutput.print(revocation, chain: chain, console: console, verbose: false)
+            }
             if let match = report.pinMatch {
                 row(
                     "pins",
@@ -307,9 +311,10 @@ struct ProbeAnalysis {
                                         .object([("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint.commandLine))])
                                     })
                             ),
-                        ])
+                        ] + (trust.revocation.map { [("revocation", RevocationOutput.json($0))] } ?? []))
                     ))
             }
+            pairs.append(("stapledOCSP", report.stapledOCSP.map(RevocationOutput.attemptJSON) ?? .null))
             if let match = report.pinMatch {
                 pairs.append(
                     (

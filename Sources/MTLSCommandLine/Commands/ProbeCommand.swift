@@ -76,6 +76,7 @@ enum ProbeCommand {
                 .fetchAIA,
                 help: "With --platform apple: fetch an intermediate the server leaves out from its authorityInfoAccess (http://), as iOS does."),
             ProfileOptions.profileSpec,
+            RevocationOutput.option,
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",

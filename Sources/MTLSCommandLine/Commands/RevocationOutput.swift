@@ -74,6 +74,27 @@ enum RevocationOutput {
         if verbose { console.out("  revocation check: \(Int((report.seconds * 1000).rounded())) ms") }
     }
 
+    static func attemptJSON(_ attempt: RevocationAttempt) -> JSON {
+        func date(_ value: Date?) -> JSON { value.map { .string(Timestamp.rfc3339($0)) } ?? .null }
+        return .object([
+            ("kind", .string(attempt.kind)), ("method", .string(attempt.method)), ("url", .string(attempt.url)),
+            ("httpStatus", attempt.httpStatus.map { .int($0) } ?? .null), ("bytes", .int(attempt.bytes)),
+            ("seconds", .number((attempt.seconds * 1000).rounded() / 1000)), ("cached", .bool(attempt.cached)),
+            ("thisUpdate", date(attempt.thisUpdate)), ("nextUpdate", date(attempt.nextUpdate)), ("producedAt", date(attempt.producedAt)),
+            ("responderStatus", JSON.optional(attempt.responderStatus)), ("outcome", .string(attempt.outcome)),
+            ("status", JSON.optional(attempt.status?.name)),
+        ])
+    }
+
+    /// The stapled response in one line: its status and times.
+    static func stapledText(_ attempt: RevocationAttempt) -> String {
+        var facts: [String] = ["\(attempt.bytes) bytes"]
+        if let produced = attempt.producedAt { facts.append("producedAt \(Timestamp.rfc3339(produced))") }
+        if let this = attempt.thisUpdate { facts.append("thisUpdate \(Timestamp.rfc3339(this))") }
+        if let next = attempt.nextUpdate { facts.append("nextUpdate \(Timestamp.rfc3339(next))") }
+        return "\(attempt.outcome) [\(facts.joined(separator: ", "))]"
+    }
+
     static func json(_ report: RevocationReport) -> JSON {
         func date(_ value: Date?) -> JSON { value.map { .string(Timestamp.rfc3339($0)) } ?? .null }
         let certificates: [JSON] = report.certificates.map { entry in
@@ -87,16 +108,7 @@ enum RevocationOutput {
             case .cannotCheck(let why), .invalidData(let why): detail = .string(why)
             case .good, .unknown: break
             }
-            let attempts: [JSON] = entry.attempts.map { attempt in
-                .object([
-                    ("kind", .string(attempt.kind)), ("method", .string(attempt.method)), ("url", .string(attempt.url)),
-                    ("httpStatus", attempt.httpStatus.map { .int($0) } ?? .null), ("bytes", .int(attempt.bytes)),
-                    ("seconds", .number((attempt.seconds * 1000).rounded() / 1000)), ("cached", .bool(attempt.cached)),
-                    ("thisUpdate", date(attempt.thisUpdate)), ("nextUpdate", date(attempt.nextUpdate)), ("producedAt", date(attempt.producedAt)),
-                    ("responderStatus", JSON.optional(attempt.responderStatus)), ("outcome", .string(attempt.outcome)),
-                    ("status", JSON.optional(attempt.status?.name)),
-                ])
-            }
+            let attempts: [JSON] = entry.attempts.map(attemptJSON)
             return .object([
                 ("depth", .int(entry.depth)), ("subject", .string(entry.subject)), ("status", .string(entry.status.name)),
                 ("revocationReason", reason), ("revocationDate", revokedAt), ("detail", detail), ("decidedBy", JSON.optional(entry.decidedBy)),

@@ -190,9 +190,9 @@ enum VerifyCommand {
             ("chain", .array(chain)),
             ("findings", .array(findings)),
             ("warnings", .array(entries(evaluation.warnings))),
-            ("revocation", evaluation.revocation.map(RevocationOutput.json) ?? .null),
             ("pathsTried", .int(evaluation.pathsTried)),
         ]
+        if let report = evaluation.revocation { pairs.append(("revocation", RevocationOutput.json(report))) }
         if let pinMatch {
             pairs.append(
                 (

@@ -156,6 +156,15 @@ public struct CertificateRevocation: Sendable {
     public var decidedBy: String?
     /// Every URL tried, in order.
     public var attempts: [RevocationAttempt]
+
+    /// Creates an entry.
+    public init(depth: Int, subject: String, status: RevocationStatus, decidedBy: String?, attempts: [RevocationAttempt]) {
+        self.depth = depth
+        self.subject = subject
+        self.status = status
+        self.decidedBy = decidedBy
+        self.attempts = attempts
+    }
 }
 
 /// The revocation check of a chain: one entry per certificate below the anchor.

@@ -44,6 +44,23 @@ public struct RevocationChecker: Sendable {
         return RevocationReport(mode: mode, certificates: entries, seconds: Date().timeIntervalSince(start))
     }
 
+    /// Judges an OCSP response (a stapled one, or one fetched elsewhere) for `certificate` issued by
+    /// `issuer` at `time`: signer authorisation (RFC 6960 4.2.2.2), times and status.
+    public static func judgeOCSP(_ bytes: [UInt8], certificate: Certificate, issuer: Certificate, at time: Date, kind: String = "OCSP", url: String = "-")
+        -> RevocationAttempt
+    {
+        let verdict = RevocationData.judge(ocsp: bytes, certificate: certificate, issuer: issuer, at: time)
+        return RevocationAttempt(
+            kind: kind, method: "-", url: url, bytes: bytes.count, thisUpdate: verdict.thisUpdate, nextUpdate: verdict.nextUpdate, producedAt: verdict.producedAt,
+            responderStatus: verdict.responderStatus, outcome: verdict.outcome, status: verdict.status)
+    }
+
+    /// The trust finding `entry` makes under `mode` (nil when it passes): revoked always; under
+    /// ``RevocationMode/hard`` also unknown, offline and invalid data. A revoked CA is blamed as the CA.
+    public static func finding(_ entry: CertificateRevocation, chain: [Certificate], mode: RevocationMode) -> TrustFinding? {
+        RevocationFindings.finding(entry, chain: chain, mode: mode)
+    }
+
     private func fetch(_ request: RevocationRequest, deadline: Date) -> RevocationResponse {
         let remaining = deadline.timeIntervalSinceNow
         guard let fetcher else { return RevocationResponse(status: nil, failure: "no fetcher is configured") }
