@@ -204,3 +204,55 @@ final class RevocationCommandTests: XCTestCase {
         return result.stdoutText + result.stderr
     }
 }
+
+/// OCSP stapling: `probe` asks for the status in every handshake and judges the staple;
+/// `openssl s_server -status_file` staples the bed's answers, `curl --cert-status` judges too.
+extension RevocationCommandTests {
+    func stapling(_ name: String) throws -> SServerPeer {
+        try SServerPeer(
+            certificate: "\(dir)/leaf-\(name).pem", key: "\(dir)/leaf-\(name).key", ["-cert_chain", "\(dir)/issuing.pem", "-status_file", "\(dir)/staple-\(name).der"])
+    }
+
+    func testStapledGoodIsShownWithItsTimes() throws {
+        let server = try stapling("good")
+        defer { server.stop() }
+        let result = mtls(["probe", "https://127.0.0.1:\(server.port)/", "--anchors", "\(dir)/root.pem", "--json"])
+        let json = try result.json()
+        let staple = try XCTUnwrap(json["stapledOCSP"] as? [String: Any], "\(result)")
+        XCTAssertEqual(staple["status"] as? String, "good")
+        XCTAssertEqual(staple["kind"] as? String, "stapled OCSP")
+        XCTAssertNotNil(staple["producedAt"] as? String)
+        XCTAssertNotNil(staple["thisUpdate"] as? String)
+        XCTAssertEqual((json["trust"] as? [String: Any])?["trusted"] as? Bool, true, "\(result)")
+        let text = mtls(["probe", "https://127.0.0.1:\(server.port)/", "--anchors", "\(dir)/root.pem"])
+        XCTAssertContains(text.stdout, "stapled OCSP")
+        XCTAssertContains(text.stdout, "good [")
+        let curl = try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "--cert-status", "--cacert", "\(dir)/root.pem", "https://127.0.0.1:\(server.port)/"])
+        XCTAssertEqual(curl.status, 0, "curl --cert-status accepts the good staple: \(curl.stderr)")
+    }
+
+    func testStapledRevokedFailsTrustAsCurlDoes() throws {
+        let server = try stapling("revoked")
+        defer { server.stop() }
+        let result = mtls(["probe", "https://127.0.0.1:\(server.port)/", "--anchors", "\(dir)/root.pem", "--json"])
+        XCTAssertNotEqual(result.exitCode, 0, "\(result)")
+        XCTAssertContains(result.stdout + result.stderr, "revoked")
+        XCTAssertContains(result.stdout + result.stderr, "keyCompromise")
+        let insecure = try mtls(["probe", "https://127.0.0.1:\(server.port)/", "--anchors", "\(dir)/root.pem", "--insecure", "--json"]).json()
+        XCTAssertEqual((insecure["stapledOCSP"] as? [String: Any])?["status"] as? String, "revoked")
+        let findings = (insecure["trust"] as? [String: Any])?["findings"] as? [[String: Any]] ?? []
+        XCTAssertTrue(findings.contains { $0["error"] as? String == "X509_V_ERR_CERT_REVOKED" }, "\(insecure)")
+        let curl = try runProcess("/usr/bin/curl", ["-sS", "-o", "/dev/null", "--cert-status", "--cacert", "\(dir)/root.pem", "https://127.0.0.1:\(server.port)/"])
+        XCTAssertNotEqual(curl.status, 0, "curl --cert-status refuses the revoked staple too")
+    }
+
+    /// `probe --revocation hard` checks the server's chain as verify does.
+    func testProbeRevocationChecksTheServerChain() throws {
+        let server = try stapling("good")
+        defer { server.stop() }
+        let json = try mtls(["probe", "https://127.0.0.1:\(server.port)/", "--anchors", "\(dir)/root.pem", "--revocation", "hard", "--json"]).json()
+        let revocation = (json["trust"] as? [String: Any])?["revocation"] as? [String: Any]
+        let entries = revocation?["certificates"] as? [[String: Any]] ?? []
+        XCTAssertEqual(entries.map { $0["status"] as? String ?? "" }, ["good", "good"], "\(json)")
+    }
+}

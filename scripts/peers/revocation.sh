@@ -24,6 +24,8 @@
 #   no-revocation-info   neither CDP nor AIA
 # URLs: http://127.0.0.1:HTTP_PORT/{root.crl,issuing.crl,issuing-delta.crl,revoked-ca.crl,stale.crl,
 # root.crt,issuing.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
+# DIR/staple-good.der and DIR/staple-revoked.der are the issuing CA's OCSP answers for those
+# leaves, for `openssl s_server -status_file` (OCSP stapling; `curl --cert-status` judges).
 # The server is scripts/peers/revocation/server.py (python3; log in DIR/server.log).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -173,6 +175,12 @@ freshestCRL = URI:$u/issuing-delta.crl"
   # OCSP responders (openssl ocsp one-shot mode, run by server.py per request).
   printf '%s\n' -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/issuing.pem" -rkey "$D/issuing.key" -nmin 60 >"$D/ocsp-issuing.args"
   printf '%s\n' -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/rogue.pem" -rkey "$D/rogue.key" -nmin 60 >"$D/ocsp-rogue.args"
+  # Staples for `openssl s_server -status_file` (the tests serve leaf-good / leaf-revoked with them).
+  for n in good revoked; do
+    ossl ocsp -issuer "$D/issuing.pem" -cert "$D/leaf-$n.pem" -no_nonce -reqout "$D/ocsp-request-$n.der"
+    ossl ocsp -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/issuing.pem" -rkey "$D/issuing.key" -nmin 60 \
+      -reqin "$D/ocsp-request-$n.der" -respout "$D/staple-$n.der"
+  done
   for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info; do
     cat "$D/leaf-$n.pem" "$D/issuing.pem" >"$D/chain-$n.pem"
   done
