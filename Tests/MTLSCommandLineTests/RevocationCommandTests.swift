@@ -1,4 +1,7 @@
 import Foundation
+import MTLSHTTP
+import MTLSTrust
+import Synchronization
 import XCTest
 
 /// `mtls verify --revocation` against the revocation bed (scripts/peers/revocation.sh): an AD
@@ -254,5 +257,52 @@ extension RevocationCommandTests {
         let revocation = (json["trust"] as? [String: Any])?["revocation"] as? [String: Any]
         let entries = revocation?["certificates"] as? [[String: Any]] ?? []
         XCTAssertEqual(entries.map { $0["status"] as? String ?? "" }, ["good", "good"], "\(json)")
+    }
+}
+
+/// The library: `TrustPolicy.revocation` with a replaceable fetcher.
+extension RevocationCommandTests {
+    /// Refuses every OCSP GET (as some responders do) and passes the rest to `RevocationFetch`,
+    /// counting the requests.
+    final class NoGETFetcher: RevocationFetching {
+        let network = RevocationFetch()
+        let seen = Mutex<[String]>([])
+        func fetch(_ request: RevocationRequest, timeout: Double) -> RevocationResponse {
+            seen.withLock { $0.append("\(request.method) \(request.url)") }
+            if request.method == "GET" && request.url.contains("/ocsp/") { return RevocationResponse(status: 405) }
+            return network.fetch(request, timeout: timeout)
+        }
+    }
+
+    func testLibraryFallsBackToPOSTAndCachesPerFetcher() throws {
+        let root = try Certificate.fromPEM(Array(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/root.pem"))))
+        let chain = try Certificate.fromPEM(Array(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/chain-revoked.pem"))))
+        let fetcher = NoGETFetcher()
+        var policy = TrustPolicy(anchors: root, intermediates: Array(chain.dropFirst()), purpose: .client)
+        policy.revocation = .hard
+        policy.revocationFetcher = fetcher
+        let evaluator = try TrustEvaluator(policy: policy)
+        let evaluation = evaluator.evaluate(chain[0])
+        XCTAssertFalse(evaluation.isTrusted)
+        let leaf = try XCTUnwrap(evaluation.revocation?.certificates.first)
+        XCTAssertEqual(leaf.status.name, "revoked")
+        let methods = leaf.attempts.filter { $0.kind == "OCSP" }.map(\.method)
+        XCTAssertEqual(methods, ["GET", "POST"], "POST after a refused GET")
+        XCTAssertEqual(leaf.attempts.last?.status?.name, "revoked")
+        // The same fetcher again: every answer from its cache.
+        let again = evaluator.evaluate(chain[0])
+        XCTAssertTrue(again.revocation?.certificates.flatMap(\.attempts).filter { $0.kind != "OCSP" || $0.method == "POST" }.allSatisfy(\.cached) ?? false)
+        // Off (the default): no fetch at all.
+        policy.revocation = .off
+        let before = fetcher.seen.withLock { $0.count }
+        XCTAssertNil(try TrustEvaluator(policy: policy).evaluate(chain[0]).revocation)
+        XCTAssertEqual(fetcher.seen.withLock { $0.count }, before)
+    }
+
+    /// Plain http:// only: an https:// or ldap:// location is not fetched.
+    func testFetcherRefusesOtherSchemes() {
+        let response = RevocationFetch().fetch(RevocationRequest(url: "https://127.0.0.1:\(httpPort)/root.crl"), timeout: 2)
+        XCTAssertNil(response.status)
+        XCTAssertContains(response.failure ?? "", "http:// URL")
     }
 }
