@@ -7,7 +7,7 @@ import Synchronization
     import Foundation
 #endif
 
-/// The network of a revocation check (``MTLSTrust/RevocationFetching``): CRLs and OCSP over
+/// The network of a revocation check (MTLSTrust's `RevocationFetching`): CRLs and OCSP over
 /// plain `http://` as RFC 5280 and RFC 6960 intend, through the same bounded exchange as
 /// ``IssuerFetch`` — one request, no redirect followed (a 3xx is reported, not chased), the
 /// whole exchange within the per-URL timeout, the answer within `maximumBytes`.
