@@ -306,3 +306,26 @@ extension RevocationCommandTests {
         XCTAssertContains(response.failure ?? "", "http:// URL")
     }
 }
+
+/// `probe --revocation`: the client certificate we send, checked as the server will check it.
+extension RevocationCommandTests {
+    func testProbeChecksOurClientCertificateAsTheServerWill() throws {
+        // Asks for a client certificate (-verify 1) and accepts any: what the server's revocation
+        // check would find is ours to tell.
+        let server = try SServerPeer(
+            certificate: "\(dir)/leaf-good.pem", key: "\(dir)/leaf-good.key", ["-cert_chain", "\(dir)/issuing.pem", "-verify", "1"])
+        defer { server.stop() }
+        let arguments = [
+            "probe", "https://127.0.0.1:\(server.port)/", "--anchors", "\(dir)/root.pem", "--cert", "\(dir)/chain-revoked.pem", "--key",
+            "\(dir)/leaf-revoked.key", "--revocation", "soft",
+        ]
+        let json = try mtls(arguments + ["--json"]).json()
+        let client = try XCTUnwrap(json["clientRevocation"] as? [String: Any], "\(json)")
+        let entries = client["certificates"] as? [[String: Any]] ?? []
+        XCTAssertEqual(entries.first?["status"] as? String, "revoked", "\(client)")
+        XCTAssertEqual(entries.first?["revocationReason"] as? String, "keyCompromise")
+        let text = mtls(arguments)
+        XCTAssertContains(text.stdout, "what the server finds when it checks the revocation of our certificate")
+        XCTAssertContains(text.stdout, "REVOKED (keyCompromise)")
+    }
+}

@@ -28,6 +28,9 @@ struct ProbeAnalysis {
     var bodyPreview: [UInt8]? = nil
     /// The final body's length when it was streamed.
     var streamedBodyBytes: Int? = nil
+    /// With `--revocation`: the revocation check of the client certificate we sent, as the server
+    /// (IIS) will check it, and the chain it was checked on.
+    var clientRevocation: (report: RevocationReport, chain: [Certificate])? = nil
 
     var requests: [CertificateRequestRecord] { report?.certificateRequests ?? [] }
 
@@ -215,6 +218,10 @@ struct ProbeAnalysis {
                 row("sent", request.hadNoIdentity ? "nothing (no identity given: --p12 or --cert/--key)" : "nothing")
             }
         }
+        if let (revocation, chain) = clientRevocation {
+            console.out("  what the server finds when it checks the revocation of our certificate:")
+            RevocationOutput.print(revocation, chain: chain, console: console, verbose: false)
+        }
         if !loginHops.isEmpty {
             console.out()
             section("HTTP")
@@ -348,6 +355,7 @@ struct ProbeAnalysis {
                         ),
                     ])
                 ))
+            if let (revocation, _) = clientRevocation { pairs.append(("clientRevocation", RevocationOutput.json(revocation))) }
             pairs.append(("overriddenProblems", .strings(report.overriddenProblems)))
         }
         pairs.append(

@@ -242,6 +242,7 @@ enum ProbeCommand {
         var analysis = ProbeAnalysis(
             url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
         analysis.user = credentials?.user
+        analysis.clientRevocation = RevocationOutput.checkSentIdentity(analysis.report, configuration: configuration)
         analysis.allowedSchemes = allowed
         analysis.channelBindingDisabled = !session.options.sendsChannelBinding
         if let output, output.written > 0 || (final.map { $0.body.isEmpty && $0.wireBodyLength > 0 } ?? false) {

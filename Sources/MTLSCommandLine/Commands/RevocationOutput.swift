@@ -26,6 +26,31 @@ enum RevocationOutput {
         policy.revocationFetcher = RevocationFetch()
     }
 
+    /// The revocation of the client certificate sent in `report`'s handshake, checked as the server
+    /// will check it (nil without `--revocation`, or when none was sent). The chain is the one sent
+    /// (the identity's), completed from the caIssuers URL when only the leaf is known.
+    static func checkSentIdentity(_ report: TLSSessionReport?, configuration: TLSClientConfiguration) -> (report: RevocationReport, chain: [Certificate])? {
+        let policy = configuration.trust
+        guard policy.revocation != .off, let sent = report?.certificateRequests.compactMap(\.sentCertificate).last else { return nil }
+        var chain = [sent] + (configuration.identities.first { $0.certificate == sent }?.chain ?? []).filter { $0 != sent }
+        if chain.count == 1, let url = sent.caIssuersURLs.first, let issuer = IssuerFetch.fetch(url, timeout: policy.revocationTimeouts.perURL).certificates.first {
+            chain.append(issuer)
+        }
+        let checker = RevocationChecker(
+            mode: policy.revocation, fetcher: policy.revocationFetcher, localCRLs: policy.crls, timeoutPerURL: policy.revocationTimeouts.perURL,
+            totalTimeout: policy.revocationTimeouts.total)
+        return (checker.check(chain, at: policy.evaluationTime ?? Date()), chain)
+    }
+
+    /// The first certificate whose status is not good, in words; nil when all are good.
+    static func problem(_ report: RevocationReport) -> String? {
+        guard let entry = report.certificates.first(where: { $0.status != .good }) else {
+            return report.certificates.isEmpty ? "its issuer is unknown, so it could not be checked" : nil
+        }
+        let who = entry.depth == 0 ? "the certificate" : "its issuing CA \(entry.subject)"
+        return "\(who) is \(statusText(entry.status))" + (entry.decidedBy.map { " (by \($0))" } ?? "")
+    }
+
     static func modeText(_ mode: RevocationMode) -> String {
         switch mode {
         case .hard: "hard-fail, as IIS checks a client certificate (CertCheckMode 0): a status that cannot be determined fails"
