@@ -466,6 +466,12 @@ final class TrustEvaluatorTests: XCTestCase {
         XCTAssertFalse(strict.isTrusted)
         XCTAssertTrue(strict.warnings.isEmpty, "webpki makes them findings, not warnings")
         XCTAssertTrue(Set(strict.findings.map(\.name)).isSuperset(of: warned), "\(strict.findings)")
+        // The plain verdict agrees with the platforms whose rules allow the chain.
+        let platforms = try PlatformEvaluator.evaluate(
+            leaf.certificate, policy: TrustPolicy(anchors: [root.certificate], evaluationTime: TrustEvaluatorTests.fixedTime, hostname: "example.com"),
+            platforms: [.chrome, .java]
+        ).verdicts
+        XCTAssertEqual(platforms.map(\.outcome), [.accepted, .accepted], "\(platforms)")
         // A client certificate has no Web PKI warnings; a public-suffix wildcard stays a failure
         // (Chrome and Firefox refuse it whoever issued it).
         XCTAssertTrue(try evaluate(leaf.certificate, anchors: [root.certificate], purpose: .client, profile: .automatic).warnings.isEmpty)
