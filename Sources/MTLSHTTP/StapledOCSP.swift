@@ -31,7 +31,8 @@ extension TLSConnection {
         let attempt = RevocationChecker.judgeOCSP(bytes, certificate: chain[0], issuer: chain[1], at: time, kind: "stapled OCSP", url: "(stapled)")
         state.report.stapledOCSP = attempt
         guard case .revoked = attempt.status else { return nil }
-        let entry = CertificateRevocation(depth: 0, subject: chain[0].subject, status: attempt.status ?? .unknown, decidedBy: "the OCSP response the server stapled", attempts: [attempt])
+        let entry = CertificateRevocation(
+            depth: 0, subject: chain[0].subject, status: attempt.status ?? .unknown, decidedBy: "the OCSP response the server stapled", attempts: [attempt])
         guard let finding = RevocationChecker.finding(entry, chain: chain, mode: .soft) else { return nil }
         state.report.trust?.findings.append(finding)
         if continuing {

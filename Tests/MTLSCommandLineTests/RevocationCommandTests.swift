@@ -192,7 +192,10 @@ final class RevocationCommandTests: XCTestCase {
         }
         let result = try runProcess(
             "/usr/bin/timeout",
-            ["10", "openssl", "ocsp", "-issuer", "\(dir)/issuing.pem", "-cert", "\(dir)/leaf-\(name).pem", "-url", "http://127.0.0.1:\(httpPort)/ocsp/\(responder)", "-CAfile", cafile])
+            [
+                "10", "openssl", "ocsp", "-issuer", "\(dir)/issuing.pem", "-cert", "\(dir)/leaf-\(name).pem", "-url", "http://127.0.0.1:\(httpPort)/ocsp/\(responder)", "-CAfile",
+                cafile,
+            ])
         let text = result.stdoutText + result.stderr
         if text.contains("Response Verify Failure") { return "Response Verify Failure" }
         for word in ["good", "revoked", "unknown"] where text.contains("leaf-\(name).pem: \(word)") { return word }

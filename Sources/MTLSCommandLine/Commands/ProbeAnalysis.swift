@@ -309,16 +309,19 @@ struct ProbeAnalysis {
                 pairs.append(
                     (
                         "trust",
-                        .object([
-                            ("trusted", .bool(trust.isTrusted)), ("summary", .string(trust.summary.rawValue)),
-                            (
-                                "findings",
-                                .array(
-                                    trust.findings.map {
-                                        .object([("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint.commandLine))])
-                                    })
-                            ),
-                        ] + (trust.revocation.map { [("revocation", RevocationOutput.json($0))] } ?? []))
+                        .object(
+                            [
+                                ("trusted", .bool(trust.isTrusted)), ("summary", .string(trust.summary.rawValue)),
+                                (
+                                    "findings",
+                                    .array(
+                                        trust.findings.map {
+                                            .object([
+                                                ("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint.commandLine)),
+                                            ])
+                                        })
+                                ),
+                            ] + (trust.revocation.map { [("revocation", RevocationOutput.json($0))] } ?? []))
                     ))
             }
             pairs.append(("stapledOCSP", report.stapledOCSP.map(RevocationOutput.attemptJSON) ?? .null))
