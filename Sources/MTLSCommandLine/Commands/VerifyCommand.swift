@@ -14,7 +14,11 @@ enum VerifyCommand {
         discussion: """
             Evaluates the first certificate (the leaf) with the rest as candidate intermediates. With \
             --anchors, ONLY those anchors are trusted (add --system-roots to trust the system's too); \
-            without --anchors, the system roots are used. Inputs may be PEM, DER or PKCS#12.
+            without --anchors, the system roots are used. Inputs may be PEM, DER or PKCS#12. The verdict \
+            is judged as the clients judge (--profile clients, the default: RFC 5280 and the rules curl, \
+            OpenSSL, Java, Chrome and the platforms enforce); Baseline Requirements findings that no client \
+            enforces are listed as warnings, and fail only with --profile webpki. The output names the \
+            profile that judged. --revocation hard|soft fetches CRLs, delta CRLs and OCSP and lists every URL.
             """,
         arguments: [ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)],
         options: [
