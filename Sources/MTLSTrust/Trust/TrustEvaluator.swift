@@ -62,6 +62,8 @@ public struct TrustEvaluator: Sendable {
     /// The fast path for leaves under already accepted intermediates (`TrustFastPath.swift`), or
     /// nil when the policy does not allow it.
     let fastPath: TrustFastPath?
+    /// The Web PKI rules reported as warnings (``TrustPolicy/reportsWebPKIWarnings``), or nil.
+    let advisory: AdvisoryProfile?
 
     /// Prepares an evaluator.
     ///
@@ -97,6 +99,7 @@ public struct TrustEvaluator: Sendable {
         // verdicts to FILE (scripts/trust-differential.sh over x509-limbo, the tests, the fuzzer).
         let differential = getenv("MTLS_TRUST_DIFFERENTIAL").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
         self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differential, policy: policy) : nil
+        self.advisory = policy.reportsWebPKIWarnings ? AdvisoryProfile(policy: policy, anchors: anchorSet) : nil
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
@@ -106,7 +109,7 @@ public struct TrustEvaluator: Sendable {
     /// when read).
     public func evaluate(_ leaf: Certificate, extraIntermediates: [Certificate] = []) -> TrustEvaluation {
         var evaluation = verdict(leaf, extraIntermediates: extraIntermediates)
-        if policy.reportsWebPKIWarnings { evaluation.advisory = AdvisoryProfile(policy: policy, anchors: anchorSet) }
+        evaluation.advisory = advisory
         if policy.revocation != .off, evaluation.chain.count > 1 { checkRevocation(&evaluation) }
         return evaluation
     }

@@ -209,10 +209,16 @@ public struct TrustEvaluation: Sendable {
     }
 }
 
-/// The Web PKI rules run for warnings only, on the chain an evaluation built.
-struct AdvisoryProfile: Sendable {
+/// The Web PKI rules run for warnings only, on the chain an evaluation built. A class, made once
+/// per evaluator: an evaluation holds a reference, not a copy of the policy.
+final class AdvisoryProfile: Sendable {
     let policy: TrustPolicy
     let anchors: Set<Certificate>
+
+    init(policy: TrustPolicy, anchors: Set<Certificate>) {
+        self.policy = policy
+        self.anchors = anchors
+    }
 
     func warnings(_ chain: [Certificate]) -> [TrustFinding] {
         guard !chain.isEmpty else { return [] }
