@@ -36,12 +36,13 @@ _mtls() {
                 --anchors) _mtls_values file "$cur"; return 0 ;;
                 --intermediates) _mtls_values file "$cur"; return 0 ;;
                 --host) _mtls_values host "$cur"; return 0 ;;
-                --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
+                --profile) _mtls_values words "$cur" clients webpki rfc5280; return 0 ;;
                 --email) _mtls_values none "$cur"; return 0 ;;
                 --key-usage) _mtls_values none "$cur"; return 0 ;;
                 --at) _mtls_values none "$cur"; return 0 ;;
                 --purpose) _mtls_values words "$cur" server client any; return 0 ;;
                 --crl) _mtls_values file "$cur"; return 0 ;;
+                --revocation) _mtls_values words "$cur" hard soft; return 0 ;;
                 --max-depth) _mtls_values none "$cur"; return 0 ;;
                 --pin) _mtls_values none "$cur"; return 0 ;;
                 --pins) _mtls_values file "$cur"; return 0 ;;
@@ -49,7 +50,7 @@ _mtls() {
                 --platform) _mtls_values words "$cur" apple android java chrome all; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots --intermediates --host --no-hostname-check --profile --email --key-usage --at --purpose --partial-chain --crl --max-depth --pin --pins --password --batch --platform --fetch-aia --json -v --verbose -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots --intermediates --host --no-hostname-check --profile --email --key-usage --at --purpose --partial-chain --crl --revocation --max-depth --pin --pins --password --batch --platform --fetch-aia --json -v --verbose -h --help" -- "$cur"))
             else
                 _mtls_values file "$cur"
             fi
@@ -119,10 +120,11 @@ _mtls() {
                 --concurrency) _mtls_values none "$cur"; return 0 ;;
                 --shard) _mtls_values none "$cur"; return 0 ;;
                 --platform) _mtls_values words "$cur" apple; return 0 ;;
-                --profile) _mtls_values words "$cur" webpki rfc5280; return 0 ;;
+                --profile) _mtls_values words "$cur" clients webpki rfc5280; return 0 ;;
+                --revocation) _mtls_values words "$cur" hard soft; return 0 ;;
             esac
             if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --report --targets --concurrency --shard --platform --fetch-aia --profile -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--anchors --system-roots -k --insecure --no-hostname-check --pin --pins --p12 --password --cert --key --key-password --tls-min --tls-max --servername --connect-to --timeout --legacy-renegotiation -X --method -H --header --data --user --user-password --auth --no-channel-binding --auth-origin --saml --cookie-jar -L --follow --max-redirects -o --output --output-text --save-chain --at --force -v --verbose --show-secrets --json --report --targets --concurrency --shard --platform --fetch-aia --profile --revocation -h --help" -- "$cur"))
             else
                 _mtls_values none "$cur"
             fi

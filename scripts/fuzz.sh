@@ -52,10 +52,11 @@ declare -A SEEDS=(
     [pin-document]="Fuzz/seeds/pin-document/*"
     [trust-fast-path]="TestCerts/*.der Fuzz/seeds/trust-fast-path/*"
     [display-text]="Fuzz/seeds/display-text/*"
+    [revocation-data]="Fuzz/seeds/revocation-data/*"
 )
 TARGETS=(certificate-pem certificate-der certificate-loader private-key pkcs12 pkcs12-nopass der-spki
     http-response chunked http-request decompressor url cookie www-authenticate ntlm-challenge html-form cli-arguments
-    pin-document trust-fast-path display-text)
+    pin-document trust-fast-path display-text revocation-data)
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 

@@ -53,6 +53,13 @@ long mtls_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version) { return SSL_
 long mtls_SSL_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }
 long mtls_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode) { return SSL_CTX_set_session_cache_mode(ctx, mode); }
 long mtls_SSL_get_secure_renegotiation_support(SSL *ssl) { return SSL_get_secure_renegotiation_support(ssl); }
+long mtls_SSL_request_ocsp_status(SSL *ssl) { return SSL_set_tlsext_status_type(ssl, TLSEXT_STATUSTYPE_ocsp); }
+long mtls_SSL_get_ocsp_response(SSL *ssl, const unsigned char **response) {
+    unsigned char *bytes = NULL;
+    long length = SSL_get_tlsext_status_ocsp_resp(ssl, &bytes);
+    *response = bytes;
+    return length;
+}
 long mtls_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list) { return SSL_CTX_set1_groups_list(ctx, list); }
 long mtls_SSL_num_renegotiations(SSL *ssl) { return SSL_num_renegotiations(ssl); }
 long mtls_SSL_set_mode(SSL *ssl, long mode) { return SSL_set_mode(ssl, mode); }

@@ -24,12 +24,25 @@ public enum IssuerFetch {
     }
 
     static func get(_ text: String, timeout: Double, maximumBytes: Int) throws(HTTPSError) -> [UInt8] {
+        let answer = try exchange(text, timeout: timeout, maximumBytes: maximumBytes, purpose: "a caIssuers location")
+        guard answer.status == 200 else { throw HTTPSError(.httpParse, host: answer.host, "it answered HTTP \(answer.status), not 200") }
+        return answer.body
+    }
+
+    /// The one bounded plain-HTTP exchange of mtls (caIssuers certificates, CRLs, OCSP): one
+    /// request (GET, or POST with `body`), no redirect followed, no cookie, `Connection: close`;
+    /// the whole exchange within `timeout` seconds and the answer at most `maximumBytes` long.
+    static func exchange(
+        _ text: String, method: String = "GET", body requestBody: [UInt8] = [], contentType: String? = nil, timeout: Double, maximumBytes: Int, purpose: String
+    ) throws(HTTPSError) -> (status: Int, body: [UInt8], host: String) {
         let url = try HTTPSURL(text)
-        guard url.scheme == "http" else { throw HTTPSError(.url, host: url.hostHeader, "a caIssuers location is an http:// URL, not \(url.scheme)://") }
+        guard url.scheme == "http" else { throw HTTPSError(.url, host: url.hostHeader, "\(purpose) is an http:// URL, not \(url.scheme)://") }
         let deadline = Deadline.after(timeout)
         let socket = try TCP.connect(host: url.host, port: url.port, deadline: deadline)
         defer { socket.close() }
-        let request = Array("GET \(url.target) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nAccept: */*\r\nUser-Agent: mtls\r\nConnection: close\r\n\r\n".utf8)
+        let content = requestBody.isEmpty && method == "GET" ? "" : "Content-Type: \(contentType ?? "application/octet-stream")\r\nContent-Length: \(requestBody.count)\r\n"
+        let request =
+            Array("\(method) \(url.target) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nAccept: */*\r\nUser-Agent: mtls\r\n\(content)Connection: close\r\n\r\n".utf8) + requestBody
         var sent = 0
         while sent < request.count {
             let written = request[sent...].withUnsafeBytes { Glibc.write(socket.fd, $0.baseAddress, $0.count) }
@@ -41,7 +54,7 @@ public enum IssuerFetch {
                 throw HTTPSError(.io, host: url.hostHeader, "could not send the request: \(String(cString: strerror(errno)))")
             }
         }
-        var parser = HTTPResponseParser(requestMethod: "GET")
+        var parser = HTTPResponseParser(requestMethod: method)
         var status = 0
         var body: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 * 1024)
@@ -53,7 +66,7 @@ public enum IssuerFetch {
                 case .body(let chunk):
                     body += chunk
                     guard body.count <= maximumBytes else {
-                        throw HTTPSError(.io, host: url.hostHeader, "the answer is longer than \(maximumBytes) bytes; no issuer certificate is")
+                        throw HTTPSError(.io, host: url.hostHeader, "the answer is longer than \(maximumBytes) bytes, more than \(purpose) may serve")
                     }
                 case .end: return true
                 }
@@ -77,8 +90,7 @@ public enum IssuerFetch {
             }
             if try take(events) || count == 0 { break reading }
         }
-        guard status == 200 else { throw HTTPSError(.httpParse, host: url.hostHeader, "it answered HTTP \(status), not 200") }
-        return body
+        return (status, body, url.hostHeader)
     }
 
     private static func timedOut(_ url: HTTPSURL) -> HTTPSError {

@@ -99,8 +99,8 @@ final class ChromiumPKICommandTests: XCTestCase {
                 XCTAssertNotNil(finding["depth"] as? Int, "\(row.name): \(finding)")
             }
             if row.webPKI != "-" {
-                let byDefault = mtls(["verify"] + arguments)
-                XCTAssertEqual(byDefault.exitCode, row.webPKI == "accept" ? 0 : 1, "\(row.name) (default profile): \(byDefault)")
+                let byDefault = mtls(["verify"] + arguments + ["--profile", "webpki"])
+                XCTAssertEqual(byDefault.exitCode, row.webPKI == "accept" ? 0 : 1, "\(row.name) (--profile webpki): \(byDefault)")
                 if row.webPKI == "reject" { XCTAssertTrue(byDefault.stdout.contains("hint: "), "\(row.name): \(byDefault.stdout)") }
             }
         }

@@ -261,9 +261,18 @@ final class VerifyCommandTests: XCTestCase {
         // Without a host to check, the chain itself is fine under RFC 5280; the Baseline
         // Requirements refuse a server certificate without subjectAltName (7.1.2.7.12).
         XCTAssertExit(verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root, "--profile", "rfc5280"]), 0)
-        let webpki = verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root, "--json"])
+        let webpki = verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root, "--profile", "webpki", "--json"])
         XCTAssertExit(webpki, 1)
         XCTAssertTrue(findingsOf(try webpki.json()).contains { $0["error"] as? String == "MTLS_WEBPKI_EE_SAN_MISSING" })
+        // By default (what clients do) it is trusted, with the rule as a warning.
+        let byDefault = verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root, "--json"])
+        XCTAssertExit(byDefault, 0)
+        let warnings = (try byDefault.json()["warnings"] as? [[String: Any]]) ?? []
+        XCTAssertTrue(warnings.contains { $0["error"] as? String == "MTLS_WEBPKI_EE_SAN_MISSING" }, "\(warnings)")
+        let text = verify([Fixtures.path("server-cn-only.pem"), intermediate, "--anchors", root])
+        XCTAssertContains(text.stdout, "Profile: clients")
+        XCTAssertContains(text.stdout, "⚠")
+        XCTAssertContains(text.stdout, "a public CA could not issue it")
     }
 
     func testPartialChainAcceptsTheIntermediateAsAnAnchorOnlyWhenAsked() throws {
@@ -538,16 +547,16 @@ final class VerifyCommandTests: XCTestCase {
 
     func testProfileIsChosenByPurposeAndNamedInTextAndJSON() throws {
         let server = try verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost", "--json"]).json()
-        XCTAssertEqual(server["profile"] as? String, "webpki")
+        XCTAssertEqual(server["profile"] as? String, "clients")
         let explicit = try verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--profile", "rfc5280", "--json"]).json()
         XCTAssertEqual(explicit["profile"] as? String, "rfc5280")
         let client = try verify([Fixtures.path("client-alice.pem"), intermediate, "--anchors", root, "--purpose", "client", "--json"]).json()
-        XCTAssertEqual(client["profile"] as? String, "rfc5280")
-        let text = verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost"])
+        XCTAssertEqual(client["profile"] as? String, "clients")
+        let text = verify([Fixtures.path("server.pem"), intermediate, "--anchors", root, "--host", "localhost", "--profile", "webpki"])
         XCTAssertContains(text.stdout, "Profile: webpki")
         let bad = verify([Fixtures.path("server.pem"), "--anchors", root, "--profile", "browser"])
         XCTAssertExit(bad, 2)
-        XCTAssertContains(bad.stderr, "webpki or rfc5280")
+        XCTAssertContains(bad.stderr, "clients, webpki or rfc5280")
     }
 
     /// A CA certificate as the leaf: RFC 5280 lets it end a path, the Baseline Requirements do not.

@@ -18,11 +18,13 @@ final class TrustEvaluatorTests: XCTestCase {
     private func evaluate(
         _ leaf: Certificate, intermediates: [Certificate] = [], anchors: [Certificate], host: String? = nil,
         purpose: TrustPolicy.Purpose = .server, crls: [CertificateRevocationList] = [], maximumDepth: Int? = nil,
-        profile: TrustPolicy.Profile = .automatic, partialChain: Bool = false, at time: Date = TrustEvaluatorTests.fixedTime
+        profile: TrustPolicy.Profile? = nil, partialChain: Bool = false, at time: Date = TrustEvaluatorTests.fixedTime
     ) throws -> TrustEvaluation {
+        // Most rule tests here judge by the Baseline Requirements: the webpki profile for a server,
+        // unless a test names another.
         let policy = TrustPolicy(
             anchors: anchors, intermediates: intermediates, evaluationTime: time, purpose: purpose, hostname: host,
-            allowsPartialChain: partialChain, crls: crls, maximumDepth: maximumDepth, profile: profile)
+            allowsPartialChain: partialChain, crls: crls, maximumDepth: maximumDepth, profile: profile ?? (purpose == .server ? .webPKI : .automatic))
         return try TrustEvaluator(policy: policy).evaluate(leaf)
     }
 
@@ -444,6 +446,37 @@ final class TrustEvaluatorTests: XCTestCase {
         assertTrusted(try evaluate(noEKU.certificate, anchors: [root.certificate], host: "example.com", profile: .rfc5280))
         // The same chains pass under RFC 5280 alone.
         assertTrusted(try evaluate(anyEKU.certificate, anchors: [root.certificate], host: "example.com", profile: .rfc5280))
+    }
+
+    /// The default (clients') profile: what a private CA issues every day and every client accepts
+    /// is trusted, with the Baseline Requirements findings as warnings; webpki refuses the same chain.
+    func testClientsProfileReportsBaselineRequirementsAsWarnings() throws {
+        let pki = try MiniPKI(self)
+        let root = try pki.root("Private Root", extensions: "basicConstraints = critical,CA:TRUE\nsubjectKeyIdentifier = hash\n")
+        let leaf = try pki.leaf(issuer: root, eku: nil, keyUsage: "critical, digitalSignature, keyEncipherment")
+        let clients = try evaluate(leaf.certificate, anchors: [root.certificate], host: "example.com", profile: .automatic)
+        assertTrusted(clients)
+        let warned = Set(clients.warnings.map(\.name))
+        XCTAssertTrue(warned.isSuperset(of: ["MTLS_WEBPKI_EE_EKU_MISSING", "MTLS_WEBPKI_EE_KEY_USAGE"]), "\(warned)")
+        for warning in clients.warnings {
+            XCTAssertTrue(warning.hint.description.contains("a public CA could not issue it"), "\(warning.hint)")
+            XCTAssertTrue(warning.hint.description.contains("TrustPolicy.profile"), "\(warning.hint)")
+        }
+        let strict = try evaluate(leaf.certificate, anchors: [root.certificate], host: "example.com", profile: .webPKI)
+        XCTAssertFalse(strict.isTrusted)
+        XCTAssertTrue(strict.warnings.isEmpty, "webpki makes them findings, not warnings")
+        XCTAssertTrue(Set(strict.findings.map(\.name)).isSuperset(of: warned), "\(strict.findings)")
+        // The plain verdict agrees with the platforms whose rules allow the chain.
+        let platforms = try PlatformEvaluator.evaluate(
+            leaf.certificate, policy: TrustPolicy(anchors: [root.certificate], evaluationTime: TrustEvaluatorTests.fixedTime, hostname: "example.com"),
+            platforms: [.chrome, .java]
+        ).verdicts
+        XCTAssertEqual(platforms.map(\.outcome), [.accepted, .accepted], "\(platforms)")
+        // A client certificate has no Web PKI warnings; a public-suffix wildcard stays a failure
+        // (Chrome and Firefox refuse it whoever issued it).
+        XCTAssertTrue(try evaluate(leaf.certificate, anchors: [root.certificate], purpose: .client, profile: .automatic).warnings.isEmpty)
+        let wildcard = try pki.leaf(issuer: root, san: "DNS:*.co.uk")
+        assertRejected(try evaluate(wildcard.certificate, anchors: [root.certificate], host: "example.co.uk", profile: .automatic), "MTLS_WEBPKI_PUBLIC_SUFFIX_WILDCARD")
     }
 
     func testCACertificateCannotBeTheLeaf() throws {

@@ -89,6 +89,9 @@ long mtls_SSL_CTX_set_max_proto_version(SSL_CTX *ctx, int version);
 long mtls_SSL_set_tlsext_host_name(SSL *ssl, const char *name);
 long mtls_SSL_CTX_set_session_cache_mode(SSL_CTX *ctx, long mode);
 long mtls_SSL_get_secure_renegotiation_support(SSL *ssl);
+/* OCSP stapling (macros): ask for the server's status, and read what it stapled (length, or -1). */
+long mtls_SSL_request_ocsp_status(SSL *ssl);
+long mtls_SSL_get_ocsp_response(SSL *ssl, const unsigned char *_Nullable *_Nonnull response);
 long mtls_SSL_CTX_set1_groups_list(SSL_CTX *ctx, const char *list);
 long mtls_SSL_num_renegotiations(SSL *ssl);
 long mtls_SSL_set_mode(SSL *ssl, long mode);

@@ -29,6 +29,7 @@ extension OptionKey {
     static let connectTo = OptionKey("connect-to")
     static let cookieJar = OptionKey("cookie-jar")
     static let crl = OptionKey("crl")
+    static let revocation = OptionKey("revocation")
     static let data = OptionKey("data")
     static let duration = OptionKey("duration")
     static let email = OptionKey("email")

@@ -28,6 +28,9 @@ struct ProbeAnalysis {
     var bodyPreview: [UInt8]? = nil
     /// The final body's length when it was streamed.
     var streamedBodyBytes: Int? = nil
+    /// With `--revocation`: the revocation check of the client certificate we sent, as the server
+    /// (IIS) will check it, and the chain it was checked on.
+    var clientRevocation: (report: RevocationReport, chain: [Certificate])? = nil
 
     var requests: [CertificateRequestRecord] { report?.certificateRequests ?? [] }
 
@@ -176,6 +179,10 @@ struct ProbeAnalysis {
                     for finding in trust.findings { console.out("    ✗ depth \(finding.depth): \(finding.reason) (\(finding.name))") }
                 }
             }
+            row("stapled OCSP", report.stapledOCSP.map(RevocationOutput.stapledText) ?? "none (the server staples no OCSP response)")
+            if let revocation = report.trust?.revocation, let chain = report.trust?.chain {
+                RevocationOutput.print(revocation, chain: chain, console: console, verbose: false)
+            }
             if let match = report.pinMatch {
                 row(
                     "pins",
@@ -210,6 +217,10 @@ struct ProbeAnalysis {
             } else {
                 row("sent", request.hadNoIdentity ? "nothing (no identity given: --p12 or --cert/--key)" : "nothing")
             }
+        }
+        if let (revocation, chain) = clientRevocation {
+            console.out("  what the server finds when it checks the revocation of our certificate:")
+            RevocationOutput.print(revocation, chain: chain, console: console, verbose: false)
         }
         if !loginHops.isEmpty {
             console.out()
@@ -298,18 +309,22 @@ struct ProbeAnalysis {
                 pairs.append(
                     (
                         "trust",
-                        .object([
-                            ("trusted", .bool(trust.isTrusted)), ("summary", .string(trust.summary.rawValue)),
-                            (
-                                "findings",
-                                .array(
-                                    trust.findings.map {
-                                        .object([("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint.commandLine))])
-                                    })
-                            ),
-                        ])
+                        .object(
+                            [
+                                ("trusted", .bool(trust.isTrusted)), ("summary", .string(trust.summary.rawValue)),
+                                (
+                                    "findings",
+                                    .array(
+                                        trust.findings.map {
+                                            .object([
+                                                ("depth", .int($0.depth)), ("error", .string($0.name)), ("reason", .string($0.reason)), ("hint", .string($0.hint.commandLine)),
+                                            ])
+                                        })
+                                ),
+                            ] + (trust.revocation.map { [("revocation", RevocationOutput.json($0))] } ?? []))
                     ))
             }
+            pairs.append(("stapledOCSP", report.stapledOCSP.map(RevocationOutput.attemptJSON) ?? .null))
             if let match = report.pinMatch {
                 pairs.append(
                     (
@@ -343,6 +358,7 @@ struct ProbeAnalysis {
                         ),
                     ])
                 ))
+            if let (revocation, _) = clientRevocation { pairs.append(("clientRevocation", RevocationOutput.json(revocation))) }
             pairs.append(("overriddenProblems", .strings(report.overriddenProblems)))
         }
         pairs.append(

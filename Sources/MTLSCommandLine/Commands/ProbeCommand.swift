@@ -80,6 +80,7 @@ enum ProbeCommand {
                 .fetchAIA,
                 help: "With --platform apple: fetch an intermediate the server leaves out from its authorityInfoAccess (http://), as iOS does."),
             ProfileOptions.profileSpec,
+            RevocationOutput.option,
         ],
         examples: [
             "mtls probe https://iis.example.com/secure --p12 alice.pfx --password env:PFX_PASSWORD",
@@ -265,6 +266,7 @@ enum ProbeCommand {
         var analysis = ProbeAnalysis(
             url: first.url, firstRequest: first, final: final, loginHops: session.hops, failure: failure, report: final?.tls ?? failure?.report, configuration: configuration)
         analysis.user = credentials?.user
+        analysis.clientRevocation = RevocationOutput.checkSentIdentity(analysis.report, configuration: configuration)
         analysis.allowedSchemes = allowed
         analysis.channelBindingDisabled = !session.options.sendsChannelBinding
         if let output, output.written > 0 || (final.map { $0.body.isEmpty && $0.wireBodyLength > 0 } ?? false) {

@@ -57,6 +57,9 @@ struct ProbeFacts {
     var requests: [Request] = []
     /// nil when the server's certificate was never evaluated.
     var serverTrusted: Bool?
+    /// With `--revocation`: what our own check found for the client certificate we sent, when it
+    /// is not good (a revoked or undeterminable status is what IIS answers with 403.13 or 403.16).
+    var clientRevocationProblem: String?
     var overriddenProblems: [String] = []
     var exchanges: [Exchange] = []
     /// The last response's status, substatus and reason, when one was received.
@@ -173,6 +176,7 @@ extension ProbeFacts {
                 hadNoIdentity: record.hadNoIdentity, identityFits: record.identityFits)
         }
         serverTrusted = report?.trust.map(\.isTrusted)
+        clientRevocationProblem = analysis.clientRevocation.flatMap { RevocationOutput.problem($0.report) }
         overriddenProblems = report?.overriddenProblems ?? []
         exchanges = analysis.loginHops.map { hop in
             let kind: String

@@ -208,7 +208,8 @@ enum ProbeRules {
     static func certificateStatus(_ facts: ProbeFacts) -> ProbeFinding? {
         guard facts.failure == nil, facts.finalStatus == 403 else { return nil }
         let sent = facts.requests.compactMap(\.sent).last
-        let sentWords = sent.map { " (\($0.subject), issued by \($0.issuer))" } ?? ""
+        let revocationWords = facts.clientRevocationProblem.map { "; our own revocation check of it, as the server makes it: \($0)" } ?? ""
+        let sentWords = (sent.map { " (\($0.subject), issued by \($0.issuer))" } ?? "") + revocationWords
         switch facts.finalSubstatus {
         case 7?, nil:
             if let request = facts.requests.last, request.sent == nil {

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSHTTP
 import MTLSTrust
 
 /// `mtls verify CERT [CERT...]`: is this certificate trusted by these anchors, for this host, at this time?
@@ -13,7 +14,11 @@ enum VerifyCommand {
         discussion: """
             Evaluates the first certificate (the leaf) with the rest as candidate intermediates. With \
             --anchors, ONLY those anchors are trusted (add --system-roots to trust the system's too); \
-            without --anchors, the system roots are used. Inputs may be PEM, DER or PKCS#12.
+            without --anchors, the system roots are used. Inputs may be PEM, DER or PKCS#12. The verdict \
+            is judged as the clients judge (--profile clients, the default: RFC 5280 and the rules curl, \
+            OpenSSL, Java, Chrome and the platforms enforce); Baseline Requirements findings that no client \
+            enforces are listed as warnings, and fail only with --profile webpki. The output names the \
+            profile that judged. --revocation hard|soft fetches CRLs, delta CRLs and OCSP and lists every URL.
             """,
         arguments: [ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)],
         options: [
@@ -29,6 +34,7 @@ enum VerifyCommand {
                 kind: .choice(TrustPolicy.Purpose.allCases.map(\.rawValue)), defaultValue: "server"),
             OptionSpec(.partialChain, help: "Accept a chain that ends at any anchor, not only a self-signed root."),
             OptionSpec(.crl, valueName: "FILE", repeatable: true, help: "Check revocation against the CRLs in FILE (repeatable)."),
+            RevocationOutput.option,
             OptionSpec(.maxDepth, valueName: "N", help: "The longest chain accepted (OpenSSL's verify depth)."),
             OptionSpec(.pin, valueName: "SPEC", repeatable: true, help: "Also require a chain certificate to match this pin (sha256/BASE64)."),
             OptionSpec(.pins, valueName: "FILE", help: "Also require a match with a pin from FILE."),
@@ -47,6 +53,7 @@ enum VerifyCommand {
             "mtls verify server.pem --anchors ca.pem --host api.example.com --platform all",
             "mtls verify alice.pem --anchors ca.pem --purpose client --email alice@example.com --key-usage digitalSignature",
             "mtls verify leaf.pem --anchors ca.pem --profile rfc5280",
+            "mtls verify client.pem --anchors root.pem --purpose client --revocation hard -v",
         ])
 
     static func run(_ arguments: ParsedArguments, _ console: Console) throws(CommandFailure) -> Int32 {
@@ -85,6 +92,7 @@ enum VerifyCommand {
             anchors: anchors, includesSystemRoots: useSystem, intermediates: intermediates, evaluationTime: time ?? Date(),
             purpose: purpose, hostname: host, allowsPartialChain: arguments.flag(.partialChain), crls: crls, maximumDepth: depth)
         try ProfileOptions.apply(arguments, to: &policy, command: "verify")
+        try RevocationOutput.apply(arguments, to: &policy, command: "verify")
         let evaluator: TrustEvaluator
         do throws(MTLSTrustError) {
             // MTLS_TRUST_DIFFERENTIAL=FILE (scripts/trust-differential.sh): both trust paths on every
@@ -110,6 +118,9 @@ enum VerifyCommand {
         }
 
         if let platforms = try PlatformVerdicts.requested(arguments) {
+            if policy.revocation != .off {
+                throw CommandFailure.usage("--revocation judges the plain verdict; run it without --platform", command: "verify")
+            }
             return try PlatformVerdicts.run(
                 platforms, jobs: jobs, policy: policy, pinning: pinning, fetchesIssuers: arguments.flag(.fetchAIA), json: arguments.flag(.json), console: console)
         }
@@ -163,18 +174,21 @@ enum VerifyCommand {
         let chain: [JSON] = evaluation.chain.enumerated().map { depth, certificate in
             CertificateDescription.json(certificate, depth: depth, extra: [("isAnchor", .bool(isAnchor(certificate, evaluation: evaluation, policy: policy, anchors: anchors)))])
         }
-        let findings: [JSON] = evaluation.findings.map { finding in
-            .object([
-                ("depth", .int(finding.depth)), ("subject", .string(finding.subject)), ("error", .string(finding.name)),
-                ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint.commandLine)),
-            ])
+        func entries(_ list: [TrustFinding]) -> [JSON] {
+            list.map { finding in
+                .object([
+                    ("depth", .int(finding.depth)), ("subject", .string(finding.subject)), ("error", .string(finding.name)),
+                    ("code", .int(Int(finding.code))), ("reason", .string(finding.reason)), ("hint", .string(finding.hint.commandLine)),
+                ])
+            }
         }
+        let findings = entries(evaluation.findings)
         var pairs: [(String, JSON)] = [
             ("source", .string(source)),
             ("trusted", .bool(trusted)),
             ("summary", .string(trusted ? TrustSummary.proceed.rawValue : (evaluation.isTrusted ? TrustSummary.recoverableTrustFailure.rawValue : evaluation.summary.rawValue))),
             ("purpose", .string(policy.purpose.rawValue)),
-            ("profile", .string(ProfileOptions.name(policy.effectiveProfile))),
+            ("profile", .string(ProfileOptions.name(policy.profile))),
             ("host", JSON.optional(policy.hostname)),
             ("email", JSON.optional(policy.email)),
             ("keyUsage", .strings(policy.requiredKeyUsage.names)),
@@ -182,8 +196,10 @@ enum VerifyCommand {
             ("anchors", .string(policy.anchors.isEmpty ? "system" : (policy.includesSystemRoots ? "given+system" : "given"))),
             ("chain", .array(chain)),
             ("findings", .array(findings)),
+            ("warnings", .array(entries(evaluation.warnings))),
             ("pathsTried", .int(evaluation.pathsTried)),
         ]
+        if let report = evaluation.revocation { pairs.append(("revocation", RevocationOutput.json(report))) }
         if let pinMatch {
             pairs.append(
                 (
@@ -223,7 +239,7 @@ enum VerifyCommand {
         let forWhat =
             "\(policy.purpose == .any ? "any purpose" : "\(policy.purpose.rawValue) authentication")" + (hostText ?? "")
             + (policy.email.map { " as <\($0)>" } ?? "") + (policy.requiredKeyUsage.isEmpty ? "" : " with key usage \(policy.requiredKeyUsage.names.joined(separator: ","))")
-        console.out("Profile: \(ProfileOptions.description(policy.effectiveProfile))")
+        console.out("Profile: \(ProfileOptions.description(policy.profile))")
         if trusted {
             console.out("Verdict: \(console.paint("trusted", .green)) for \(forWhat) at \(at)")
         } else {
@@ -235,6 +251,13 @@ enum VerifyCommand {
             console.out("    \(console.paint(finding.name, .dim))")
             if !finding.hint.isEmpty { console.out("    hint: \(finding.hint.commandLine)") }
         }
+        // Under the clients' profile: what a public CA could not issue, not counted in the verdict.
+        for warning in evaluation.warnings {
+            console.out("  \(console.paint("⚠", .yellow)) depth \(warning.depth): \(warning.reason)")
+            console.out("    \(console.paint(warning.name, .dim)) (warning: Baseline Requirements, not enforced by clients)")
+            if !warning.hint.isEmpty { console.out("    hint: \(warning.hint.commandLine)") }
+        }
+        if let report = evaluation.revocation { RevocationOutput.print(report, chain: evaluation.chain, console: console, verbose: verbose) }
         if let pinMatch {
             if pinMatch.expired {
                 console.out("  pins: the pin set expired; not enforced")
@@ -258,8 +281,9 @@ enum VerifyCommand {
 enum ProfileOptions {
     static let profileSpec = OptionSpec(
         .profile, valueName: "PROFILE",
-        help: "webpki (CA/Browser Forum rules on top of RFC 5280) or rfc5280 (default: webpki for server certificates, else rfc5280).",
-        kind: .choice(["webpki", "rfc5280"]))
+        help:
+            "clients (default: RFC 5280 and what curl, OpenSSL, Java, Chrome and the platforms enforce; Baseline Requirements findings are warnings), webpki (they fail: what a public CA must meet) or rfc5280 (RFC 5280 alone).",
+        kind: .choice(["clients", "webpki", "rfc5280"]))
     static let specs: [OptionSpec] = [
         profileSpec,
         OptionSpec(.email, valueName: "ADDRESS", help: "Email address (rfc822Name) the leaf must carry in its subjectAltName."),
@@ -271,7 +295,7 @@ enum ProfileOptions {
     /// The name of a profile on the command line and in JSON.
     static func name(_ profile: TrustPolicy.Profile) -> String {
         switch profile {
-        case .automatic: "auto"
+        case .automatic: "clients"
         case .rfc5280: "rfc5280"
         case .webPKI: "webpki"
         }
@@ -281,7 +305,9 @@ enum ProfileOptions {
     static func description(_ profile: TrustPolicy.Profile) -> String {
         switch profile {
         case .webPKI: "webpki (RFC 5280 and the CA/Browser Forum Baseline Requirements; --profile rfc5280 for RFC 5280 alone)"
-        case .rfc5280, .automatic: "rfc5280 (RFC 5280 alone; --profile webpki adds the CA/Browser Forum Baseline Requirements)"
+        case .automatic:
+            "clients (RFC 5280 and the rules real clients enforce, the default; Baseline Requirements findings are warnings, --profile webpki makes them failures)"
+        case .rfc5280: "rfc5280 (RFC 5280 alone; --profile webpki adds the CA/Browser Forum Baseline Requirements)"
         }
     }
 
@@ -289,9 +315,10 @@ enum ProfileOptions {
     static func profile(_ arguments: ParsedArguments, command: String) throws(CommandFailure) -> TrustPolicy.Profile? {
         guard let text = arguments.value(.profile) else { return nil }
         switch text.lowercased() {
+        case "clients": return .automatic
         case "webpki": return .webPKI
         case "rfc5280": return .rfc5280
-        default: throw CommandFailure.usage("--profile '\(text)' must be webpki or rfc5280", command: command)
+        default: throw CommandFailure.usage("--profile '\(text)' must be clients, webpki or rfc5280", command: command)
         }
     }
 

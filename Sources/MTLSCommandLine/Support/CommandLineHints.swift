@@ -11,6 +11,7 @@ extension Setting {
         .hostnameCheck: "--no-hostname-check",
         .maximumDepth: "--max-depth",
         .crls: "--crl",
+        .revocation: "--revocation",
         .requiredKeyUsage: "--key-usage",
         .profile: "--profile",
         .purpose: "--purpose",

@@ -83,6 +83,7 @@ enum TLSOptions {
         // `--profile` where the command declares it (probe, its fleet mode): the same rules as verify.
         // `pin` reads live chains with these options but has no `--profile`: its chains are pinned, not judged.
         if arguments.declares(.profile), let profile = try ProfileOptions.profile(arguments, command: command) { trust.profile = profile }
+        if arguments.declares(.revocation) { try RevocationOutput.apply(arguments, to: &trust, command: command) }
         var connectTo: (String, Int)? = nil
         if let text = arguments.value(.connectTo) {
             guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {

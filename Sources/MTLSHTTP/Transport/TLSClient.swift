@@ -127,6 +127,7 @@ public final class TLSClient: Sendable {
         let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label, readWait: readWait)
         connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
+        _ = mtls_SSL_request_ocsp_status(ssl)  // OCSP stapling, as browsers ask (StapledOCSP.swift)
         if configuration.offersPostHandshakeAuth { SSL_set_post_handshake_auth(ssl, 1) }
         guard SocketBIO.attach(ssl, fd: socket.fd, readWait: readWait) else {
             connection.close()
@@ -149,6 +150,10 @@ public final class TLSClient: Sendable {
         }
         state.handshakeDone = true
         connection.fillSessionFacts()
+        if let revoked = connection.judgeStapledOCSP(continuing: configuration.continuesOnTrustFailure) {
+            connection.close()
+            throw revoked
+        }
         rememberSession(connection, key: sessionKey)
         return connection
     }

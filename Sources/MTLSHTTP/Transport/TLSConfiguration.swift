@@ -185,6 +185,7 @@ public struct TLSSessionReport: Sendable {
         var messageTrace: [MessageTraceEntry] = []
         var overriddenProblems: [String] = []
         var events: TLSEventLog = TLSEventLog()
+        var stapledOCSP: RevocationAttempt? = nil
     }
 
     private final class Storage: @unchecked Sendable {
@@ -253,6 +254,12 @@ public struct TLSSessionReport: Sendable {
     public var trust: TrustEvaluation? {
         get { storage.fields.trust }
         _modify { yield &mutableStorage().fields.trust }
+    }
+    /// The OCSP response the server stapled (asked for in every handshake), judged for its leaf;
+    /// nil when none came. A stapled `revoked` fails trust (StapledOCSP.swift).
+    public var stapledOCSP: RevocationAttempt? {
+        get { storage.fields.stapledOCSP }
+        _modify { yield &mutableStorage().fields.stapledOCSP }
     }
     /// The pin check, when pins were given.
     public var pinMatch: PinSet.Match? {

@@ -20,7 +20,7 @@ public struct Setting: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     /// The settings `MTLSTrust`'s hints name.
-    public static let trustSettings: [Setting] = [.anchors, .systemRoots, .intermediates, .evaluationTime, .hostnameCheck, .maximumDepth, .crls, .requiredKeyUsage, .profile, .purpose, .pkcs12Identity, .pkcs12Contents]
+    public static let trustSettings: [Setting] = [.anchors, .systemRoots, .intermediates, .evaluationTime, .hostnameCheck, .maximumDepth, .crls, .revocation, .requiredKeyUsage, .profile, .purpose, .pkcs12Identity, .pkcs12Contents]
 
     /// Certificates trusted as anchors.
     public static let anchors = Setting(name: "anchors", apiName: "TrustPolicy.anchors")
@@ -36,6 +36,8 @@ public struct Setting: Sendable, Hashable, CustomStringConvertible {
     public static let maximumDepth = Setting(name: "maximumDepth", apiName: "TrustPolicy.maximumDepth")
     /// CRLs checked for revocation.
     public static let crls = Setting(name: "crls", apiName: "TrustPolicy.crls")
+    /// The revocation check over the network (hard or soft fail).
+    public static let revocation = Setting(name: "revocation", apiName: "TrustPolicy.revocation")
     /// Key usages the leaf must allow.
     public static let requiredKeyUsage = Setting(name: "requiredKeyUsage", apiName: "TrustPolicy.requiredKeyUsage")
     /// The rule profile (RFC 5280 alone, or with the CA/Browser Forum rules).

@@ -62,6 +62,8 @@ public struct TrustEvaluator: Sendable {
     /// The fast path for leaves under already accepted intermediates (`TrustFastPath.swift`), or
     /// nil when the policy does not allow it.
     let fastPath: TrustFastPath?
+    /// The Web PKI rules reported as warnings (``TrustPolicy/reportsWebPKIWarnings``), or nil.
+    let advisory: AdvisoryProfile?
 
     /// Prepares an evaluator.
     ///
@@ -102,10 +104,22 @@ public struct TrustEvaluator: Sendable {
         self.selfIssuedIntermediates = policy.intermediates.filter { !anchorSet.contains($0) && ChainDepthPolicy.isSelfIssued($0) }.count
         self.allKnown = anchors + policy.intermediates
         self.fastPath = TrustEvaluator.allowsFastPath(policy, knownCount: allKnown.count) ? TrustFastPath(differentialLog: differentialLog, policy: policy) : nil
+        self.advisory = policy.reportsWebPKIWarnings ? AdvisoryProfile(policy: policy, anchors: anchorSet) : nil
     }
 
     /// Evaluates `leaf`, with `extraIntermediates` added to the policy's intermediates.
+    ///
+    /// Under ``TrustPolicy/Profile/automatic`` for a server, the Baseline Requirements findings
+    /// that no client enforces are kept aside as ``TrustEvaluation/warnings`` (worked out only
+    /// when read).
     public func evaluate(_ leaf: Certificate, extraIntermediates: [Certificate] = []) -> TrustEvaluation {
+        var evaluation = verdict(leaf, extraIntermediates: extraIntermediates)
+        evaluation.advisory = advisory
+        if policy.revocation != .off, evaluation.chain.count > 1 { checkRevocation(&evaluation) }
+        return evaluation
+    }
+
+    private func verdict(_ leaf: Certificate, extraIntermediates: [Certificate]) -> TrustEvaluation {
         guard let fastPath, fastPath.differentialLog == nil || extraIntermediates.isEmpty else { return referenceEvaluation(leaf, extraIntermediates: extraIntermediates) }
         if !extraIntermediates.isEmpty { return rememberedEvaluation(leaf, extraIntermediates: extraIntermediates, fastPath: fastPath) }
         if fastPath.differentialLog != nil { return differentialEvaluation(leaf, fastPath: fastPath) }

@@ -19,7 +19,13 @@ public struct TrustPolicy: Sendable {
 
     /// Which certificate profile the chain must follow beyond what OpenSSL checks.
     public enum Profile: String, Sendable, CaseIterable {
-        /// ``webPKI`` for purpose server, ``rfc5280`` otherwise (the default).
+        /// What the clients enforce (the default): RFC 5280 path validation (``rfc5280``, OpenSSL
+        /// security level 1) plus, for a server, the one Web PKI rule browsers apply to every
+        /// anchor (no wildcard on a public suffix). The other Baseline Requirements findings bind
+        /// public CAs, not clients — curl, OpenSSL, Java, Chrome and the platform verifiers accept
+        /// a private CA's ECDSA leaf with keyEncipherment or a leaf without extKeyUsage — so they
+        /// are reported as ``TrustEvaluation/warnings`` and do not change the verdict; choose
+        /// ``webPKI`` to make them failures.
         case automatic
         /// RFC 5280 only: the rules OpenSSL leaves unchecked (name-constraint form, serial numbers,
         /// dNSName syntax, wildcards against excluded names, CRL numbers).
@@ -82,6 +88,14 @@ public struct TrustPolicy: Sendable {
     /// Key usages the leaf must allow (`--key-usage digitalSignature,keyEncipherment`). A leaf
     /// without a keyUsage extension allows every usage (RFC 5280 4.2.1.3). Empty: not checked.
     public var requiredKeyUsage: KeyUsage
+    /// Whether the status of each certificate below the anchor is fetched (CRL distribution
+    /// points, delta CRLs, OCSP) and how an undeterminable status counts (default ``RevocationMode/off``).
+    /// Needs ``revocationFetcher``; ``crls`` are combined with what is fetched.
+    public var revocation: RevocationMode = .off
+    /// The network for ``revocation``: MTLSHTTP's `RevocationFetch` (bounded plain HTTP), or your own.
+    public var revocationFetcher: (any RevocationFetching)? = nil
+    /// Seconds per revocation URL (default 3) and for the whole chain (default 15).
+    public var revocationTimeouts: (perURL: Double, total: Double) = (3, 15)
 
     /// Creates a policy. By default: no anchors (so nothing is trusted), server purpose, now.
     public init(
@@ -105,13 +119,18 @@ public struct TrustPolicy: Sendable {
         self.requiredKeyUsage = requiredKeyUsage
     }
 
-    /// The profile actually applied: ``Profile/automatic`` resolved by the purpose.
+    /// The profile whose rules decide the verdict: ``Profile/automatic`` decides by RFC 5280
+    /// (with its client rules, see ``Profile/automatic``).
     public var effectiveProfile: Profile {
         switch profile {
-        case .automatic: purpose == .server ? .webPKI : .rfc5280
+        case .automatic: .rfc5280
         case .rfc5280, .webPKI: profile
         }
     }
+
+    /// True when the Baseline Requirements are checked for ``TrustEvaluation/warnings`` only:
+    /// ``Profile/automatic`` with purpose server.
+    public var reportsWebPKIWarnings: Bool { profile == .automatic && purpose == .server }
 }
 
 /// One reason a chain is not trusted, tied to the certificate at fault.
@@ -167,8 +186,18 @@ public struct TrustEvaluation: Sendable {
     public var chain: [Certificate]
     /// Every failure found; empty when trusted.
     public var findings: [TrustFinding]
+    /// The revocation check, URL by URL, when ``TrustPolicy/revocation`` asked for one.
+    public var revocation: RevocationReport? = nil
     /// How many candidate paths were tried.
     public var pathsTried: Int
+    /// Set by the evaluator under ``TrustPolicy/Profile/automatic``: the Web PKI rules to report
+    /// as warnings.
+    var advisory: AdvisoryProfile? = nil
+
+    /// Baseline Requirements findings that the verdict does not count (``TrustPolicy/Profile/automatic``
+    /// for a server): what a public CA could not issue, although clients accept it. Empty under
+    /// the other profiles (``TrustPolicy/Profile/webPKI`` makes them ``findings``).
+    public var warnings: [TrustFinding] { advisory?.warnings(chain) ?? [] }
 
     /// True when the chain is trusted for the policy.
     public var isTrusted: Bool { findings.isEmpty && !chain.isEmpty }
@@ -177,5 +206,30 @@ public struct TrustEvaluation: Sendable {
     public var summary: TrustSummary {
         if isTrusted { return .proceed }
         return findings.contains { VerifyErrorCatalog.isFatal($0.code) } ? .fatalTrustFailure : .recoverableTrustFailure
+    }
+}
+
+/// The Web PKI rules run for warnings only, on the chain an evaluation built. A class, made once
+/// per evaluator: an evaluation holds a reference, not a copy of the policy.
+final class AdvisoryProfile: Sendable {
+    let policy: TrustPolicy
+    let anchors: Set<Certificate>
+
+    init(policy: TrustPolicy, anchors: Set<Certificate>) {
+        self.policy = policy
+        self.anchors = anchors
+    }
+
+    func warnings(_ chain: [Certificate]) -> [TrustFinding] {
+        guard !chain.isEmpty else { return [] }
+        var strict = policy
+        strict.profile = .webPKI
+        let context = ChainContext(chain: chain, policy: strict, anchors: anchors)
+        var seen = Set<String>()
+        return strict.webPKIPolicies.flatMap { $0.check(context) }.filter { seen.insert("\($0.depth)/\($0.code)").inserted }.map { finding in
+            var warning = finding
+            warning.hint = "\(finding.hint); clients accept this, but a public CA could not issue it (\(setting: .profile) webpki makes it a failure)"
+            return warning
+        }
     }
 }

@@ -83,13 +83,21 @@ extension TrustPolicy {
         ]
         policies += RFC5280ExtensionRules.policies
         if enforcesWebPKI {
-            policies += [
-                WebPKIKeyPolicy(), WebPKIExtendedKeyUsagePolicy(), WebPKILeafBasicConstraintsPolicy(),
-                WebPKIAuthorityKeyIdentifierPolicy(), WebPKISubjectAltNamePolicy(), WebPKICommonNamePolicy(),
-                WebPKIPublicSuffixWildcardPolicy(),
-            ]
-            policies += WebPKIProfileRules.policies
+            policies += webPKIPolicies
+        } else if reportsWebPKIWarnings {
+            // The one Web PKI rule clients apply to every anchor: Chrome and Firefox refuse a
+            // wildcard on a registry-controlled domain whoever issued it.
+            policies.append(WebPKIPublicSuffixWildcardPolicy())
         }
         return policies
+    }
+
+    /// The CA/Browser Forum rules: failures under ``Profile/webPKI``, warnings under ``Profile/automatic``.
+    var webPKIPolicies: [any ChainPolicy] {
+        [
+            WebPKIKeyPolicy(), WebPKIExtendedKeyUsagePolicy(), WebPKILeafBasicConstraintsPolicy(),
+            WebPKIAuthorityKeyIdentifierPolicy(), WebPKISubjectAltNamePolicy(), WebPKICommonNamePolicy(),
+            WebPKIPublicSuffixWildcardPolicy(),
+        ] + WebPKIProfileRules.policies
     }
 }

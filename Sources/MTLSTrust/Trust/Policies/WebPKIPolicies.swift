@@ -11,7 +11,7 @@ internal import COpenSSL
 #endif
 
 // The CA/Browser Forum Baseline Requirements rules that OpenSSL does not check, enforced when
-// `TrustPolicy.enforcesWebPKI` (by default for purpose server). OpenSSL's own security level 2
+// `TrustPolicy.enforcesWebPKI` (`--profile webpki`; warnings only under the default profile). OpenSSL's own security level 2
 // (`X509_VERIFY_PARAM_set_auth_level`) covers RSA keys under 2048 bits, P-192 and SHA-1 or MD5
 // signatures; these policies cover the rest.
 

@@ -1,0 +1,239 @@
+#!/usr/bin/env bash
+# A revocation bed shaped like an AD CS hierarchy, on loopback: a root, issuing CAs whose
+# certificates carry CDP and AIA URLs, CRLs (and a delta CRL) and CA certificates over plain HTTP,
+# OCSP answered by `openssl ocsp`, a URL that stalls and a port that refuses.
+#
+#   revocation.sh start [--dir DIR]
+#   revocation.sh stop   --dir DIR [--keep]
+#   revocation.sh status --dir DIR
+#
+# start prints only KEY=value lines: HTTP_PORT= REFUSED_PORT= DIR= PID= ROOT= (DIR/root.pem).
+# The certificates are made at start, valid from an hour ago for 30 days, so a check runs at now.
+# Every leaf is DIR/leaf-CLASS.pem (+ .key), its issuer DIR/CA.pem; DIR/chain-CLASS.pem holds the
+# leaf then its issuing CA. Classes (what `mtls verify --revocation hard` must find):
+#   good                 CRL and OCSP say good
+#   revoked              revoked (keyCompromise) in the CRL and by OCSP
+#   revoked-ca           the leaf is fine; its issuing CA is revoked (cACompromise) in the root's CRL
+#   stale-crl            its CRL's nextUpdate has passed; no OCSP
+#   unreachable-cdp      its only CDP is a loopback port where nothing listens
+#   stalled-cdp          its only CDP accepts and never answers
+#   ocsp-unknown         OCSP only; the responder does not know the serial
+#   ocsp-unauthorized    OCSP only; the answer is signed by a self-signed responder the CA never
+#                        delegated to (RFC 6960 4.2.2.2)
+#   delta-revoked        the base CRL says good; the delta CRL (freshestCRL) revokes it
+#   no-revocation-info   neither CDP nor AIA
+# URLs: http://127.0.0.1:HTTP_PORT/{root.crl,issuing.crl,issuing-delta.crl,revoked-ca.crl,stale.crl,
+# root.crt,issuing.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
+# DIR/staple-good.der and DIR/staple-revoked.der are the issuing CA's OCSP answers for those
+# leaves, for `openssl s_server -status_file` (OCSP stapling; `curl --cert-status` judges).
+# The server is scripts/peers/revocation/server.py (python3; log in DIR/server.log).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() { sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
+DIR= KEEP=
+while (($#)); do
+  case $1 in
+    --dir) DIR=$2; shift 2 ;;
+    --keep) KEEP=1; shift ;;
+    -h|--help) usage ;;
+    *) die "unknown argument $1" ;;
+  esac
+done
+
+read_env() {
+  [[ -f "$1/instance.env" ]] || return 1
+  local k v
+  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
+}
+
+ossl() { openssl "$@" >>"$D/openssl.log" 2>&1 || { tail -n 20 "$D/openssl.log" >&2; die "openssl $1 failed"; }; }
+
+# ca_dir NAME: the openssl ca database of CA NAME (DIR/NAME.pem, DIR/NAME.key).
+ca_dir() {
+  local name=$1 c=$D/db-$1
+  mkdir -p "$c"
+  : >"$c/index.txt"
+  echo 01 >"$c/crlnumber"
+  cat >"$c/ca.cnf" <<CNF
+[ ca ]
+default_ca = CA_default
+[ CA_default ]
+database = $c/index.txt
+crlnumber = $c/crlnumber
+certificate = $D/$name.pem
+private_key = $D/$name.key
+new_certs_dir = $c
+default_md = sha256
+default_crl_days = 7
+unique_subject = no
+crl_extensions = crl_ext
+[ crl_ext ]
+authorityKeyIdentifier = keyid:always
+[ delta_ext ]
+authorityKeyIdentifier = keyid:always
+# deltaCRLIndicator (2.5.29.27) = BaseCRLNumber 1; the openssl config has no name for it
+2.5.29.27 = critical, DER:02:01:01
+CNF
+}
+
+# issue NAME SUBJECT ISSUER SERIAL EXTENSIONS: key + certificate DIR/NAME.{key,pem}.
+issue() {
+  local name=$1 subject=$2 issuer=$3 serial=$4 extensions=$5
+  ossl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$D/$name.key"
+  printf '[ ext ]\n%s\n' "$extensions" >"$D/$name.ext"
+  ossl req -new -key "$D/$name.key" -subj "$subject" -out "$D/$name.csr"
+  if [[ $issuer == self ]]; then
+    ossl x509 -req -in "$D/$name.csr" -signkey "$D/$name.key" -set_serial "$serial" -days 30 \
+      -extfile "$D/$name.ext" -extensions ext -sha256 -out "$D/$name.pem"
+  else
+    ossl x509 -req -in "$D/$name.csr" -CA "$D/$issuer.pem" -CAkey "$D/$issuer.key" -set_serial "$serial" -days 30 \
+      -extfile "$D/$name.ext" -extensions ext -sha256 -out "$D/$name.pem"
+  fi
+  rm -f "$D/$name.csr" "$D/$name.ext"
+}
+
+make_pki() {
+  local u="http://127.0.0.1:$HTTP_PORT" r="http://127.0.0.1:$REFUSED_PORT"
+  NOT_BEFORE=$(date -u -d '-1 hour' +%Y%m%d%H%M%SZ)
+  NOT_AFTER=$(date -u -d '+30 days' +%Y%m%d%H%M%SZ)
+  mkdir -p "$D/www"
+  local ca="basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always"
+  issue root "/DC=test/DC=corp/CN=Corp Root CA" self 0x01 "$ca"
+  local sub="$ca
+crlDistributionPoints = URI:$u/root.crl
+authorityInfoAccess = caIssuers;URI:$u/root.crt"
+  issue issuing "/DC=test/DC=corp/CN=Corp Issuing CA 1" root 0x11 "$sub"
+  issue revoked-ca "/DC=test/DC=corp/CN=Corp Issuing CA 2 (revoked)" root 0x12 "$sub"
+  issue stale-ca "/DC=test/DC=corp/CN=Corp Issuing CA 3 (stale CRL)" root 0x13 "$sub"
+  # A responder certificate nobody delegated to: self-signed, with id-kp-OCSPSigning.
+  issue rogue "/CN=Rogue OCSP Responder" self 0x66 "basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = OCSPSigning"
+  for n in root issuing revoked-ca stale-ca; do ca_dir "$n"; done
+
+  local leaf="basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth, clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+subjectAltName = DNS:localhost, IP:127.0.0.1"
+  local issuing_urls="crlDistributionPoints = URI:$u/issuing.crl
+authorityInfoAccess = OCSP;URI:$u/ocsp/issuing, caIssuers;URI:$u/issuing.crt"
+  issue leaf-good "/CN=good.corp.test" issuing 0x1001 "$leaf
+$issuing_urls"
+  issue leaf-revoked "/CN=revoked.corp.test" issuing 0x1002 "$leaf
+$issuing_urls"
+  issue leaf-revoked-ca "/CN=under-revoked-ca.corp.test" revoked-ca 0x1003 "$leaf
+crlDistributionPoints = URI:$u/revoked-ca.crl"
+  issue leaf-stale-crl "/CN=stale-crl.corp.test" stale-ca 0x1004 "$leaf
+crlDistributionPoints = URI:$u/stale.crl"
+  issue leaf-unreachable-cdp "/CN=unreachable-cdp.corp.test" issuing 0x1005 "$leaf
+crlDistributionPoints = URI:$r/issuing.crl"
+  issue leaf-stalled-cdp "/CN=stalled-cdp.corp.test" issuing 0x1006 "$leaf
+crlDistributionPoints = URI:$u/stall/issuing.crl"
+  issue leaf-ocsp-unknown "/CN=ocsp-unknown.corp.test" issuing 0x1007 "$leaf
+authorityInfoAccess = OCSP;URI:$u/ocsp/issuing"
+  issue leaf-ocsp-unauthorized "/CN=ocsp-unauthorized.corp.test" issuing 0x1008 "$leaf
+authorityInfoAccess = OCSP;URI:$u/ocsp/rogue"
+  issue leaf-delta-revoked "/CN=delta-revoked.corp.test" issuing 0x1009 "$leaf
+crlDistributionPoints = URI:$u/issuing.crl
+freshestCRL = URI:$u/issuing-delta.crl"
+  issue leaf-no-revocation-info "/CN=no-revocation-info.corp.test" issuing 0x100A "$leaf"
+
+  # The databases: what each CA has issued and revoked.
+  local db="$D/db-issuing/ca.cnf"
+  for n in good ocsp-unauthorized delta-revoked unreachable-cdp stalled-cdp no-revocation-info; do ossl ca -config "$db" -valid "$D/leaf-$n.pem"; done
+  ossl ca -config "$db" -revoke "$D/leaf-revoked.pem" -crl_reason keyCompromise
+  ossl ca -config "$D/db-root/ca.cnf" -valid "$D/issuing.pem"
+  ossl ca -config "$D/db-root/ca.cnf" -valid "$D/stale-ca.pem"
+  ossl ca -config "$D/db-root/ca.cnf" -revoke "$D/revoked-ca.pem" -crl_reason cACompromise
+  ossl ca -config "$D/db-revoked-ca/ca.cnf" -valid "$D/leaf-revoked-ca.pem"
+  ossl ca -config "$D/db-stale-ca/ca.cnf" -valid "$D/leaf-stale-crl.pem"
+
+  # CRLs: the issuing CA's base CRL (number 1), then the delta (number 2, base 1) after one more revocation.
+  ossl ca -config "$D/db-root/ca.cnf" -gencrl -out "$D/www/root.pem.crl"
+  ossl ca -config "$db" -gencrl -out "$D/www/issuing.pem.crl"
+  ossl ca -config "$db" -revoke "$D/leaf-delta-revoked.pem" -crl_reason superseded
+  ossl ca -config "$db" -gencrl -crlexts delta_ext -out "$D/www/issuing-delta.pem.crl"
+  ossl ca -config "$D/db-revoked-ca/ca.cnf" -gencrl -out "$D/www/revoked-ca.pem.crl"
+  ossl ca -config "$D/db-stale-ca/ca.cnf" -gencrl -crl_lastupdate "$(date -u -d '-20 days' +%Y%m%d%H%M%SZ)" \
+    -crl_nextupdate "$(date -u -d '-10 days' +%Y%m%d%H%M%SZ)" -out "$D/www/stale.pem.crl"
+  local f
+  for f in "$D"/www/*.pem.crl; do ossl crl -in "$f" -outform DER -out "${f%.pem.crl}.crl"; rm -f "$f"; done
+  ossl x509 -in "$D/root.pem" -outform DER -out "$D/www/root.crt"
+  ossl x509 -in "$D/issuing.pem" -outform DER -out "$D/www/issuing.crt"
+  # The delta CRL revokes delta-revoked; the responder must not know it yet (it answers from the
+  # database as it stood at the base CRL, so that only the delta CRL tells).
+  sed -i '/\t1009\t/ s/^R\t\([^\t]*\)\t[^\t]*\t/V\t\1\t\t/' "$D/db-issuing/index.txt"
+
+  # OCSP responders (openssl ocsp one-shot mode, run by server.py per request).
+  printf '%s\n' -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/issuing.pem" -rkey "$D/issuing.key" -nmin 60 >"$D/ocsp-issuing.args"
+  printf '%s\n' -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/rogue.pem" -rkey "$D/rogue.key" -nmin 60 >"$D/ocsp-rogue.args"
+  # Staples for `openssl s_server -status_file` (the tests serve leaf-good / leaf-revoked with them).
+  for n in good revoked; do
+    ossl ocsp -issuer "$D/issuing.pem" -cert "$D/leaf-$n.pem" -no_nonce -reqout "$D/ocsp-request-$n.der"
+    ossl ocsp -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/issuing.pem" -rkey "$D/issuing.key" -nmin 60 \
+      -reqin "$D/ocsp-request-$n.der" -respout "$D/staple-$n.der"
+  done
+  for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info; do
+    cat "$D/leaf-$n.pem" "$D/issuing.pem" >"$D/chain-$n.pem"
+  done
+  cat "$D/leaf-revoked-ca.pem" "$D/revoked-ca.pem" >"$D/chain-revoked-ca.pem"
+  cat "$D/leaf-stale-crl.pem" "$D/stale-ca.pem" >"$D/chain-stale-crl.pem"
+}
+
+do_start() {
+  make_instance_dir revocation "$DIR"
+  D=$INST_DIR
+  if read_env "$D" && pid_alive "${ENV_PID:-}" "revocation/server.py"; then
+    die "an instance is already running in $D (pid $ENV_PID); stop it first"
+  fi
+  local base attempt pid
+  for attempt in 1 2 3 4 5; do
+    base=$(free_base 2)
+    HTTP_PORT=$base REFUSED_PORT=$((base + 1))
+    make_pki
+    (exec setsid python3 "$PEERS_DIR/revocation/server.py" "$D" "$HTTP_PORT" </dev/null >"$D/server.log" 2>&1) &
+    pid=$!
+    if wait_ready 10 "$pid" "revocation/server.py" "$HTTP_PORT"; then
+      { echo "HTTP_PORT=$HTTP_PORT"; echo "REFUSED_PORT=$REFUSED_PORT"; echo "DIR=$D"; echo "PID=$pid"; echo "ROOT=$D/root.pem"; } | tee "$D/instance.env"
+      return 0
+    fi
+    stop_pid "$pid" "revocation/server.py" 3
+    grep -qi 'in use' "$D/server.log" 2>/dev/null && { note "port $HTTP_PORT busy, retrying"; continue; }
+    break
+  done
+  note "the revocation server failed to start; see $D/server.log"
+  tail -n 20 "$D/server.log" >&2 || true
+  exit 1
+}
+
+do_stop() {
+  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
+  [[ -d "$DIR" ]] || return 0
+  local d; d=$(cd "$DIR" && pwd)
+  if read_env "$d"; then stop_pid "${ENV_PID:-}" "revocation/server.py" 5; fi
+  rm -f "$d/instance.env"
+  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
+}
+
+do_status() {
+  [[ -n "$DIR" ]] || die "status needs --dir DIR"
+  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "revocation/server.py"; then
+    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
+  fi
+  echo "RUNNING=0"; return 1
+}
+
+case $cmd in
+  start) do_start ;;
+  stop) do_stop ;;
+  status) do_status ;;
+  *) usage ;;
+esac
