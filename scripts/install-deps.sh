@@ -15,6 +15,8 @@ PACKAGES=(
   python3-venv python3-pip
   nodejs gnutls-bin golang-go lighttpd lighttpd-mod-openssl
   zsh fish man-db lintian dpkg-dev binutils
+  # Kerberos (Negotiate) peer: a private MIT KDC, Apache mod_auth_gssapi, kinit/klist, python3-gssapi as a channel-binding acceptor
+  krb5-kdc krb5-admin-server krb5-user libapache2-mod-auth-gssapi python3-gssapi
 )
 
 installed() {
