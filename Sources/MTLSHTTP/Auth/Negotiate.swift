@@ -98,7 +98,7 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
         case .servicePrincipalUnknown:
             let address = CookieRules.isIPAddress(host)
             return (
-                "the KDC does not know the service principal \(spn)\(address ? ": the site was reached by IP address, and SPNs name hosts" : "")\(said)",
+                "the KDC does not know the service principal \(spn) asked for by \(user)\(address ? ": the site was reached by IP address, and SPNs name hosts" : "")\(said)",
                 address
                     ? "use the server's host name (the one its SPN is registered for, e.g. 'setspn -L <service account>'); by IP address only NTLM can work"
                     : "use the host name the SPN is registered for (an alias/CNAME needs its own SPN: 'setspn -S HTTP/\(host) <service account>'), or register it"
@@ -107,7 +107,7 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
             return ("no KDC answered for \(user) while asking for \(spn)\(said)", "check the realm's KDC in krb5.conf (or DNS SRV _kerberos._tcp records) and that port 88 is reachable")
         case .clockSkew:
             return (
-                "the clocks differ too much for Kerberos (more than the allowed skew, 5 minutes by default) between this machine and \(beforeSending ? "the KDC" : "the server \(host)"), so the ticket for \(spn) was refused\(said)",
+                "the clocks differ too much for Kerberos (more than the allowed skew, 5 minutes by default) between this machine and \(beforeSending ? "the KDC" : "the server at \(host)"), so the ticket of \(user) for \(spn) was refused\(said)",
                 "synchronise the clocks (NTP) of the client, the KDC and the server"
             )
         case .passwordExpired:
@@ -120,17 +120,17 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
             return ("the KDC does not know the user \(user)\(said)", "check the user name and realm (user@REALM)")
         case .wrongServicePrincipal:
             return (
-                "the server \(host) could not accept a ticket for \(spn): its keytab holds no key for that SPN (a wrong SPN, or a site bound to another service account)\(said)",
+                "the server at \(host) could not accept the ticket of \(user) for \(spn): its keytab holds no key for that SPN (a wrong SPN, or a site bound to another service account)\(said)",
                 "register \(spn) on the account the site runs as ('setspn -S \(servicePrincipal) <account>') and export a keytab holding it; on Apache check GssapiCredStore"
             )
         case .keyVersionOutdated:
             return (
-                "the server \(host) holds an out-of-date key (kvno) for \(spn): the account's password changed after the keytab was made\(said)",
+                "the server at \(host) refused the ticket of \(user): it holds an out-of-date key (kvno) for \(spn): the account's password changed after the keytab was made\(said)",
                 "export a new keytab for \(spn) (ktpass / kadmin ktadd) and install it on the server"
             )
         case .cannotDecrypt:
             return (
-                "the server \(host) could not decrypt the ticket for \(spn): its key is not the KDC's (duplicate SPN, or a keytab for another account or encryption type)\(said)",
+                "the server at \(host) could not decrypt the ticket of \(user) for \(spn): its key is not the KDC's (duplicate SPN, or a keytab for another account or encryption type)\(said)",
                 "find duplicate SPNs ('setspn -X'), and re-export the keytab for the account that holds \(spn)"
             )
         case .mutualAuthenticationFailed:
