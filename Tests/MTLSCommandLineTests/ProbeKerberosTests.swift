@@ -11,9 +11,21 @@ final class ProbeKerberosTests: XCTestCase {
     private static var script: String { Fixtures.packageRoot.appendingPathComponent("scripts/peers/kerberos.sh").path }
 
     override class func tearDown() {
-        if let dir = peer?["DIR"] { _ = try? runProcess("/bin/sh", ["-c", "exec /bin/bash \"$0\" stop --dir \"$1\" </dev/null >/dev/null 2>&1", script, dir]) }
+        if let dir = peer?["DIR"] { _ = spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" stop --dir \"$1\" </dev/null >/dev/null 2>&1", script, dir]) }
         peer = nil
         super.tearDown()
+    }
+
+    /// posix_spawn and waitpid, no pipes: the peer's daemons must not hold a pipe of ours open
+    /// (Foundation's Process hands them its pipes, and its read then never ends).
+    private static func spawn(_ arguments: [String]) -> Int32 {
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        guard posix_spawn(&pid, arguments[0], nil, nil, &argv, environ) == 0 else { return -1 }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return (status & 0x7F) == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 
     private func peer() throws -> [String: String] {
@@ -27,14 +39,14 @@ final class ProbeKerberosTests: XCTestCase {
         // a script whose daemons outlive it (as LoginPeer in MTLSHTTPTests notes).
         let base = NSTemporaryDirectory() + "mtls-kerberos-start-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
-        let started = try runProcess("/bin/sh", ["-c", "exec /bin/bash \"$0\" start </dev/null >\"$1.out\" 2>\"$1.err\"", Self.script, base])
+        let status = Self.spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" start </dev/null >\"$1.out\" 2>\"$1.err\"", Self.script, base])
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
-        if started.status == 3 {
+        if status == 3 {
             Self.startFailure = err
             throw XCTSkip(err)
         }
-        XCTAssertEqual(started.status, 0, err)
+        XCTAssertEqual(status, 0, err)
         var values: [String: String] = [:]
         for line in out.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
@@ -152,7 +164,7 @@ final class ProbeKerberosTests: XCTestCase {
             XCTAssertEqual(result.status, 1, result.description)
             let cause = try XCTUnwrap(try causes(result).first)
             XCTAssertEqual(cause["rule"] as? String, rule, result.description)
-            XCTAssertTrue((cause["cause"] as? String)?.contains("\(user)@MTLS.TEST") ?? false, "\(cause)")
+            XCTAssertTrue((cause["cause"] as? String)?.contains("'\(user)'") ?? false, "the principal is named: \(cause)")
         }
     }
 
