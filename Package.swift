@@ -18,11 +18,13 @@ let package = Package(
         .systemLibrary(name: "CZlib", providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // libxml2's HTML parser, loaded with dlopen on first use (see Sources/CLibXML2/include).
         .target(name: "CLibXML2"),
+        // MIT krb5's GSSAPI for Negotiate (Kerberos) logins, loaded with dlopen on first use (see Sources/CGSSAPI/include).
+        .target(name: "CGSSAPI"),
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
         // Stackful fibers (ucontext) for the event loop of `probe --targets`.
         .target(name: "CFiber"),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
-        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2", "CFiber"]),
+        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2", "CGSSAPI", "CFiber"]),
         // The IIS-like test server of `mtls serve`, `mtls demo` and the tests: not part of the client library.
         .target(name: "MTLSTestServer", dependencies: ["MTLSTrust", "MTLSHTTP", "COpenSSL"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP", "MTLSTestServer"]),

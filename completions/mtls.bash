@@ -107,7 +107,7 @@ _mtls() {
                 --data) _mtls_values none "$cur"; return 0 ;;
                 --user) _mtls_values none "$cur"; return 0 ;;
                 --user-password) _mtls_values none "$cur"; return 0 ;;
-                --auth) _mtls_values words "$cur" basic digest ntlm any; return 0 ;;
+                --auth) _mtls_values words "$cur" basic digest ntlm negotiate any; return 0 ;;
                 --auth-origin) _mtls_values none "$cur"; return 0 ;;
                 --cookie-jar) _mtls_values file "$cur"; return 0 ;;
                 --max-redirects) _mtls_values none "$cur"; return 0 ;;

@@ -17,6 +17,8 @@ PACKAGES=(
   zsh fish man-db lintian dpkg-dev binutils
   chromium  # the HTML reports' browser test (scripts/report-browser-test.sh)
   parallel  # the sharded fleet of scripts/report-browser-test.sh (GNU parallel)
+  # Kerberos (Negotiate) peer: a private MIT KDC, Apache mod_auth_gssapi, kinit/klist, python3-gssapi as a channel-binding acceptor
+  krb5-kdc krb5-admin-server krb5-user libapache2-mod-auth-gssapi python3-gssapi
 )
 
 installed() {

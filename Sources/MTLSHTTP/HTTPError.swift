@@ -53,6 +53,8 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
     public var trust: TrustEvaluation?
     /// What the TLS layer observed before the failure (handshake messages, alerts, certificate requests).
     public var report: TLSSessionReport?
+    /// Why a Kerberos (`Negotiate`) login failed, when it did (phase `.auth`).
+    public var kerberos: KerberosFailure?
 
     public init(_ phase: Phase, host: String, _ message: String, hint: Hint? = nil, alert: String? = nil, trust: TrustEvaluation? = nil) {
         self.phase = phase

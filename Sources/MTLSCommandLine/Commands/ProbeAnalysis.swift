@@ -230,7 +230,7 @@ struct ProbeAnalysis {
                 switch hop.kind {
                 case .initial: label = "request"
                 case .redirect: label = "redirect"
-                case .authentication(let scheme): label = "\(scheme.displayName) answer"
+                case .authentication(let scheme): label = scheme == .negotiate ? "Kerberos answer" : "\(scheme.displayName) answer"
                 case .formPost(let binding): label = "\(binding == .wsFederation ? "WS-Fed" : "SAML") form post"
                 case .refresh(let seconds): label = "refresh (\(seconds) s)"
                 }
@@ -240,6 +240,14 @@ struct ProbeAnalysis {
                 row("status", "\(hop.status) — \(StatusMeaning.explain(status: hop.status, substatus: substatus, response: isFinal ? final : nil))")
                 for challenge in hop.challenges { row("auth offered", challenge.description) }
                 if let scheme = hop.sentAuthorization { row("credentials", "answered with \(scheme.displayName) (secret not shown)") }
+                if let outcome = hop.negotiate {
+                    row("kerberos", "\(outcome.clientPrincipal ?? "?") → \(outcome.servicePrincipal)" + (hop.channelBindingSent == true ? ", TLS channel binding sent" : ""))
+                    if let mutual = outcome.mutualAuthentication {
+                        row("mutual auth", mutual ? "verified (the server's final token proves it holds the key of \(outcome.servicePrincipal))" : "not proven: the server sent no final token")
+                    }
+                    if let persistent = outcome.persistentAuth { row("persistent", "Persistent-Auth: \(persistent)" + (persistent == "true" ? " (the login holds for this connection)" : "")) }
+                    if let fallback = outcome.fallback { row("kerberos", "not used (\(fallback.reason.rawValue)): \(fallback.explanation.message)") }
+                }
                 if let location = hop.location { row("location", location) }
                 if !hop.cookiesSent.isEmpty { row("cookies sent", hop.cookiesSent.joined(separator: ", ")) }
                 for decision in hop.cookieDecisions { row("cookie", ProbeAnalysis.describe(decision)) }
@@ -386,7 +394,7 @@ struct ProbeAnalysis {
                             ("bodyBytes", .int(response.map { streamedBodyBytes ?? $0.body.count } ?? 0)),
                             ("title", JSON.optional(response != nil ? page?.title : nil)), ("firstLine", JSON.optional(response != nil ? page?.firstLine : nil)),
                             ("charset", JSON.optional(response != nil ? page?.charset : nil)),
-                        ])
+                        ] + ProbeAnalysis.negotiateJSON(hop))
                     })
             ))
         if let failure {
@@ -397,7 +405,7 @@ struct ProbeAnalysis {
                         ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)),
                         ("hint", JSON.optional(failure.hint?.commandLine)),
                         ("alert", JSON.optional(failure.alert)),
-                    ])
+                    ] + (failure.kerberos.map { [("kerberos", ProbeAnalysis.kerberosJSON($0))] } ?? []))
                 ))
         }
         pairs.append(
@@ -503,5 +511,33 @@ struct ProbePage {
     /// Character references as a browser decodes them; a no-break space shown as a space.
     static func unescape(_ text: String) -> String {
         HTMLCharacterReferences.decode(text).replacingAll("\u{00A0}", with: " ")
+    }
+}
+
+extension ProbeAnalysis {
+    /// A hop's Kerberos record (`negotiate`), when it answered or skipped a Negotiate challenge.
+    static func negotiateJSON(_ hop: LoginHop) -> [(String, JSON)] {
+        guard let outcome = hop.negotiate else { return [] }
+        return [
+            (
+                "negotiate",
+                .object([
+                    ("mechanism", .string(outcome.mechanism)), ("clientPrincipal", JSON.optional(outcome.clientPrincipal)),
+                    ("servicePrincipal", .string(outcome.servicePrincipal)), ("mutualAuthentication", outcome.mutualAuthentication.map { .bool($0) } ?? .null),
+                    ("persistentAuth", JSON.optional(outcome.persistentAuth)), ("channelBinding", hop.channelBindingSent.map { .bool($0) } ?? .null),
+                    ("fallback", outcome.fallback.map(kerberosJSON) ?? .null),
+                ])
+            )
+        ]
+    }
+
+    /// Why Kerberos failed: the class, the principals, GSSAPI's text and the server's KRB-ERROR code.
+    static func kerberosJSON(_ failure: KerberosFailure) -> JSON {
+        .object([
+            ("reason", .string(failure.reason.rawValue)), ("clientPrincipal", JSON.optional(failure.clientPrincipal)),
+            ("servicePrincipal", .string(failure.servicePrincipal)), ("beforeSending", .bool(failure.beforeSending)),
+            ("gssapi", .string(failure.gssMessage)), ("kerberosError", failure.kerberosErrorCode.map { .int($0) } ?? .null),
+            ("kerberosErrorName", JSON.optional(failure.kerberosErrorCode.map(KerberosFailure.kerberosErrorName))),
+        ])
     }
 }

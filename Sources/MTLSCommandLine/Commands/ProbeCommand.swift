@@ -46,14 +46,15 @@ enum ProbeCommand {
             OptionSpec(.method, short: "-X", valueName: "METHOD", help: "The HTTP method (default GET, or POST with --data)."),
             OptionSpec(.header, short: "-H", valueName: "HEADER", repeatable: true, help: "An extra header, \"Name: value\" (repeatable)."),
             OptionSpec(.data, valueName: "TEXT|@FILE", help: "A request body (sent with Expect: 100-continue)."),
-            OptionSpec(.user, valueName: "NAME", help: "User for Basic, Digest or NTLM challenges (DOMAIN\\\\user for NTLM)."),
+            OptionSpec(.user, valueName: "NAME", help: "User for Basic, Digest, NTLM or Kerberos (DOMAIN\\\\user for NTLM, user@REALM for Kerberos)."),
             OptionSpec(.userPassword, valueName: "SPEC", help: "The user's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
             OptionSpec(
-                .auth, valueName: "SCHEME", help: "basic, digest, ntlm or any (the strongest offered).", kind: .choice(["basic", "digest", "ntlm", "any"]),
+                .auth, valueName: "SCHEME", help: "basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user's password) or any (the strongest offered).",
+                kind: .choice(["basic", "digest", "ntlm", "negotiate", "any"]),
                 defaultValue: "any"),
             OptionSpec(
                 .noChannelBinding,
-                help: "NTLM: send no TLS channel binding (as curl does), to test whether the server requires Extended Protection; sent by default."),
+                help: "NTLM and Kerberos: send no TLS channel binding (as curl does), to test whether the server requires Extended Protection; sent by default."),
             OptionSpec(.authOrigin, valueName: "ORIGIN", repeatable: true, help: "Another origin (https://idp.example:8443) allowed to receive the credentials."),
             OptionSpec(.saml, help: "Submit SAML/WS-Federation POST-binding forms automatically, as a browser would."),
             OptionSpec(.cookieJar, valueName: "FILE", help: "Load cookies from FILE (Netscape format, as curl) and save them back."),
@@ -244,9 +245,16 @@ enum ProbeCommand {
             submitsPostBindingForms: arguments.flag(.saml), sendsChannelBinding: !arguments.flag(.noChannelBinding))
         var allowed: [String]? = nil
         if let scheme = arguments.value(.auth)?.lowercased(), scheme != "any" {
-            guard let chosen = AuthScheme(rawValue: scheme) else { throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm or any", command: "probe") }
+            guard let chosen = AuthScheme(rawValue: scheme) else {
+                throw CommandFailure.usage("--auth '\(scheme)' must be basic, digest, ntlm, negotiate or any", command: "probe")
+            }
             loginOptions.allowedSchemes = [chosen]
             allowed = [scheme]
+            // Kerberos as `curl --negotiate -u :`: the credentials cache, or a ticket from --user's password.
+            if chosen == .negotiate { loginOptions.kerberos = credentials == nil ? .credentialsCache() : .password }
+        } else if credentials != nil {
+            // --auth any with --user: Kerberos when the cache holds that user's ticket, else NTLM (IIS's provider order).
+            loginOptions.kerberos = .credentialsCache()
         }
         if let trace { loginOptions.trace = { line in trace.append("* " + line) } }
         let session = LoginSession(client: client, cookies: jar, options: loginOptions)

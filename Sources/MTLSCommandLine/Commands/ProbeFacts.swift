@@ -49,6 +49,8 @@ struct ProbeFacts {
         var message: String
         var hint: String?
         var alert: String?
+        /// Why a Kerberos (Negotiate) login failed, when it did.
+        var kerberos: KerberosFailure? = nil
     }
 
     var host: String
@@ -199,7 +201,7 @@ extension ProbeFacts {
             httpSysTLS13Renegotiation = StatusMeaning.isHTTPSysTLS13Renegotiation(final)
             badRequestMentionsCertificate = final.status == 400 && String(decoding: final.body.prefix(4096), as: UTF8.self).lowercased().contains("certificate")
         }
-        failure = analysis.failure.map { Failure(phase: $0.phase, message: $0.message, hint: $0.hint?.commandLine, alert: $0.alert) }
+        failure = analysis.failure.map { Failure(phase: $0.phase, message: $0.message, hint: $0.hint?.commandLine, alert: $0.alert, kerberos: $0.kerberos) }
         user = analysis.user
         allowedSchemes = analysis.allowedSchemes
         identityGiven = !analysis.configuration.identities.isEmpty

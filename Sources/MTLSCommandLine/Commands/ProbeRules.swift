@@ -193,7 +193,17 @@ enum ProbeRules {
 
     // MARK: HTTP
 
-    static let httpRules: [Rule] = [httpSysTLS13, certificateStatus, epaChannelBinding, credentialsRefused, credentialsWanted, nginxBadRequest]
+    static let httpRules: [Rule] = [httpSysTLS13, certificateStatus, kerberos, epaChannelBinding, credentialsRefused, credentialsWanted, nginxBadRequest]
+
+    /// `kerberos-<reason>`: a Kerberos (Negotiate) login failed, here before anything was sent
+    /// (GSSAPI's reason) or at the server (the KRB-ERROR in its 401's Negotiate token).
+    static func kerberos(_ facts: ProbeFacts) -> ProbeFinding? {
+        guard let failure = facts.failure?.kerberos else { return nil }
+        let (text, fix) = failure.explanation
+        let code = failure.kerberosErrorCode.map { " [\(KerberosFailure.kerberosErrorName($0))]" } ?? ""
+        let exit = failure.reason == .kdcUnreachable || failure.reason == .libraryUnavailable ? ExitCode.network : ExitCode.no
+        return ProbeFinding(id: "kerberos-\(failure.reason.rawValue)", text: text + code, fix: fix, exitCode: exit)
+    }
 
     /// `http-sys-tls13`: IIS answers 0x80070032 for a per-path certificate over TLS 1.3.
     static func httpSysTLS13(_ facts: ProbeFacts) -> ProbeFinding? {

@@ -44,17 +44,21 @@ public enum AuthScheme: String, Sendable, CaseIterable, Comparable {
     case digest
     /// NTLMv2 (MS-NLMP) over one kept-alive connection, as IIS Windows authentication uses.
     case ntlm
+    /// SPNEGO with Kerberos (RFC 4559) through the system GSSAPI, as IIS Windows authentication
+    /// prefers it; used only when ``LoginOptions/kerberos`` names a credential source.
+    case negotiate
 
     /// The order in which schemes are preferred when a server offers several (strongest first).
     var preference: Int {
         switch self {
-        case .digest: 0
-        case .ntlm: 1
-        case .basic: 2
+        case .negotiate: 0
+        case .digest: 1
+        case .ntlm: 2
+        case .basic: 3
         }
     }
 
-    /// Digest before NTLM before Basic.
+    /// Negotiate (Kerberos) before Digest before NTLM before Basic.
     public static func < (lhs: AuthScheme, rhs: AuthScheme) -> Bool { lhs.preference < rhs.preference }
 
     /// The scheme of a challenge, when it is one we answer. `Negotiate` is answered with NTLM tokens
@@ -68,12 +72,13 @@ public enum AuthScheme: String, Sendable, CaseIterable, Comparable {
         }
     }
 
-    /// `Basic`, `Digest`, `NTLM`.
+    /// `Basic`, `Digest`, `NTLM`, `Negotiate`.
     public var displayName: String {
         switch self {
         case .basic: "Basic"
         case .digest: "Digest"
         case .ntlm: "NTLM"
+        case .negotiate: "Negotiate"
         }
     }
 }

@@ -40,6 +40,9 @@ public struct LoginHop: Sendable, CustomStringConvertible {
     /// For an NTLM/Negotiate answer: whether it carried a TLS channel binding (RFC 5929
     /// `tls-server-end-point`, which IIS Extended Protection requires); nil for other hops.
     public var channelBindingSent: Bool? = nil
+    /// For a Kerberos (`Negotiate`) hop: principals, mutual authentication, `Persistent-Auth`,
+    /// or why Kerberos was not used; nil for other hops.
+    public var negotiate: NegotiateOutcome? = nil
 
     /// `302 GET https://host/path → /next` in one line.
     public var description: String {
@@ -55,6 +58,7 @@ public struct LoginHop: Sendable, CustomStringConvertible {
         if !challenges.isEmpty { text += " [challenge: \(challenges.map(\.description).joined(separator: ", "))]" }
         if !droppedHeaders.isEmpty { text += " [dropped for another origin: \(droppedHeaders.joined(separator: ", "))]" }
         if channelBindingSent == true { text += " [TLS channel binding sent]" }
+        if let negotiate { text += " [\(negotiate)]" }
         return text
     }
 }

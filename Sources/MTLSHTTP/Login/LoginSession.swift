@@ -13,7 +13,7 @@ public struct LoginOptions: Sendable {
     /// Origins besides the first URL's that may receive the credentials in answer to their own
     /// challenge (`https://idp.example:8443`; the default port may be omitted).
     public var authOrigins: Set<String>
-    /// The schemes that may be used (`--auth basic|digest|ntlm|any`).
+    /// The schemes that may be used (`--auth basic|digest|ntlm|negotiate|any`).
     public var allowedSchemes: Set<AuthScheme>
     /// Follow 301, 302, 303, 307 and 308, and a page's declarative refresh (`<meta
     /// http-equiv="refresh" content="0; url=…">` or a `Refresh` header) that waits at most
@@ -29,18 +29,25 @@ public struct LoginOptions: Sendable {
     public var submitsPostBindingForms: Bool
     /// The most forms submitted in one flow.
     public var maximumFormSubmissions: Int
-    /// Whether NTLM answers carry the TLS channel binding (RFC 5929 `tls-server-end-point`, which
+    /// Whether NTLM and Kerberos answers carry the TLS channel binding (RFC 5929 `tls-server-end-point`, which
     /// IIS Extended Protection requires). Off only to diagnose a server, as a client without
     /// bindings (curl) would be seen.
     public var sendsChannelBinding: Bool
+    /// Where the Kerberos credentials of a `Negotiate` login come from; nil answers `Negotiate`
+    /// with NTLM tokens only (as before Kerberos). With a source and ``AuthScheme/negotiate``
+    /// allowed, a Kerberos token is preferred; when none can be had and other schemes are allowed
+    /// with ``credentials``, the login falls back to them (IIS's provider order), else fails with
+    /// ``HTTPSError/kerberos`` saying why.
+    public var kerberos: KerberosCredentialSource?
     /// A sink for one-line hop descriptions (`-v`); secrets are never included.
     public var trace: (@Sendable (String) -> Void)?
 
     public init(
         credentials: Credentials? = nil, authOrigins: Set<String> = [], allowedSchemes: Set<AuthScheme> = Set(AuthScheme.allCases),
         followsRedirects: Bool = true, maximumRedirects: Int = 10, maximumRefreshDelay: Int = 5, submitsPostBindingForms: Bool = false,
-        maximumFormSubmissions: Int = 5, sendsChannelBinding: Bool = true, trace: (@Sendable (String) -> Void)? = nil
+        maximumFormSubmissions: Int = 5, sendsChannelBinding: Bool = true, kerberos: KerberosCredentialSource? = nil, trace: (@Sendable (String) -> Void)? = nil
     ) {
+        self.kerberos = kerberos
         self.credentials = credentials
         self.authOrigins = authOrigins
         self.allowedSchemes = allowedSchemes

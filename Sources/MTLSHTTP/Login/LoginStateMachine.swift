@@ -58,6 +58,13 @@ struct LoginStateMachine {
         var ntlmChallengeSeen = false
         var ntlmSchemeName = "NTLM"
         var challenge: AuthChallenge?
+        /// Kerberos: the security context, and the token to send with the next request.
+        var negotiate: NegotiateContext?
+        var negotiateToken: [UInt8]?
+        var negotiateRounds = 0
+        /// Why Kerberos was not used, when another scheme answers instead.
+        var kerberosFallback: KerberosFailure?
+        var negotiateBindings: [UInt8]?
     }
 
     private static let secretHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
@@ -128,7 +135,7 @@ struct LoginStateMachine {
 
     /// True when a response with this head will be the flow's last (so its body may be streamed).
     func endsFlow(_ head: HTTPResponseHead) -> Bool {
-        if head.status == 401 && options.credentials != nil { return false }
+        if head.status == 401 && answersChallenges { return false }
         if options.followsRedirects && Self.redirectStatuses.contains(head.status) && head.headers["Location"]?.isEmpty == false { return false }
         if options.submitsPostBindingForms && (head.headers.mediaType?.isHTML ?? true) { return false }
         if options.followsRedirects && head.headers["Refresh"] != nil { return false }
@@ -138,6 +145,9 @@ struct LoginStateMachine {
         if options.followsRedirects && (200..<300).contains(head.status) && head.headers.mediaType?.isHTML == true { return false }
         return true
     }
+
+    /// True when a 401 may be answered: a password, or a Kerberos source.
+    private var answersChallenges: Bool { options.credentials != nil || (options.kerberos != nil && options.allowedSchemes.contains(.negotiate)) }
 
     // MARK: - Steps
 
@@ -170,8 +180,8 @@ struct LoginStateMachine {
         // Authorization: an answer in progress, or a protection space that already succeeded.
         sentScheme = nil
         sendingChannelBinding = false
-        if !outgoing.headers.contains("Authorization"), let credentials = options.credentials {
-            if let header = try authorization(request: outgoing, credentials: credentials) {
+        if !outgoing.headers.contains("Authorization"), answersChallenges {
+            if let header = try authorization(request: outgoing, credentials: options.credentials) {
                 outgoing.headers.set("Authorization", header.value)
                 sentScheme = header.scheme
             }
@@ -188,18 +198,63 @@ struct LoginStateMachine {
             kind: kind, method: outgoing.method, url: outgoing.url, status: response.status, location: response.headers["Location"],
             challenges: challenges, sentAuthorization: sentScheme, cookiesSent: jarCookies.map(\.name), cookieDecisions: decisions,
             droppedHeaders: dropped, reusedConnection: response.reusedConnection)
-        if sentScheme == .ntlm { hop.channelBindingSent = sendingChannelBinding }
+        if sentScheme == .ntlm || sentScheme == .negotiate { hop.channelBindingSent = sendingChannelBinding }
+        if sentScheme == .negotiate, let context = attempt.negotiate {
+            hop.negotiate = NegotiateOutcome(
+                mechanism: "Kerberos", clientPrincipal: context.clientPrincipal, servicePrincipal: context.servicePrincipal,
+                persistentAuth: response.headers["Persistent-Auth"])
+            if response.status != 401 {
+                // Mutual authentication: the server's last token proves it holds the service key.
+                let token = challenges.isEmpty ? Self.negotiateToken(in: response) : nil
+                if let token {
+                    do throws(KerberosFailure) {
+                        _ = try context.step(input: token, channelBindings: nil)
+                    } catch {
+                        hops.append(hop)
+                        throw error.httpsError(host: request.url.hostHeader)
+                    }
+                }
+                hop.negotiate?.mutualAuthentication = token != nil && context.isEstablished
+            }
+        } else if let fallback = attempt.kerberosFallback, sentScheme != nil {
+            hop.negotiate = NegotiateOutcome(
+                mechanism: sentScheme?.displayName ?? "", clientPrincipal: fallback.clientPrincipal, servicePrincipal: fallback.servicePrincipal, fallback: fallback)
+        }
         hops.append(hop)
         dropped = []
 
         // 401: answer once, from an allowed origin.
-        if response.status == 401, let credentials = options.credentials, !challenges.isEmpty {
+        if response.status == 401, answersChallenges, !challenges.isEmpty {
             let host = request.url.hostHeader
             let usable = challenges.filter { challenge in
-                guard let scheme = AuthScheme(challenge: challenge) ?? (challenge.normalizedScheme == "negotiate" ? .ntlm : nil) else { return false }
+                guard options.credentials != nil, let scheme = AuthScheme(challenge: challenge) ?? (challenge.normalizedScheme == "negotiate" ? .ntlm : nil) else { return false }
                 return options.allowedSchemes.contains(scheme) && (scheme != .digest || (try? DigestAuthenticator(challenge: challenge)) != nil)
             }
+            let kerberosOffered = options.kerberos != nil && options.allowedSchemes.contains(.negotiate) && challenges.contains { $0.normalizedScheme == "negotiate" }
             if let scheme = attempt.scheme {
+                if scheme == .negotiate, let context = attempt.negotiate {
+                    // A 401 after a Kerberos token: the server's token (a KRB-ERROR, or the next
+                    // leg) goes back to GSSAPI, so that its reason is read.
+                    let token = Self.negotiateToken(in: response)
+                    if let token, attempt.negotiateRounds < 4 {
+                        do throws(KerberosFailure) {
+                            if let next = try context.step(input: token, channelBindings: attempt.negotiateBindings) {
+                                attempt.negotiateToken = next
+                                attempt.negotiateRounds += 1
+                                kind = .authentication(.negotiate)
+                                return nextHop(request)
+                            }
+                        } catch {
+                            var failure = error
+                            failure.beforeSending = false
+                            throw failure.httpsError(host: host)
+                        }
+                    }
+                    throw KerberosFailure(
+                        reason: .refused, clientPrincipal: context.clientPrincipal, servicePrincipal: context.servicePrincipal, gssMessage: "", majorStatus: 0,
+                        beforeSending: false
+                    ).httpsError(host: host)
+                }
                 if attempt.preemptive {
                     // A remembered answer went stale: forget it and answer this challenge afresh.
                     spaces[request.url.origin] = nil
@@ -228,14 +283,14 @@ struct LoginStateMachine {
                     return nextHop(request)
                 } else {
                     let realm = attempt.challenge?.realm.map { " realm \(DisplayText.quoted($0))" } ?? ""
-                    var message = "the server refused the \(scheme.displayName) credentials\(realm) for user '\(credentials.user)' (401 again after one answer)"
+                    var message = "the server refused the \(scheme.displayName) credentials\(realm) for user '\(options.credentials?.user ?? "")' (401 again after one answer)"
                     if scheme == .ntlm && !response.reusedConnection {
                         message += "; the NTLM handshake needs one kept-alive connection, and the server did not keep it"
                     }
                     throw HTTPSError(.auth, host: host, message, hint: "check the user name and password; the request was not repeated")
                 }
             }
-            guard !usable.isEmpty else {
+            guard !usable.isEmpty || kerberosOffered else {
                 return finish(response)  // nothing we may answer: the 401 is the answer
             }
             guard allowedOrigins.contains(request.url.origin) else {
@@ -243,6 +298,38 @@ struct LoginStateMachine {
                     .auth, host: host,
                     "\(request.url.origin) asked for credentials (\(usable.map(\.description).joined(separator: ", "))), but only \(allowedOrigins.sorted().joined(separator: ", ")) may receive them",
                     hint: "if this server should get the password, allow it with \(setting: .authOrigins) \(request.url.origin)")
+            }
+            if kerberosOffered {
+                // IIS's provider order: Kerberos first when a ticket can be had.
+                let bindings = options.sendsChannelBinding ? response.tls.serverCertificate.map(Self.channelBindingData) : nil
+                do throws(KerberosFailure) {
+                    let context = try NegotiateContext(host: request.url.host, source: options.kerberos!, credentials: options.credentials)
+                    if case .credentialsCache = options.kerberos!, let wanted = options.credentials, options.allowedSchemes.count > 1,
+                        !Self.samePrincipal(context.clientPrincipal, wanted)
+                    {
+                        // --auth any with --user: another user's ticket is not that user's login.
+                        throw KerberosFailure(
+                            reason: .noCredentials, clientPrincipal: context.clientPrincipal, servicePrincipal: context.servicePrincipal,
+                            gssMessage: "the credentials cache holds a ticket of \(context.clientPrincipal ?? "another user"), not of \(wanted.user)", majorStatus: 0,
+                            beforeSending: true)
+                    }
+                    let token = try context.step(input: nil, channelBindings: bindings)
+                    attempt = AuthAttempt()
+                    attempt.scheme = .negotiate
+                    attempt.negotiate = context
+                    attempt.negotiateToken = token
+                    attempt.negotiateBindings = bindings
+                    attempt.challenge = challenges.first { $0.normalizedScheme == "negotiate" }
+                    kind = .authentication(.negotiate)
+                    return nextHop(request)
+                } catch {
+                    guard !usable.isEmpty else { throw error.httpsError(host: host) }
+                    options.trace?("Kerberos not used (\(error.reason.rawValue)): \(error.explanation.message); falling back")
+                    attempt = try Self.choose(usable, host: host)
+                    attempt.kerberosFallback = error
+                    kind = .authentication(attempt.scheme ?? .basic)
+                    return nextHop(request)
+                }
             }
             attempt = try Self.choose(usable, host: host)
             kind = .authentication(attempt.scheme ?? .basic)
@@ -395,6 +482,25 @@ struct LoginStateMachine {
         return "\(url.scheme)://" + (publicSuffixes.registrableDomain(of: url.host) ?? url.host)
     }
 
+    /// The token of a `WWW-Authenticate: Negotiate <token>` field, decoded.
+    static func negotiateToken(in response: HTTPResponse) -> [UInt8]? {
+        let challenge = AuthChallenge.parse(response.headers.values("WWW-Authenticate")).first { $0.normalizedScheme == "negotiate" && $0.token68 != nil }
+        return challenge?.token68.flatMap { Data(base64Encoded: $0) }.map { Array($0) }
+    }
+
+    /// RFC 5929 / RFC 5056 channel binding application data: `tls-server-end-point:` + hash.
+    static func channelBindingData(_ certificate: Certificate) -> [UInt8] {
+        Array("tls-server-end-point:".utf8) + NTLM.tlsServerEndPoint(certificate)
+    }
+
+    /// Whether a principal (`alice@REALM`) is the user given (`alice`, `alice@realm`, `REALM\alice`).
+    static func samePrincipal(_ principal: String?, _ credentials: Credentials) -> Bool {
+        guard let principal else { return false }
+        let name = principal.split(separator: "@").first.map { String($0).lowercased() } ?? ""
+        let user = credentials.ntlmUserAndDomain.user.split(separator: "@").first.map { String($0).lowercased() } ?? ""
+        return name == user
+    }
+
     /// Picks the strongest scheme offered and prepares its answer.
     private static func choose(_ challenges: [AuthChallenge], host: String) throws(HTTPSError) -> AuthAttempt {
         var attempt = AuthAttempt()
@@ -403,7 +509,7 @@ struct LoginStateMachine {
             if challenge.normalizedScheme == "negotiate" { return (.ntlm, challenge) }
             return nil
         }
-        guard let best = offered.map(\.0).min() else { return attempt }
+        guard let best = offered.map(\.0).filter({ $0 != .negotiate }).min() else { return attempt }
         attempt.scheme = best
         switch best {
         case .digest:
@@ -417,12 +523,14 @@ struct LoginStateMachine {
             attempt.challenge = challenge
         case .basic:
             attempt.challenge = offered.first { $0.0 == .basic }!.1
+        case .negotiate:
+            break  // Kerberos is chosen before this, in decide
         }
         return attempt
     }
 
     /// The `Authorization` value for this request, if any.
-    private mutating func authorization(request: HTTPRequest, credentials: Credentials) throws(HTTPSError) -> (scheme: AuthScheme, value: String)? {
+    private mutating func authorization(request: HTTPRequest, credentials: Credentials?) throws(HTTPSError) -> (scheme: AuthScheme, value: String)? {
         let host = request.url.hostHeader
         if attempt.scheme == nil, let space = spaces[request.url.origin] {
             switch space {
@@ -438,6 +546,13 @@ struct LoginStateMachine {
             }
         }
         guard let scheme = attempt.scheme else { return nil }
+        if scheme == .negotiate {
+            guard let token = attempt.negotiateToken else { return nil }
+            attempt.negotiateToken = nil
+            sendingChannelBinding = attempt.negotiateBindings != nil
+            return (.negotiate, "Negotiate " + Data(token).base64EncodedString())
+        }
+        guard let credentials else { return nil }
         switch scheme {
         case .basic:
             return (.basic, try BasicAuth.authorization(user: credentials.user, password: credentials.password, host: host))
@@ -458,6 +573,8 @@ struct LoginStateMachine {
                 return (.ntlm, "\(attempt.ntlmSchemeName) " + Data(message).base64EncodedString())
             }
             return (.ntlm, "\(attempt.ntlmSchemeName) " + Data(NTLM.negotiateMessage()).base64EncodedString())
+        case .negotiate:
+            return nil
         }
     }
 

@@ -133,6 +133,8 @@ final class LoginPeers: @unchecked Sendable {
     func saml() throws -> LoginPeer { try peer("saml/saml.sh", requiring: ["/usr/sbin/apache2", "/usr/bin/python3"]) }
     /// pyspnego NTLM endpoint.
     func ntlm() throws -> LoginPeer { try peer("ntlm/ntlm.sh", requiring: ["/usr/bin/python3"]) }
+    /// A private MIT KDC and Apache mod_auth_gssapi (Negotiate with Kerberos).
+    func kerberos() throws -> LoginPeer { try peer("kerberos.sh", requiring: ["/usr/sbin/krb5kdc", "/usr/sbin/apache2", "/usr/bin/kinit"]) }
 
     private func peer(_ script: String, requiring binaries: [String]) throws -> LoginPeer {
         lock.lock()

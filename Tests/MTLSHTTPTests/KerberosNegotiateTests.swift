@@ -1,0 +1,255 @@
+import Foundation
+import XCTest
+
+@testable import MTLSHTTP
+import MTLSTrust
+
+/// Negotiate with Kerberos against a real MIT KDC and Apache mod_auth_gssapi (scripts/peers/kerberos.sh):
+/// the login from a credentials cache and from a password, mutual authentication, the
+/// connection-bound login, the certificate asked for after the 401, and every failure class made
+/// to happen for real, each naming its cause.
+final class KerberosNegotiateTests: XCTestCase {
+    /// The peer, with KRB5_CONFIG pointing at its private krb5.conf (GSSAPI reads it per context).
+    private func peer() throws -> LoginPeer {
+        let peer = try LoginPeers.shared.kerberos()
+        setenv("KRB5_CONFIG", peer["KRB5_CONFIG"], 1)
+        return peer
+    }
+
+    /// `kinit` into a new cache file of the peer's dir; returns `FILE:<path>`.
+    private func kinit(_ peer: LoginPeer, user: String? = nil, lifetime: String? = nil) throws -> String {
+        let cache = "FILE:\(peer["DIR"])/cc-\(UUID().uuidString)"
+        let life = lifetime.map { "-l \($0) " } ?? ""
+        let result = Subprocess.run(
+            "/bin/sh",
+            ["-c", "printf '%s\\n' \"$0\" | KRB5_CONFIG=\"$1\" KRB5CCNAME=\"$2\" kinit \(life)\"$3\" >/dev/null", peer["PASSWORD"], peer["KRB5_CONFIG"], cache, user ?? peer["USER"]])
+        XCTAssertEqual(result.status, 0, "kinit failed")
+        return cache
+    }
+
+    private func session(_ peer: LoginPeer, source: KerberosCredentialSource, credentials: Credentials? = nil, allowed: Set<AuthScheme> = [.negotiate], bindings: Bool = true)
+        throws -> LoginSession
+    {
+        try LoginFixtures.session(LoginOptions(credentials: credentials, allowedSchemes: allowed, sendsChannelBinding: bindings, kerberos: source))
+    }
+
+    private func failure(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> HTTPSError? {
+        do {
+            try body()
+            XCTFail("expected a failure", file: file, line: line)
+        } catch let error as HTTPSError {
+            return error
+        } catch {
+            XCTFail("unexpected \(error)", file: file, line: line)
+        }
+        return nil
+    }
+
+    func testLoginFromTheCredentialsCacheWithMutualAuthentication() throws {
+        let peer = try peer()
+        let cache = try kinit(peer)
+        let session = try session(peer, source: .credentialsCache(cache))
+        let result = try session.get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        XCTAssertEqual(LoginFixtures.fields(result.text.text)["remote_user"], "alice@MTLS.TEST")
+        XCTAssertEqual(result.hops.map(\.status), [401, 200])
+        let outcome = try XCTUnwrap(result.hops.last?.negotiate)
+        XCTAssertEqual(outcome.mechanism, "Kerberos")
+        XCTAssertEqual(outcome.clientPrincipal, "alice@MTLS.TEST")
+        XCTAssertEqual(outcome.servicePrincipal, "HTTP/localhost")
+        XCTAssertEqual(outcome.mutualAuthentication, true, "the server's final token was checked")
+        XCTAssertEqual(outcome.persistentAuth, "true")
+        XCTAssertTrue(result.hops.last?.reusedConnection ?? false, "the 401 round trip stays on one connection")
+        XCTAssertEqual(result.hops.last?.channelBindingSent, true)
+        XCTAssertTrue(result.hops.last?.description.contains("mutual authentication verified") ?? false)
+        // Connection-bound (Persistent-Auth: true): the next request on that connection needs no token.
+        let again = try session.get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(again.status, 200)
+        XCTAssertEqual(again.hops.map(\.status), [200], "the connection stayed authenticated")
+    }
+
+    func testLoginWithAPasswordNeedsNoKinit() throws {
+        let peer = try peer()
+        let credentials = Credentials(user: peer["USER"], password: Secret(peer["PASSWORD"]))
+        let session = try session(peer, source: .password, credentials: credentials)
+        let result = try session.get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        XCTAssertEqual(LoginFixtures.fields(result.text.text)["remote_user"], "alice@MTLS.TEST")
+        XCTAssertEqual(result.hops.last?.negotiate?.mutualAuthentication, true)
+    }
+
+    func testNegotiateThenBasicIsAnsweredWithKerberos() throws {
+        let peer = try peer()
+        let session = try session(peer, source: .credentialsCache(try kinit(peer)))
+        let result = try session.get("https://localhost:\(peer.port)/negotiate-basic")
+        XCTAssertEqual(result.status, 200)
+        let offered = result.hops.first?.challenges.map(\.normalizedScheme) ?? []
+        XCTAssertTrue(offered.first == "negotiate" && offered.contains("basic"), "\(offered)")
+        XCTAssertEqual(result.hops.last?.sentAuthorization, .negotiate)
+        XCTAssertEqual(LoginFixtures.fields(result.text.text)["auth_type"], "Negotiate")
+    }
+
+    /// TLS 1.2: the 401, the Kerberos answer, then the certificate request (renegotiation) on the same connection.
+    func testKerberosThenACertificateAskedForAfterTheRequest() throws {
+        let peer = try peer()
+        let identity = try ClientIdentity.files(certificatePath: LoginFixtures.cert("client-alice.pem"), keyPath: LoginFixtures.cert("client-alice.key"))
+        var configuration = try LoginFixtures.configuration()
+        configuration.identities = [identity]
+        let session = try LoginSession(
+            configuration: configuration, options: LoginOptions(allowedSchemes: [.negotiate], kerberos: .credentialsCache(try kinit(peer))))
+        let result = try session.get("https://localhost:\(peer["RENEG_PORT"])/kerberos-cert")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        let fields = LoginFixtures.fields(result.text.text)
+        XCTAssertEqual(fields["remote_user"], "alice@MTLS.TEST")
+        XCTAssertEqual(fields["verify"], "SUCCESS")
+        XCTAssertEqual(fields["protocol"], "TLSv1.2")
+        XCTAssertEqual(result.response.tls.certificateRequests.map(\.phase), [.renegotiation], "the certificate was asked for after the request")
+        XCTAssertEqual(result.hops.map(\.status), [401, 200])
+        XCTAssertTrue(result.hops.last?.reusedConnection ?? false)
+    }
+
+    // MARK: Client-side failures, before anything is sent
+
+    func testNoCredentialsNamesKinit() throws {
+        let peer = try peer()
+        let session = try session(peer, source: .credentialsCache("FILE:\(peer["DIR"])/no-such-cache"))
+        let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(peer.port)/kerberos") })
+        XCTAssertEqual(error.kerberos?.reason, .noCredentials, error.description)
+        XCTAssertTrue(error.hint?.description.contains("kinit") ?? false)
+        XCTAssertEqual(session.hops.count, 1, "nothing was sent after the 401")
+    }
+
+    func testASiteReachedByIPAddressHasNoServicePrincipal() throws {
+        let peer = try peer()
+        let session = try session(peer, source: .credentialsCache(try kinit(peer)))
+        let error = try XCTUnwrap(failure { _ = try session.get("https://127.0.0.1:\(peer.port)/kerberos") })
+        XCTAssertEqual(error.kerberos?.reason, .servicePrincipalUnknown, error.description)
+        XCTAssertEqual(error.kerberos?.servicePrincipal, "HTTP/127.0.0.1")
+        XCTAssertTrue(error.message.contains("reached by IP address"), error.message)
+        XCTAssertTrue(error.message.contains("not found in Kerberos database"), "GSSAPI's own text is kept: \(error.message)")
+    }
+
+    func testExpiredTicket() throws {
+        let peer = try peer()
+        let cache = try kinit(peer, lifetime: "2s")
+        Thread.sleep(forTimeInterval: 3)
+        let session = try session(peer, source: .credentialsCache(cache))
+        let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(peer.port)/kerberos") })
+        XCTAssertEqual(error.kerberos?.reason, .ticketExpired, error.description)
+        XCTAssertTrue(error.hint?.description.contains("kinit") ?? false)
+    }
+
+    func testExpiredPasswordDisabledAccountAndWrongPassword() throws {
+        let peer = try peer()
+        let cases: [(String, String, KerberosFailure.Reason)] = [
+            (peer["EXPIRED_USER"], peer["PASSWORD"], .passwordExpired), (peer["DISABLED_USER"], peer["PASSWORD"], .accountDisabled),
+            (peer["USER"], "wrong", .wrongPassword), ("nobody", "x", .clientUnknown),
+        ]
+        for (user, password, reason) in cases {
+            let session = try session(peer, source: .password, credentials: Credentials(user: user, password: Secret(password)))
+            let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(peer.port)/kerberos") })
+            XCTAssertEqual(error.kerberos?.reason, reason, "\(user): \(error.description)")
+            XCTAssertEqual(error.kerberos?.clientPrincipal, "\(user)", "\(user)")
+            XCTAssertTrue(error.message.contains(user), error.message)
+        }
+    }
+
+    func testKDCUnreachable() throws {
+        let peer = try peer()
+        // A copy of the peer's krb5.conf whose KDC port is closed (the KDC's port + 1000 is not listened on).
+        let original = try String(contentsOfFile: peer["KRB5_CONFIG"], encoding: .utf8)
+        let closed = original.replacingOccurrences(of: "127.0.0.1:\(peer["KDC_PORT"])", with: "127.0.0.1:9")
+        let path = peer["DIR"] + "/krb5-unreachable.conf"
+        try closed.write(toFile: path, atomically: true, encoding: .utf8)
+        setenv("KRB5_CONFIG", path, 1)
+        defer { setenv("KRB5_CONFIG", peer["KRB5_CONFIG"], 1) }
+        let session = try session(peer, source: .password, credentials: Credentials(user: peer["USER"], password: Secret(peer["PASSWORD"])))
+        let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(peer.port)/kerberos") })
+        XCTAssertEqual(error.kerberos?.reason, .kdcUnreachable, error.description)
+    }
+
+    // MARK: Server-side failures, read from the 401's Negotiate token
+
+    func testServerSideFailuresAreReadFromTheKerberosErrorInTheToken() throws {
+        let peer = try peer()
+        let cache = try kinit(peer)
+        let cases: [(String, KerberosFailure.Reason, Int)] = [
+            ("WRONG_SPN_PORT", .wrongServicePrincipal, 35), ("OLD_KVNO_PORT", .keyVersionOutdated, 44), ("SKEW_PORT", .clockSkew, 37),
+        ]
+        for (port, reason, code) in cases {
+            let session = try session(peer, source: .credentialsCache(cache))
+            let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(peer[port])/kerberos") })
+            XCTAssertEqual(error.kerberos?.reason, reason, "\(port): \(error.description)")
+            XCTAssertEqual(error.kerberos?.kerberosErrorCode, code, port)
+            XCTAssertEqual(error.kerberos?.beforeSending, false)
+            XCTAssertTrue(error.message.contains("HTTP/localhost"), error.message)
+            XCTAssertEqual(session.hops.map(\.status), [401, 401], port)
+        }
+    }
+
+    func testTheKerberosErrorCodeIsFoundInTheSPNEGOWrapping() throws {
+        // mod_auth_gssapi's 401 for an out-of-date keytab (KRB_AP_ERR_BADKEYVER, 44), as captured from the peer.
+        let token =
+            "oXIwcKADCgEComkEZ2BlBgkqhkiG9xIBAgIDAH5WMFSgAwIBBaEDAgEepBEYDzIwMjYxMjA3MDI0MDQ5WqUFAgMLrbemAwIBLKkLGwlNVExTLlRFU1SqHDAaoAMCAQOhEzARGwRIVFRQGwlsb2NhbGhvc3Q="
+        XCTAssertEqual(NegotiateContext.kerberosErrorCode(in: Array(try XCTUnwrap(Data(base64Encoded: token)))), 44)
+        XCTAssertNil(NegotiateContext.kerberosErrorCode(in: [0x7E, 0x03, 0x30, 0x01]))
+        XCTAssertNil(NegotiateContext.kerberosErrorCode(in: []))
+    }
+
+    // MARK: Channel bindings
+
+    /// The token carries the tls-server-end-point binding: an acceptor (python3-gssapi, the peer's
+    /// keytab) given the right binding accepts it, one given another binding refuses it.
+    func testTheTokenCarriesTheChannelBinding() throws {
+        let peer = try peer()
+        guard Subprocess.run("/usr/bin/python3", ["-c", "import gssapi"]).status == 0 else { throw XCTSkip("python3-gssapi is not installed") }
+        let context = try NegotiateContext(host: "localhost", source: .credentialsCache(try kinit(peer)))
+        let certificate = try HTTPFixtures.certificates("server.pem")[0]
+        let bindings = LoginStateMachine.channelBindingData(certificate)
+        let token = try XCTUnwrap(try context.step(input: nil, channelBindings: bindings))
+        let script = """
+            import base64, sys, gssapi, gssapi.raw as raw
+            creds = gssapi.Credentials(usage='accept', store={'keytab': sys.argv[1]})
+            bindings = raw.ChannelBindings(application_data=bytes.fromhex(sys.argv[2]))
+            try:
+                result = raw.accept_sec_context(base64.b64decode(sys.argv[3]), acceptor_creds=creds, channel_bindings=bindings)
+                print('accepted', str(gssapi.Name(result.initiator_name)))
+            except gssapi.exceptions.GSSError as e:
+                print('refused', e.maj_code)
+            """
+        func accept(_ data: [UInt8]) -> String {
+            Subprocess.run(
+                "/bin/sh",
+                ["-c", "exec \"$@\" 2>&1", "sh", "/usr/bin/env", "KRB5_CONFIG=\(peer["KRB5_CONFIG"])", "KRB5RCACHETYPE=none", "/usr/bin/python3", "-c", script, peer["DIR"] + "/http.keytab", AuthHash.hex(data), Data(token).base64EncodedString()]
+            ).stdout
+        }
+        XCTAssertTrue(accept(bindings).hasPrefix("accepted alice@MTLS.TEST"), accept(bindings))
+        let other = LoginStateMachine.channelBindingData(try HTTPFixtures.certificates("server-p384.pem")[0])
+        XCTAssertTrue(accept(other).hasPrefix("refused"), accept(other))
+    }
+
+    func testNoChannelBindingSendsNone() throws {
+        let peer = try peer()
+        let session = try session(peer, source: .credentialsCache(try kinit(peer)), bindings: false)
+        let result = try session.get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(result.status, 200)
+        XCTAssertEqual(result.hops.last?.channelBindingSent, false)
+    }
+
+    // MARK: Fallback
+
+    /// `any` with a password but no ticket of that user: Basic answers instead; the Kerberos reason is kept.
+    func testAnyFallsBackWhenNoTicketCanBeHad() throws {
+        let peer = try peer()
+        let options = LoginOptions(
+            credentials: Credentials(user: peer["USER"], password: Secret(peer["PASSWORD"])), allowedSchemes: [.negotiate, .basic],
+            kerberos: .credentialsCache("FILE:\(peer["DIR"])/no-such-cache"))
+        let session = try LoginFixtures.session(options)
+        let result = try session.get("https://localhost:\(peer.port)/negotiate-basic")
+        XCTAssertEqual(result.status, 200)
+        XCTAssertEqual(result.hops.last?.sentAuthorization, .basic)
+        XCTAssertEqual(LoginFixtures.fields(result.text.text)["auth_type"], "Basic")
+        XCTAssertEqual(result.hops.last?.negotiate?.fallback?.reason, .noCredentials)
+        XCTAssertTrue(result.hops.last?.description.contains("Kerberos not used: no-credentials") ?? false, result.hops.last?.description ?? "")
+    }
+}
