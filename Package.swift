@@ -19,10 +19,8 @@ let package = Package(
         // libxml2's HTML parser, loaded with dlopen on first use (see Sources/CLibXML2/include).
         .target(name: "CLibXML2"),
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
-        // Stackful fibers (ucontext) for the event loop of `probe --targets`.
-        .target(name: "CFiber"),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
-        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2", "CFiber"]),
+        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2"]),
         // The IIS-like test server of `mtls serve`, `mtls demo` and the tests: not part of the client library.
         .target(name: "MTLSTestServer", dependencies: ["MTLSTrust", "MTLSHTTP", "COpenSSL"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP", "MTLSTestServer"]),
