@@ -22,8 +22,10 @@ import Synchronization
 /// handshake, parsing and wake-ups run on that thread without crossing to another. A name lookup,
 /// which has no non-blocking form, runs on a small resolver pool and is awaited the same way.
 ///
-/// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run as a task, with the
-/// calling thread waiting for it. Nothing behaves differently on one thread or another.
+/// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run as a task on a
+/// loop that the calling thread turns itself until the task ends (a *driven* loop: the same
+/// class, with `poll` and no thread or descriptor of its own). Nothing behaves differently on one
+/// thread or another.
 package enum Engine {
     /// The loops: one per online core, at least 1 and at most 8.
     package static let loops: [EventLoop] = {
@@ -42,9 +44,6 @@ package enum Engine {
         }
         return loops[index]
     }
-
-    /// The loop whose thread is running, if the caller runs on one.
-    package static var currentLoop: EventLoop? { EventLoop.current }
 
     /// Runs `work` on a loop with a ``CancellationToken`` that the task's cancellation fires:
     /// every socket registered with it is shut down at once, so the exchange ends with
@@ -70,23 +69,29 @@ package enum Engine {
         return try result.get()
     }
 
-    /// The blocking API's driver: runs `work` as a task (on a loop, or with `onLoop` false on the
-    /// global executor) and waits for it on the calling thread.
+    /// The blocking API's driver: runs `work` as a task and waits for it.
     ///
-    /// Must not be called from a loop's thread (the loop would wait for itself): async code
-    /// calls the async API.
+    /// With `onLoop` (the default), the task prefers a driven loop that this thread turns until
+    /// the task ends: its waits are `poll`s on this thread, as a blocking call's should be, and it
+    /// needs no other thread. Called on a loop's own thread (from inside an exchange), the driven
+    /// loop runs nested, and that loop's other exchanges wait until the call returns: call the
+    /// async API there instead. With `onLoop` false, the task runs on the global executor (for a
+    /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
+    /// called on a loop's thread.
     package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: () async throws(E) -> T) throws(E) -> T {
-        precondition(
-            EventLoop.current == nil,
-            "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
         let outcome: Result<T, E> = withoutActuallyEscaping(work) { escapable -> Result<T, E> in
-            let job = BlockingJob(work: escapable)
-            if onLoop {
-                Task(executorPreference: anyLoop()) { await job.run() }
+            let loop = onLoop ? EventLoop(drivenBy: ()) : nil
+            let job = BlockingJob(work: escapable, wake: loop)
+            if let loop {
+                Task(executorPreference: loop) { await job.run() }
+                loop.drive { job.isFinished }
             } else {
+                precondition(
+                    EventLoop.current == nil,
+                    "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
                 Task { await job.run() }
+                job.done.wait()
             }
-            job.done.wait()
             return job.result!
         }
         return try outcome.get()
@@ -95,18 +100,28 @@ package enum Engine {
     /// One blocking call's task and its answer.
     private final class BlockingJob<T, E: Error>: @unchecked Sendable {
         // @unchecked Sendable: `work` and `result` are touched by the task alone until it
-        // signals `done`; the caller reads `result` only after `done.wait()` (the semaphore orders
-        // the two). `work` is released before the signal: it must not outlive the call
-        // (withoutActuallyEscaping checks).
+        // finishes (`finished`, then `done`); the caller reads `result` only after seeing either
+        // (the Mutex and the semaphore order the two). `work` is released before: it must not
+        // outlive the call (withoutActuallyEscaping checks).
         private var work: (() async throws(E) -> T)?
         var result: Result<T, E>?
         let done = DispatchSemaphore(value: 0)
+        private let finished = Mutex(false)
+        /// The driven loop turned by the caller, woken when the task ends elsewhere.
+        private let wake: EventLoop?
 
-        init(work: @escaping () async throws(E) -> T) { self.work = work }
+        init(work: @escaping () async throws(E) -> T, wake: EventLoop?) {
+            self.work = work
+            self.wake = wake
+        }
+
+        var isFinished: Bool { finished.withLock { $0 } }
 
         func run() async {
             await execute()
+            finished.withLock { $0 = true }
             done.signal()
+            wake?.wakeDriver()
         }
 
         private func execute() async {
@@ -148,6 +163,10 @@ package final class EventLoop: TaskExecutor, Sendable {
     /// tasks that register waits.
     private let state = Mutex(State())
     package let index: Int
+    /// True for a loop that a blocking call turns on its own thread (``drive(until:)``): it polls
+    /// its waiters and sleeps on `driverWake` when it has none.
+    private let driven: Bool
+    private let driverWake = DispatchSemaphore(value: 0)
     #if os(Linux)
         private let epoll: Int32
         private let wakeFD: Int32
@@ -155,8 +174,21 @@ package final class EventLoop: TaskExecutor, Sendable {
         private let wakePipe: (read: Int32, write: Int32)
     #endif
 
+    /// A driven loop: no thread and no descriptor of its own.
+    fileprivate init(drivenBy: ()) {
+        index = -1
+        driven = true
+        #if os(Linux)
+            epoll = -1
+            wakeFD = -1
+        #else
+            wakePipe = (-1, -1)
+        #endif
+    }
+
     fileprivate init(index: Int) {
         self.index = index
+        driven = false
         #if os(Linux)
             epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
             wakeFD = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
@@ -188,6 +220,11 @@ package final class EventLoop: TaskExecutor, Sendable {
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         let onThisLoop = EventLoop.current === self
+        if driven {
+            state.withLock { $0.jobs.append(job) }
+            if !onThisLoop { driverWake.signal() }
+            return
+        }
         let wake = state.withLock { state -> Bool in
             state.jobs.append(job)
             guard state.sleeping, !onThisLoop else { return false }
@@ -217,6 +254,10 @@ package final class EventLoop: TaskExecutor, Sendable {
                 return (id, true)
             }
             #if os(Linux)
+                if driven {
+                    if wake { wakeUp() }
+                    return
+                }
                 var event = epoll_event()
                 event.events = (forRead ? UInt32(EPOLLIN.rawValue) : 0) | (forWrite ? UInt32(EPOLLOUT.rawValue) : 0) | UInt32(EPOLLONESHOT.rawValue)
                 event.data.fd = fd
@@ -243,7 +284,16 @@ package final class EventLoop: TaskExecutor, Sendable {
         waiter?.continuation.resume(returning: ready)
     }
 
+    /// Wakes a driven loop's thread (its task ended, or was resumed, elsewhere).
+    fileprivate func wakeDriver() {
+        if driven { driverWake.signal() }
+    }
+
     private func wakeUp() {
+        if driven {
+            driverWake.signal()
+            return
+        }
         var one: UInt64 = 1
         #if os(Linux)
             _ = write(wakeFD, &one, 8)
@@ -301,28 +351,70 @@ package final class EventLoop: TaskExecutor, Sendable {
                     for entry in pollSet.dropFirst() where entry.revents != 0 { readyFDs.append(entry.fd) }
                 }
             #endif
-            state.withLock { state in
-                state.sleeping = false
-                for fd in readyFDs {
-                    if let waiter = state.waiters.removeValue(forKey: fd) { resumptions.append((waiter.continuation, true)) }
-                }
-                let now = Deadline.now
-                while let first = state.timers.first, !(now < first.deadline) {
-                    state.timers.pop()
-                    if let waiter = state.waiters[first.fd], waiter.id == first.id {
-                        state.waiters[first.fd] = nil
-                        resumptions.append((waiter.continuation, false))
-                    }
-                }
-                // Timers of waits that ended early stay until their deadline; when they pile up
-                // (a kept-alive client makes one per request), keep only the live ones.
-                if state.timers.count > 4 * state.waiters.count + 1024 {
-                    let waiters = state.waiters
-                    state.timers.keep { waiters[$0.fd]?.id == $0.id }
+            settle(readyFDs, &resumptions)
+        }
+    }
+
+    /// Ends the waits whose descriptors are ready or whose deadlines passed.
+    private func settle(_ readyFDs: [Int32], _ resumptions: inout [(CheckedContinuation<Bool, Never>, Bool)]) {
+        state.withLock { state in
+            state.sleeping = false
+            for fd in readyFDs {
+                if let waiter = state.waiters.removeValue(forKey: fd) { resumptions.append((waiter.continuation, true)) }
+            }
+            let now = Deadline.now
+            while let first = state.timers.first, !(now < first.deadline) {
+                state.timers.pop()
+                if let waiter = state.waiters[first.fd], waiter.id == first.id {
+                    state.waiters[first.fd] = nil
+                    resumptions.append((waiter.continuation, false))
                 }
             }
-            for (continuation, ready) in resumptions { continuation.resume(returning: ready) }
-            resumptions.removeAll(keepingCapacity: true)
+            // Timers of waits that ended early stay until their deadline; when they pile up
+            // (a kept-alive client makes one per request), keep only the live ones.
+            if state.timers.count > 4 * state.waiters.count + 1024 {
+                let waiters = state.waiters
+                state.timers.keep { waiters[$0.fd]?.id == $0.id }
+            }
+        }
+        for (continuation, ready) in resumptions { continuation.resume(returning: ready) }
+        resumptions.removeAll(keepingCapacity: true)
+    }
+
+    /// Turns a driven loop on the calling thread until `finished()`: the blocking API's loop. Its
+    /// waits are one `poll` on this thread; with none (a name lookup, a hop to another loop) it
+    /// sleeps until a job arrives.
+    fileprivate func drive(until finished: () -> Bool) {
+        let previous = pthread_getspecific(LoopThreadKey.key)
+        pthread_setspecific(LoopThreadKey.key, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(LoopThreadKey.key, previous) }
+        let executor = asUnownedTaskExecutor()
+        var jobs: [UnownedJob] = []
+        var readyFDs: [Int32] = []
+        var resumptions: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        var pollSet: [pollfd] = []
+        while true {
+            state.withLock { swap(&jobs, &$0.jobs) }
+            for job in jobs { job.runSynchronously(on: executor) }
+            jobs.removeAll(keepingCapacity: true)
+            if finished() { return }
+            pollSet.removeAll(keepingCapacity: true)
+            let timeout = state.withLock { state -> Int32 in
+                if !state.jobs.isEmpty { return 0 }
+                for (fd, waiter) in state.waiters { pollSet.append(pollfd(fd: fd, events: waiter.events, revents: 0)) }
+                return state.timers.first.map { $0.deadline.millisecondsLeft } ?? -1
+            }
+            readyFDs.removeAll(keepingCapacity: true)
+            if pollSet.isEmpty {
+                if timeout < 0 {
+                    driverWake.wait()
+                } else if timeout > 0 {
+                    _ = driverWake.wait(timeout: .now() + .milliseconds(Int(timeout)))
+                }
+            } else if poll(&pollSet, nfds_t(pollSet.count), timeout) > 0 {
+                for entry in pollSet where entry.revents != 0 { readyFDs.append(entry.fd) }
+            }
+            settle(readyFDs, &resumptions)
         }
     }
 }

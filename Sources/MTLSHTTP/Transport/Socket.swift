@@ -47,26 +47,23 @@ public struct Deadline: Sendable, Comparable {
 /// Owns one socket file descriptor and closes it exactly once.
 ///
 /// `shutdownBoth()` and `close()` may be called from any thread (a cancellation ends a wait on it).
-/// The descriptor is non-blocking; waits go through the engine loop it was given at creation.
+/// The descriptor is non-blocking; a wait on it goes through the engine loop the waiting task runs on.
 public final class SocketHandle: Sendable {
     /// True once the descriptor was closed: a shutdown after that could hit a reused number.
     private let closed = Mutex(false)
     /// The descriptor.
     public let fd: Int32
-    /// The engine loop that watches the descriptor: the running one, when made on a loop.
-    let loop: EventLoop
+    /// The engine loop a wait on the descriptor is registered with, while one is.
+    private let waitingOn = Mutex<EventLoop?>(nil)
 
-    init(fd: Int32) {
-        self.fd = fd
-        loop = Engine.currentLoop ?? Engine.anyLoop()
-    }
+    init(fd: Int32) { self.fd = fd }
 
     /// Shuts the socket down in both directions (ends any wait on it) without releasing the descriptor.
     public func shutdownBoth() {
         closed.withLock { closed in
             if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
-        loop.interrupt(fd: fd)
+        waitingOn.withLock { $0 }?.interrupt(fd: fd)
     }
 
     /// Closes the descriptor (idempotent).
@@ -75,7 +72,7 @@ public final class SocketHandle: Sendable {
             if !closed {
                 closed = true
                 // Before the number can be reused: a wait on it ends now.
-                loop.interrupt(fd: fd)
+                waitingOn.withLock { $0 }?.interrupt(fd: fd)
                 _ = Glibc.close(fd)
             }
         }
@@ -88,7 +85,11 @@ public final class SocketHandle: Sendable {
     ///
     /// - Returns: false on timeout.
     package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) async -> Bool {
-        await loop.wait(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline)
+        // The loop the task runs on (an exchange prefers one; a blocking call drives its own).
+        let loop = EventLoop.current ?? Engine.anyLoop()
+        waitingOn.withLock { $0 = loop }
+        defer { waitingOn.withLock { $0 = nil } }
+        return await loop.wait(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline)
     }
 
     /// The blocking form of ``wait(forRead:forWrite:until:)`` (the engine's driver; for the test
