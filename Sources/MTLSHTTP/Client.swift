@@ -121,7 +121,7 @@ public final class HTTPSClient: @unchecked Sendable {
     /// Sent with every request unless overridden.
     public var userAgent: String { options.userAgent }
 
-    private let lock = Mutex(())
+    private let lock = Locked(())
     private var idle = IdleConnections<TLSConnection>()
 
     public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {

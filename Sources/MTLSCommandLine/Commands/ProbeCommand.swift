@@ -283,8 +283,8 @@ final class TraceSink: Sendable {
 /// half-written file). Streams: memory stays constant whatever the size; the first bytes are kept
 /// as a preview for the page's title and first line.
 final class BodyOutput: @unchecked Sendable {
-    // @unchecked Sendable: captured by the login session's @Sendable `finalBodySink`, which only the
-    // one thread running the probe's exchange calls; nothing else touches it until that returns.
+    // @unchecked Sendable: captured by the login session's `finalBodySink`, which only the one task
+    // running the probe's exchange calls; nothing else touches it until that returns.
     static let previewLimit = 64 << 20
     private static let keptPreview = 256 << 10
     let path: String

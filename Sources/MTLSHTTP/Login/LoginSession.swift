@@ -80,7 +80,7 @@ public final class LoginSession: Sendable {
         /// Protection spaces that succeeded, for answering later requests without a new challenge.
         var spaces: [String: LoginStateMachine.ProtectionSpace] = [:]
     }
-    private let flowState = Mutex(FlowState())
+    private let flowState = Locked(FlowState())
 
     /// The HTTPS client (its keep-alive pool carries NTLM's connection-bound handshake).
     public let client: HTTPSClient
@@ -237,7 +237,7 @@ final class FlowGate: Sendable {
         var busy = false
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     func enter() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

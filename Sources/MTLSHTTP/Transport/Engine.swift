@@ -34,7 +34,7 @@ package enum Engine {
         return (0..<count).map { EventLoop(index: $0) }
     }()
 
-    private static let nextLoop = Mutex(0)
+    private static let nextLoop = Locked(0)
 
     /// The next loop, round robin: where a new exchange (and its sockets) goes.
     package static func anyLoop() -> EventLoop {
@@ -106,7 +106,7 @@ package enum Engine {
         private var work: (() async throws(E) -> T)?
         var result: Result<T, E>?
         let done = DispatchSemaphore(value: 0)
-        private let finished = Mutex(false)
+        private let finished = Locked(false)
         /// The driven loop turned by the caller, woken when the task ends elsewhere.
         private let wake: EventLoop?
 
@@ -161,7 +161,7 @@ package final class EventLoop: TaskExecutor, Sendable {
 
     /// The queue, the waiters and the timers, shared with the threads that enqueue jobs and the
     /// tasks that register waits.
-    private let state = Mutex(State())
+    private let state = Locked(State())
     package let index: Int
     /// True for a loop that a blocking call turns on its own thread (``drive(until:)``): it polls
     /// its waiters and sleeps on `driverWake` when it has none.
@@ -493,7 +493,7 @@ enum ResolverPool {
         var threads = 0
         var idle = 0
     }
-    private static let state = Mutex(State())
+    private static let state = Locked(State())
     private static let pending = DispatchSemaphore(value: 0)
 
     /// Runs `work` on a resolver thread and returns its value; nil when the task was cancelled
@@ -542,7 +542,7 @@ enum ResolverPool {
             var continuation: CheckedContinuation<T?, Never>?
             var finished = false
         }
-        private let state = Mutex(State())
+        private let state = Locked(State())
 
         /// Keeps the continuation; false (having resumed it) when the task was already cancelled.
         func install(_ continuation: CheckedContinuation<T?, Never>) -> Bool {
@@ -562,5 +562,36 @@ enum ResolverPool {
             }
             continuation?.resume(returning: value)
         }
+    }
+}
+
+/// A value guarded by a pthread mutex: the engine's shared state (queues, waiters, the idle pool,
+/// cancellation flags).
+///
+/// Not `Synchronization.Mutex`: on Linux it hands a contended lock over inside the kernel
+/// (priority-inheriting futexes), an ordering ThreadSanitizer cannot see, so each contended
+/// handover between loop threads was reported as a race; `pthread_mutex_lock` is one the
+/// sanitizer intercepts, so its reports on the engine stay meaningful.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched between pthread_mutex_lock and _unlock.
+    private var value: Value
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    init(_ value: Value) {
+        self.value = value
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
     }
 }

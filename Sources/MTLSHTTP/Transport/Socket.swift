@@ -50,11 +50,11 @@ public struct Deadline: Sendable, Comparable {
 /// The descriptor is non-blocking; a wait on it goes through the engine loop the waiting task runs on.
 public final class SocketHandle: Sendable {
     /// True once the descriptor was closed: a shutdown after that could hit a reused number.
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
     /// The descriptor.
     public let fd: Int32
     /// The engine loop a wait on the descriptor is registered with, while one is.
-    private let waitingOn = Mutex<EventLoop?>(nil)
+    private let waitingOn = Locked<EventLoop?>(nil)
 
     init(fd: Int32) { self.fd = fd }
 
@@ -115,7 +115,7 @@ public final class CancellationToken: Sendable {
         var cancelled = false
         var sockets: [SocketHandle] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 
@@ -210,7 +210,7 @@ enum Resolver {
         var expires: Deadline
         var addresses: [Address]
     }
-    private static let cache = Mutex<[String: Entry]>([:])
+    private static let cache = Locked<[String: Entry]>([:])
 
     /// The names in the cache (`name|port`), for tests.
     static var cachedNames: [String] {

@@ -26,8 +26,8 @@ public final class TLSClient: Sendable {
         var sessions: [String: SSLSessionReference] = [:]
         var evaluators: [String: TrustEvaluator] = [:]
     }
-    private let caches = Mutex(Caches())
-    private let observer = Mutex<(@Sendable (TLSEvent) -> Void)?>(nil)
+    private let caches = Locked(Caches())
+    private let observer = Locked<(@Sendable (TLSEvent) -> Void)?>(nil)
     /// Receives each ``TLSEvent`` of every connection as it happens (for a live `-v` trace); a
     /// change applies to the connections made after it.
     public var eventObserver: (@Sendable (TLSEvent) -> Void)? {

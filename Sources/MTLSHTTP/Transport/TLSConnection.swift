@@ -82,7 +82,7 @@ public final class TLSConnection {
     }
 
     fileprivate final class CancelFlag: Sendable {
-        private let value = Mutex(false)
+        private let value = Locked(false)
         func set() { value.withLock { $0 = true } }
         var isSet: Bool { value.withLock { $0 } }
     }
