@@ -100,10 +100,7 @@ public struct HTTPClientOptions: Sendable {
 /// engine's event loops (see <doc:Concurrency>). The `async` API holds no thread while it waits,
 /// so a `TaskGroup` of a thousand sends waits on a handful of threads, and cancelling the task
 /// closes the connection at once. The blocking API runs the same code and waits for it.
-public final class HTTPSClient: @unchecked Sendable {
-    // @unchecked Sendable: everything but the idle pool is a `let` fixed at init; the pool (whose
-    // connections are not Sendable) is guarded by `lock`, and a connection taken from it is used by
-    // one request at a time.
+public final class HTTPSClient: Sendable {
     public let tls: TLSClient
     /// What the client does beyond TLS, fixed at init.
     public let options: HTTPClientOptions
@@ -121,8 +118,8 @@ public final class HTTPSClient: @unchecked Sendable {
     /// Sent with every request unless overridden.
     public var userAgent: String { options.userAgent }
 
-    private let lock = Locked(())
-    private var idle = IdleConnections<TLSConnection>()
+    /// The kept-alive connections (not Sendable: a connection taken out is used by one request).
+    private let idle = Locked(IdleConnections<TLSConnection>())
 
     public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
         tls = try TLSClient(configuration: configuration)
@@ -138,12 +135,12 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     deinit {
-        for connection in idle.removeAll() { connection.close() }
+        for connection in idle.withLock({ $0.removeAll() }) { connection.close() }
     }
 
     /// Closes kept-alive connections.
     public func closeIdleConnections() {
-        let connections = lock.withLock { _ in
+        let connections = idle.withLock { idle in
             idle.removeAll()
         }
         connections.forEach { $0.close() }
@@ -166,7 +163,7 @@ public final class HTTPSClient: @unchecked Sendable {
     private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
         TLSConnection, Bool
     ) {
-        let existing = fresh ? nil : lock.withLock { _ in idle.take(hostHeader) }
+        let existing = fresh ? nil : idle.withLock { $0.take(hostHeader) }
         if let existing {
             let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false
             let retriable = HTTP1ExchangeStateMachine.isIdempotent(method)
@@ -183,7 +180,7 @@ public final class HTTPSClient: @unchecked Sendable {
     private func checkin(_ connection: TLSConnection, hostHeader: String) {
         connection.idleSince = .now
         var previous: TLSConnection?
-        lock.withLock { _ in previous = idle.put(connection, for: hostHeader) }
+        previous = idle.withLock { $0.put(connection, for: hostHeader) }
         previous?.close()
     }
 

@@ -574,12 +574,13 @@ enum ResolverPool {
 /// sanitizer intercepts, so its reports on the engine stay meaningful.
 final class Locked<Value>: @unchecked Sendable {
     // @unchecked Sendable: `value` is only touched between pthread_mutex_lock and _unlock.
-    private var value: Value
+    // (`mutex` first: a zero-sized `value` must not share its address with another field.)
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
 
     init(_ value: Value) {
-        self.value = value
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        self.value = value
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
     }
