@@ -397,9 +397,10 @@ public final class HTTPSClient: Sendable {
         trace?(HTTPSClient.redactedHead(head, outgoing: true, redact: redactsSecrets))
         connection.state.log(.httpRequest(method: method, target: request.url.target))
         var parser = HTTPResponseParser(requestMethod: method)
-        // The connection's read buffer, reused across the requests of a kept-alive connection.
+        // The connection's read buffer, reused across the requests of a kept-alive connection:
+        // given back before the connection goes back to the pool (below), never after, when
+        // another task may already have taken it.
         var buffer = connection.takeReadBuffer()
-        defer { connection.keepReadBuffer(buffer) }
         var collected: [UInt8] = []
         var wireLength = 0
         var decompressor: Decompressor? = nil
@@ -538,6 +539,7 @@ public final class HTTPSClient: Sendable {
                 // The report is read before the connection goes back to the pool: from then on another
                 // task may take it and log the events of its own request.
                 let report = connection.report
+                connection.keepReadBuffer(buffer)
                 if reuseConnection { checkin(connection, hostHeader: host) } else { connection.close() }
                 return HTTPResponse(
                     url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: report, reusedConnection: reused,
