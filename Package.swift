@@ -21,10 +21,8 @@ let package = Package(
         // MIT krb5's GSSAPI for Negotiate (Kerberos) logins, loaded with dlopen on first use (see Sources/CGSSAPI/include).
         .target(name: "CGSSAPI"),
         .target(name: "COpenSSLShims", dependencies: ["COpenSSL"]),
-        // Stackful fibers (ucontext) for the event loop of `probe --targets`.
-        .target(name: "CFiber"),
         .target(name: "MTLSTrust", dependencies: ["COpenSSL", "COpenSSLShims"]),
-        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2", "CGSSAPI", "CFiber"]),
+        .target(name: "MTLSHTTP", dependencies: ["MTLSTrust", "COpenSSL", "COpenSSLShims", "CZlib", "CLibXML2", "CGSSAPI"]),
         // The IIS-like test server of `mtls serve`, `mtls demo` and the tests: not part of the client library.
         .target(name: "MTLSTestServer", dependencies: ["MTLSTrust", "MTLSHTTP", "COpenSSL"]),
         .target(name: "MTLSCommandLine", dependencies: ["MTLSTrust", "MTLSHTTP", "MTLSTestServer"]),

@@ -6,6 +6,7 @@
 //   swift build --package-path Examples                  builds both examples
 //   Examples/.build/debug/MTLSConsumer --help            the library consumer
 //   Examples/.build/debug/PinnedApp                      the PinSetPlugin example
+//   Examples/.build/debug/MTLSFanOut --help              the async fan-out and cancellation
 import PackageDescription
 
 let package = Package(
@@ -18,6 +19,13 @@ let package = Package(
             name: "MTLSConsumer",
             dependencies: [.product(name: "MTLSTrust", package: "mtls"), .product(name: "MTLSHTTP", package: "mtls")],
             path: "Consumer"
+        ),
+        // A library user's fan-out: concurrent `await client.send` in a task group, and a cancelled
+        // send. scripts/examples.sh runs it against `mtls serve`.
+        .executableTarget(
+            name: "MTLSFanOut",
+            dependencies: [.product(name: "MTLSTrust", package: "mtls"), .product(name: "MTLSHTTP", package: "mtls")],
+            path: "FanOut"
         ),
         // PinSetPlugin: the certificate files in PinnedApp/pins become a generated pin set at build time.
         .executableTarget(name: "PinnedApp", path: "PinnedApp", plugins: [.plugin(name: "PinSetPlugin", package: "mtls")]),

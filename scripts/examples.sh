@@ -10,6 +10,7 @@ swift build --package-path Examples 2>&1 | tail -n 3
 mtls="$(swift build --show-bin-path)/mtls"
 [[ -x "$mtls" ]] || swift build --product mtls
 consumer="$(swift build --package-path Examples --show-bin-path)/MTLSConsumer"
+fanout="$(swift build --package-path Examples --show-bin-path)/MTLSFanOut"
 
 work=$(mktemp -d)
 server_pid=""
@@ -33,3 +34,6 @@ done
 echo "examples: MTLSConsumer against mtls serve on port $port"
 # The .p12 password on standard input, as the consumer reads it.
 printf 'mtls\n' | "$consumer" "https://localhost:$port" "$work/pki"
+
+echo "examples: MTLSFanOut against mtls serve on port $port (200 sends, 100 at a time, and a cancelled one)"
+"$fanout" "https://localhost:$port" "$work/pki/ca.pem" 200 100

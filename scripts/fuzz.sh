@@ -74,7 +74,7 @@ stale() {
 }
 
 build() {
-    mkdir -p "$BUILD/shims" "$BUILD/xml" "$BUILD/fiber"
+    mkdir -p "$BUILD/shims" "$BUILD/xml"
     local cc
     cc=$(dirname "$(command -v "$SWIFTC")")/clang
     [[ -x $cc ]] || cc=clang
@@ -94,20 +94,6 @@ build() {
             "$ROOT/Sources/CLibXML2/loader.c" -o "$BUILD/xml.o"
         ar rcs "$BUILD/libCLibXML2.a" "$BUILD/xml.o"
     fi
-    if stale "$BUILD/libCFiber.a" "$ROOT/Sources/CFiber"; then
-        # The fleet's fibers: under AddressSanitizer they compile to stubs (no stack switching).
-        "$cc" -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CFiber/include" \
-            "$ROOT/Sources/CFiber/fiber.c" -o "$BUILD/fiber.o"
-        rm -f "$BUILD/libCFiber.a"
-        ar rcs "$BUILD/libCFiber.a" "$BUILD/fiber.o"
-    fi
-    cat >"$BUILD/fiber/module.modulemap" <<EOF
-module CFiber {
-    header "$ROOT/Sources/CFiber/include/CFiber.h"
-    link "CFiber"
-    export *
-}
-EOF
     cat >"$BUILD/xml/module.modulemap" <<EOF
 module CLibXML2 {
     header "$ROOT/Sources/CLibXML2/include/CLibXML2.h"
@@ -123,10 +109,10 @@ module COpenSSLShims {
 }
 EOF
     local common=(-sanitize=fuzzer,address -parse-as-library -package-name mtls -enable-testing "$OPT" -g
-        -swift-version 6 -I "$BUILD" -I "$BUILD/shims" -I "$BUILD/xml" -I "$BUILD/fiber"
+        -swift-version 6 -I "$BUILD" -I "$BUILD/shims" -I "$BUILD/xml"
         -Xcc -fmodule-map-file="$ROOT/Sources/COpenSSL/module.modulemap"
         -Xcc -fmodule-map-file="$ROOT/Sources/CZlib/module.modulemap")
-    local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CLibXML2" "$ROOT/Sources/CFiber")
+    local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CLibXML2")
     for module in MTLSTrust MTLSHTTP MTLSTestServer MTLSCommandLine; do
         dependencies+=("$ROOT/Sources/$module")
         if [[ $dirty -eq 1 ]] || stale "$BUILD/lib$module.a" "${dependencies[@]}"; then
@@ -142,7 +128,7 @@ EOF
         if [[ $dirty -eq 1 ]] || stale "$BUILD/fuzz-$target" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT/Fuzz/Support"; then
             echo "   fuzz-$target" >&2
             "$SWIFTC" "${common[@]}" -module-name "Fuzz_${target//-/_}" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT"/Fuzz/Support/*.swift \
-                -L "$BUILD" -lMTLSCommandLine -lMTLSTestServer -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lCFiber -lssl -lcrypto -lz \
+                -L "$BUILD" -lMTLSCommandLine -lMTLSTestServer -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lssl -lcrypto -lz \
                 -o "$BUILD/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; } >&2
             [[ ${PIPESTATUS[0]} -eq 0 ]] || die "building fuzz-$target failed"
         fi

@@ -108,7 +108,7 @@ VALGRIND=(valgrind --tool=memcheck --leak-check=full --show-leak-kinds=definite,
     --errors-for-leak-kinds=definite --error-exitcode=99 --num-callers=40 --suppressions="$SUPP")
 
 PORT=$((20000 + RANDOM % 20000))
-# The fleet case: a dozen probes on the event loop's fibers, by name (lookups on helper threads).
+# The fleet case: a dozen probes at once on the engine's loops, by name (lookups on the resolver pool).
 for i in $(seq 1 12); do echo "https://localhost:$PORT/?n=$i"; done >"$OUT/targets.txt"
 selected=("$@")
 wanted() { [[ ${#selected[@]} -eq 0 ]] && return 0; local s; for s in "${selected[@]}"; do [[ $s == "$1" ]] && return 0; done; return 1; }

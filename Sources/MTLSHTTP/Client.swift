@@ -4,7 +4,6 @@
     import Foundation
 #endif
 import MTLSTrust
-import Dispatch
 import Synchronization
 
 /// A response, with what the TLS layer observed while it was exchanged.
@@ -97,12 +96,11 @@ public struct HTTPClientOptions: Sendable {
 /// way a server asks for a client certificate (in the handshake, by renegotiation, by TLS 1.3
 /// post-handshake auth), recorded in each response's ``HTTPResponse/tls``.
 ///
-/// The synchronous API blocks the calling thread with `poll` and deadlines; the `async` API runs it on
-/// a dispatch queue, never on Swift's cooperative pool, and closes the connection on cancellation.
-public final class HTTPSClient: @unchecked Sendable {
-    // @unchecked Sendable: everything but the idle pool is a `let` fixed at init; the pool (whose
-    // connections are not Sendable) is guarded by `lock`, and a connection taken from it is used by
-    // one request at a time.
+/// One engine serves both APIs: every exchange is async code that awaits the sockets on the
+/// engine's event loops (see <doc:Concurrency>). The `async` API holds no thread while it waits,
+/// so a `TaskGroup` of a thousand sends waits on a handful of threads, and cancelling the task
+/// closes the connection at once. The blocking API runs the same code and waits for it.
+public final class HTTPSClient: Sendable {
     public let tls: TLSClient
     /// What the client does beyond TLS, fixed at init.
     public let options: HTTPClientOptions
@@ -120,8 +118,8 @@ public final class HTTPSClient: @unchecked Sendable {
     /// Sent with every request unless overridden.
     public var userAgent: String { options.userAgent }
 
-    private let lock = Mutex(())
-    private var idle = IdleConnections<TLSConnection>()
+    /// The kept-alive connections (not Sendable: a connection taken out is used by one request).
+    private let idle = Locked(IdleConnections<TLSConnection>())
 
     public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
         tls = try TLSClient(configuration: configuration)
@@ -137,12 +135,12 @@ public final class HTTPSClient: @unchecked Sendable {
     }
 
     deinit {
-        for connection in idle.removeAll() { connection.close() }
+        for connection in idle.withLock({ $0.removeAll() }) { connection.close() }
     }
 
     /// Closes kept-alive connections.
     public func closeIdleConnections() {
-        let connections = lock.withLock { _ in
+        let connections = idle.withLock { idle in
             idle.removeAll()
         }
         connections.forEach { $0.close() }
@@ -162,10 +160,10 @@ public final class HTTPSClient: @unchecked Sendable {
     /// fresh connection (`HTTP1ExchangeStateMachine`'s retry rule), as curl and browsers do.
     ///
     /// Idle connections are kept by `hostHeader`, which names one host and port for `https://`.
-    private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) throws(HTTPSError) -> (
+    private func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
         TLSConnection, Bool
     ) {
-        let existing = fresh ? nil : lock.withLock { _ in idle.take(hostHeader) }
+        let existing = fresh ? nil : idle.withLock { $0.take(hostHeader) }
         if let existing {
             let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false
             let retriable = HTTP1ExchangeStateMachine.isIdempotent(method)
@@ -175,14 +173,15 @@ public final class HTTPSClient: @unchecked Sendable {
             }
             existing.close()  // the server closed it, or sent something unasked
         }
-        let connection = try tls.connect(host: url.host, port: url.port, connectTo: connectTo[url.host] ?? connectTo["\(url.host):\(url.port)"], deadline: deadline, token: token)
+        let connection = try await tls.connect(
+            host: url.host, port: url.port, connectTo: connectTo[url.host] ?? connectTo["\(url.host):\(url.port)"], deadline: deadline, token: token)
         return (connection, false)
     }
 
     private func checkin(_ connection: TLSConnection, hostHeader: String) {
         connection.idleSince = .now
         var previous: TLSConnection?
-        lock.withLock { _ in previous = idle.put(connection, for: hostHeader) }
+        previous = idle.withLock { $0.put(connection, for: hostHeader) }
         previous?.close()
     }
 
@@ -198,6 +197,33 @@ public final class HTTPSClient: @unchecked Sendable {
         _ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)? = nil, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? = nil,
         token: CancellationToken? = nil
     ) throws(HTTPSError) -> HTTPResponse {
+        try Engine.blocking { () async throws(HTTPSError) -> HTTPResponse in
+            try await self.perform(request, bodySink: bodySink, bodySinkForHead: bodySinkForHead, token: token)
+        }
+    }
+
+    /// The async form of ``send(_:bodySink:bodySinkForHead:token:)``, with the same typed error.
+    ///
+    /// The exchange runs on one of the engine's loops and awaits its socket there: no thread is
+    /// held while the server thinks. Cancelling the task shuts the connection's socket down at
+    /// once: the call throws ``HTTPSError`` with phase `.cancelled` and the connection is not reused.
+    public func send(_ request: HTTPRequest) async throws(HTTPSError) -> HTTPResponse {
+        try await send(request, bodySinkForHead: nil)
+    }
+
+    /// ``send(_:)`` with a sink asked once the final head is in (as in the blocking form): a sink
+    /// returned there receives the decoded body instead of memory.
+    public func send(_ request: HTTPRequest, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?) async throws(HTTPSError) -> HTTPResponse {
+        try await Engine.run(host: request.url.hostHeader) { token async throws(HTTPSError) -> HTTPResponse in
+            try await self.perform(request, bodySink: nil, bodySinkForHead: bodySinkForHead, token: token)
+        }
+    }
+
+    /// The one exchange driver, under both APIs: connection, request, response, retry.
+    func perform(
+        _ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?,
+        token: CancellationToken?
+    ) async throws(HTTPSError) -> HTTPResponse {
         let host = request.url.hostHeader
         guard request.url.scheme == "https" else {
             throw HTTPSError(.url, host: host, "only https:// URLs are supported", hint: "use https://")
@@ -206,10 +232,10 @@ public final class HTTPSClient: @unchecked Sendable {
         var machine = HTTP1ExchangeStateMachine(method: request.method, hasBody: request.body?.isEmpty == false, expectsContinue: request.expectsContinue)
         var fresh = false
         while true {
-            let (connection, reused) = try checkout(request.url, hostHeader: host, method: machine.method, fresh: fresh, deadline: deadline, token: token)
+            let (connection, reused) = try await checkout(request.url, hostHeader: host, method: machine.method, fresh: fresh, deadline: deadline, token: token)
             do throws(HTTPSError) {
                 guard
-                    let response = try exchange(
+                    let response = try await exchange(
                         request, hostHeader: host, on: connection, reused: reused, machine: &machine, deadline: deadline, token: token, bodySink: bodySink,
                         bodySinkForHead: bodySinkForHead)
                 else {
@@ -225,39 +251,6 @@ public final class HTTPSClient: @unchecked Sendable {
                 throw error
             }
         }
-    }
-
-    /// The async form of ``send(_:bodySink:bodySinkForHead:token:)``, with the same typed error.
-    ///
-    /// The blocking socket work runs on a dispatch queue, never on Swift's cooperative pool, so
-    /// concurrent requests do not starve other tasks. Cancelling the task shuts the connection's
-    /// socket down at once: the call throws ``HTTPSError`` with phase `.cancelled` and the
-    /// connection is not reused.
-    public func send(_ request: HTTPRequest) async throws(HTTPSError) -> HTTPResponse {
-        try await Self.runCancellable(host: request.url.hostHeader) { token throws(HTTPSError) in try self.send(request, token: token) }
-    }
-
-    /// Runs blocking transport work on a dispatch queue with a token that task cancellation fires.
-    static func runCancellable<T: Sendable>(host: String, _ work: @escaping @Sendable (CancellationToken) throws(HTTPSError) -> T) async throws(HTTPSError) -> T {
-        let token = CancellationToken()
-        let result: Result<T, HTTPSError> = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, HTTPSError>, Never>) in
-                DispatchQueue.global().async {
-                    if Task.isCancelled { token.cancel() }
-                    do throws(HTTPSError) {
-                        continuation.resume(returning: .success(try work(token)))
-                    } catch {
-                        continuation.resume(returning: .failure(error))
-                    }
-                }
-            }
-        } onCancel: {
-            token.cancel()
-        }
-        if case .failure(let error) = result, error.phase != .cancelled, token.isCancelled {
-            throw HTTPSError(.cancelled, host: host, "the task was cancelled (\(error.message))")
-        }
-        return try result.get()
     }
 
     /// Serialises the request head, refusing CR/LF/NUL in any header (no injection).
@@ -396,7 +389,7 @@ public final class HTTPSClient: @unchecked Sendable {
         _ request: HTTPRequest, hostHeader host: String, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline,
         token: CancellationToken?,
         bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
-    ) throws(HTTPSError) -> HTTPResponse? {
+    ) async throws(HTTPSError) -> HTTPResponse? {
         var bodySink = fixedSink
         let method = machine.method
         let body = request.body ?? []
@@ -405,9 +398,10 @@ public final class HTTPSClient: @unchecked Sendable {
         trace?(HTTPSClient.redactedHead(head, outgoing: true, redact: redactsSecrets))
         connection.state.log(.httpRequest(method: method, target: request.url.target))
         var parser = HTTPResponseParser(requestMethod: method)
-        // The connection's read buffer, reused across the requests of a kept-alive connection.
+        // The connection's read buffer, reused across the requests of a kept-alive connection:
+        // given back before the connection goes back to the pool (below), never after, when
+        // another task may already have taken it.
         var buffer = connection.takeReadBuffer()
-        defer { connection.keepReadBuffer(buffer) }
         var collected: [UInt8] = []
         var wireLength = 0
         var decompressor: Decompressor? = nil
@@ -434,7 +428,7 @@ public final class HTTPSClient: @unchecked Sendable {
             switch action {
             case .writeHead(let includingBody):
                 do throws(HTTPSError) {
-                    try connection.write(includingBody && !body.isEmpty ? head + body : head, deadline: deadline)
+                    try await connection.write(includingBody && !body.isEmpty ? head + body : head, deadline: deadline)
                     if machine.expectsContinue { continueDeadline = Deadline.after(1.0) }
                     action = machine.handle(.headWritten)
                 } catch {
@@ -444,7 +438,7 @@ public final class HTTPSClient: @unchecked Sendable {
                 }
             case .writeBody:
                 do throws(HTTPSError) {
-                    try connection.write(body, deadline: deadline)
+                    try await connection.write(body, deadline: deadline)
                     action = machine.handle(.bodyWritten)
                 } catch {
                     lastError = error
@@ -480,8 +474,8 @@ public final class HTTPSClient: @unchecked Sendable {
                 do throws(HTTPSError) {
                     n =
                         mode == .untilContinue
-                        ? try connection.read(into: &buffer, deadline: Deadline.earliest(deadline, continueDeadline), idle: nil)
-                        : try connection.read(into: &buffer, deadline: deadline, idle: idle)
+                        ? try await connection.read(into: &buffer, deadline: Deadline.earliest(deadline, continueDeadline), idle: nil)
+                        : try await connection.read(into: &buffer, deadline: deadline, idle: idle)
                 } catch {
                     lastError = error
                     action = machine.handle(.readFailed(failure(error)))
@@ -544,8 +538,9 @@ public final class HTTPSClient: @unchecked Sendable {
                     tls.refreshSession(connection)
                 }
                 // The report is read before the connection goes back to the pool: from then on another
-                // thread may take it and log the events of its own request.
+                // task may take it and log the events of its own request.
                 let report = connection.report
+                connection.keepReadBuffer(buffer)
                 if reuseConnection { checkin(connection, hostHeader: host) } else { connection.close() }
                 return HTTPResponse(
                     url: request.url, head: responseHead, body: collected, wireBodyLength: wireLength, tls: report, reusedConnection: reused,

@@ -4,7 +4,10 @@ import MTLSTrust
 /// the API that changes it.
 extension Setting {
     /// The settings `MTLSHTTP`'s hints name.
-    public static let httpSettings: [Setting] = [.timeout, .maximumTLSVersion, .minimumTLSVersion, .clientIdentity, .pkcs12IdentitySelection, .legacyRenegotiation, .connectTo, .listeningPort, .authOrigins, .maximumRedirects, .bodyDestination]
+    public static let httpSettings: [Setting] = [
+        .timeout, .maximumTLSVersion, .minimumTLSVersion, .clientIdentity, .pkcs12IdentitySelection, .legacyRenegotiation, .connectTo, .listeningPort, .authOrigins,
+        .maximumRedirects, .bodyDestination,
+    ]
 
     /// How long a connection may take.
     public static let timeout = Setting(name: "timeout", apiName: "TLSClientConfiguration.timeouts")

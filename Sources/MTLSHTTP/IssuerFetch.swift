@@ -10,8 +10,14 @@ import MTLSTrust
 /// be a 200 within `timeout` seconds and `maximumBytes` long at most.
 public enum IssuerFetch {
     public static func fetch(_ url: String, timeout: Double = 5, maximumBytes: Int = 256 * 1024) -> FetchedIssuer {
+        Engine.blocking { () async -> FetchedIssuer in await fetch(url, timeout: timeout, maximumBytes: maximumBytes) }
+    }
+
+    /// The async form of ``fetch(_:timeout:maximumBytes:)``: the connect, the request and the
+    /// answer are awaited on the engine, holding no thread.
+    public static func fetch(_ url: String, timeout: Double = 5, maximumBytes: Int = 256 * 1024) async -> FetchedIssuer {
         do throws(HTTPSError) {
-            let bytes = try get(url, timeout: timeout, maximumBytes: maximumBytes)
+            let bytes = try await get(url, timeout: timeout, maximumBytes: maximumBytes)
             do throws(MTLSTrustError) {
                 let certificates = try CertificateLoader.certificates(from: bytes, source: url).certificates
                 return FetchedIssuer(url: url, certificates: certificates, failure: nil)
@@ -23,8 +29,8 @@ public enum IssuerFetch {
         }
     }
 
-    static func get(_ text: String, timeout: Double, maximumBytes: Int) throws(HTTPSError) -> [UInt8] {
-        let answer = try exchange(text, timeout: timeout, maximumBytes: maximumBytes, purpose: "a caIssuers location")
+    static func get(_ text: String, timeout: Double, maximumBytes: Int) async throws(HTTPSError) -> [UInt8] {
+        let answer = try await exchange(text, timeout: timeout, maximumBytes: maximumBytes, purpose: "a caIssuers location")
         guard answer.status == 200 else { throw HTTPSError(.httpParse, host: answer.host, "it answered HTTP \(answer.status), not 200") }
         return answer.body
     }
@@ -34,11 +40,11 @@ public enum IssuerFetch {
     /// the whole exchange within `timeout` seconds and the answer at most `maximumBytes` long.
     static func exchange(
         _ text: String, method: String = "GET", body requestBody: [UInt8] = [], contentType: String? = nil, timeout: Double, maximumBytes: Int, purpose: String
-    ) throws(HTTPSError) -> (status: Int, body: [UInt8], host: String) {
+    ) async throws(HTTPSError) -> (status: Int, body: [UInt8], host: String) {
         let url = try HTTPSURL(text)
         guard url.scheme == "http" else { throw HTTPSError(.url, host: url.hostHeader, "\(purpose) is an http:// URL, not \(url.scheme)://") }
         let deadline = Deadline.after(timeout)
-        let socket = try TCP.connect(host: url.host, port: url.port, deadline: deadline)
+        let socket = try await TCP.connect(host: url.host, port: url.port, deadline: deadline)
         defer { socket.close() }
         let content = requestBody.isEmpty && method == "GET" ? "" : "Content-Type: \(contentType ?? "application/octet-stream")\r\nContent-Length: \(requestBody.count)\r\n"
         let request =
@@ -49,7 +55,7 @@ public enum IssuerFetch {
             if written > 0 {
                 sent += written
             } else if written < 0 && (errno == EAGAIN || errno == EINTR) {
-                guard socket.wait(forRead: false, forWrite: true, until: deadline) else { throw timedOut(url) }
+                guard await socket.wait(forRead: false, forWrite: true, until: deadline) else { throw timedOut(url) }
             } else {
                 throw HTTPSError(.io, host: url.hostHeader, "could not send the request: \(String(cString: strerror(errno)))")
             }
@@ -79,7 +85,7 @@ public enum IssuerFetch {
                 guard errno == EAGAIN || errno == EINTR else {
                     throw HTTPSError(.io, host: url.hostHeader, "the connection failed: \(String(cString: strerror(errno)))")
                 }
-                guard socket.wait(forRead: true, forWrite: false, until: deadline) else { throw timedOut(url) }
+                guard await socket.wait(forRead: true, forWrite: false, until: deadline) else { throw timedOut(url) }
                 continue
             }
             let events: [HTTPResponseParser.Event]

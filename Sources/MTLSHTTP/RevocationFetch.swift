@@ -34,9 +34,14 @@ public final class RevocationFetch: RevocationFetching, Sendable {
         let start = Deadline.now
         var response: RevocationResponse
         do throws(HTTPSError) {
-            let answer = try IssuerFetch.exchange(
-                request.url, method: request.method, body: request.body, contentType: request.contentType, timeout: timeout, maximumBytes: maximumBytes,
-                purpose: "a revocation location")
+            // The trust evaluation that asks is synchronous: the exchange runs on the engine, driven
+            // by this thread until it ends (Engine.blocking).
+            let maximumBytes = maximumBytes
+            let answer = try Engine.blocking { () async throws(HTTPSError) in
+                try await IssuerFetch.exchange(
+                    request.url, method: request.method, body: request.body, contentType: request.contentType, timeout: timeout,
+                    maximumBytes: maximumBytes, purpose: "a revocation location")
+            }
             response = RevocationResponse(status: answer.status, body: answer.body)
         } catch {
             let text = error.phase == .timeout ? "timed out after \(RevocationFetch.seconds(timeout)) s (\(error.message))" : error.message

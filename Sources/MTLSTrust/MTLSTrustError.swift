@@ -42,7 +42,8 @@ public struct MTLSTrustError: Error, Sendable, CustomStringConvertible, Equatabl
 
         /// Every kind this release knows.
         public static let allCases: [Reason] = [
-            .unreadableFile, .emptyInput, .malformedInput, .wrongObjectKind, .wrongPassword, .passwordRequired, .unsupportedAlgorithm, .corruptInput, .truncatedInput, .keyMismatch, .invalidArgument, .outputFailure, .internalFailure,
+            .unreadableFile, .emptyInput, .malformedInput, .wrongObjectKind, .wrongPassword, .passwordRequired, .unsupportedAlgorithm, .corruptInput, .truncatedInput, .keyMismatch,
+            .invalidArgument, .outputFailure, .internalFailure,
         ]
     }
 

@@ -38,7 +38,10 @@ final class ProbeKerberosTests: XCTestCase {
         // The script's output goes to files, not pipes: Foundation's Process can miss the exit of
         // a script whose daemons outlive it (as LoginPeer in MTLSHTTPTests notes).
         let base = NSTemporaryDirectory() + "mtls-kerberos-start-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
+        defer {
+            try? FileManager.default.removeItem(atPath: base + ".out")
+            try? FileManager.default.removeItem(atPath: base + ".err")
+        }
         let status = Self.spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" start </dev/null >\"$1.out\" 2>\"$1.err\"", Self.script, base])
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
@@ -71,7 +74,8 @@ final class ProbeKerberosTests: XCTestCase {
 
     private func probe(_ peer: [String: String], cache: String, _ url: String, _ extra: [String] = []) throws -> ProcessResult {
         try runProcess(
-            try BuiltBinary.path(), ["probe", url, "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate", "--json"] + extra, environment: environment(peer, cache: cache))
+            try BuiltBinary.path(), ["probe", url, "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate", "--json"] + extra, environment: environment(peer, cache: cache)
+        )
     }
 
     private func json(_ result: ProcessResult) throws -> [String: Any] {
@@ -102,7 +106,8 @@ final class ProbeKerberosTests: XCTestCase {
             environment: environment(peer, cache: cache))
         XCTAssertEqual(curl.stdoutText, "200")
         // The text report shows the Kerberos rows.
-        let text = try runProcess(try BuiltBinary.path(), ["probe", url, "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate"], environment: environment(peer, cache: cache))
+        let text = try runProcess(
+            try BuiltBinary.path(), ["probe", url, "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate"], environment: environment(peer, cache: cache))
         XCTAssertTrue(text.stdoutText.contains("alice@MTLS.TEST → HTTP/localhost"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("mutual auth     verified"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("Persistent-Auth: true"), text.stdoutText)
@@ -114,7 +119,10 @@ final class ProbeKerberosTests: XCTestCase {
         env["KPW"] = peer["PASSWORD"]!
         let result = try runProcess(
             try BuiltBinary.path(),
-            ["probe", "https://localhost:\(peer["PORT"]!)/kerberos", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate", "--json", "--user", peer["USER"]!, "--user-password", "env:KPW"],
+            [
+                "probe", "https://localhost:\(peer["PORT"]!)/kerberos", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate", "--json", "--user", peer["USER"]!,
+                "--user-password", "env:KPW",
+            ],
             environment: env)
         XCTAssertEqual(result.status, 0, result.description)
         let hops = try XCTUnwrap(try json(result)["http"] as? [[String: Any]])
@@ -159,7 +167,10 @@ final class ProbeKerberosTests: XCTestCase {
             env["KPW"] = peer["PASSWORD"]!
             let result = try runProcess(
                 try BuiltBinary.path(),
-                ["probe", "https://localhost:\(peer["PORT"]!)/kerberos", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate", "--json", "--user", user, "--user-password", "env:KPW"],
+                [
+                    "probe", "https://localhost:\(peer["PORT"]!)/kerberos", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate", "--json", "--user", user,
+                    "--user-password", "env:KPW",
+                ],
                 environment: env)
             XCTAssertEqual(result.status, 1, result.description)
             let cause = try XCTUnwrap(try causes(result).first)

@@ -214,16 +214,21 @@ final class KeepAliveAndHeaderTests: XCTestCase {
         }
     }
 
-    func testNamesAreResolvedOnceAMinuteAndLiteralsNever() throws {
-        let first = try Resolver.addresses(host: "localhost", port: 443, label: "localhost:443")
+    func testNamesAreResolvedOnceAMinuteAndLiteralsNever() async throws {
+        let first = try await Resolver.addresses(host: "localhost", port: 443, label: "localhost:443")
         XCTAssertFalse(first.isEmpty)
         XCTAssertTrue(Resolver.cachedNames.contains("localhost|443"))
-        let second = try Resolver.addresses(host: "LOCALHOST", port: 443, label: "localhost:443")
+        let second = try await Resolver.addresses(host: "LOCALHOST", port: 443, label: "localhost:443")
         XCTAssertEqual(first.map(\.length), second.map(\.length))
-        _ = try Resolver.addresses(host: "127.0.0.1", port: 443, label: "127.0.0.1:443")
-        _ = try Resolver.addresses(host: "[::1]", port: 443, label: "[::1]:443")
+        _ = try await Resolver.addresses(host: "127.0.0.1", port: 443, label: "127.0.0.1:443")
+        _ = try await Resolver.addresses(host: "[::1]", port: 443, label: "[::1]:443")
         XCTAssertFalse(Resolver.cachedNames.contains { $0.hasPrefix("127.0.0.1") || $0.hasPrefix("::1") })
-        XCTAssertThrowsError(try Resolver.addresses(host: "no-such-host.invalid", port: 443, label: "no-such-host.invalid:443"))
+        do {
+            _ = try await Resolver.addresses(host: "no-such-host.invalid", port: 443, label: "no-such-host.invalid:443")
+            XCTFail("an unresolvable name resolved")
+        } catch {
+            XCTAssertEqual(error.phase, .nameResolution)
+        }
         XCTAssertFalse(Resolver.cachedNames.contains { $0.hasPrefix("no-such-host") }, "failures are not cached")
     }
 }

@@ -22,7 +22,10 @@ final class KerberosNegotiateTests: XCTestCase {
         let life = lifetime.map { "-l \($0) " } ?? ""
         let result = Subprocess.run(
             "/bin/sh",
-            ["-c", "printf '%s\\n' \"$0\" | KRB5_CONFIG=\"$1\" KRB5CCNAME=\"$2\" kinit \(life)\"$3\" >/dev/null", peer["PASSWORD"], peer["KRB5_CONFIG"], cache, user ?? peer["USER"]])
+            [
+                "-c", "printf '%s\\n' \"$0\" | KRB5_CONFIG=\"$1\" KRB5CCNAME=\"$2\" kinit \(life)\"$3\" >/dev/null", peer["PASSWORD"], peer["KRB5_CONFIG"], cache,
+                user ?? peer["USER"],
+            ])
         XCTAssertEqual(result.status, 0, "kinit failed")
         return cache
     }
@@ -220,7 +223,10 @@ final class KerberosNegotiateTests: XCTestCase {
         func accept(_ data: [UInt8]) -> String {
             Subprocess.run(
                 "/bin/sh",
-                ["-c", "exec \"$@\" 2>&1", "sh", "/usr/bin/env", "KRB5_CONFIG=\(peer["KRB5_CONFIG"])", "KRB5RCACHETYPE=none", "/usr/bin/python3", "-c", script, peer["DIR"] + "/http.keytab", AuthHash.hex(data), Data(token).base64EncodedString()]
+                [
+                    "-c", "exec \"$@\" 2>&1", "sh", "/usr/bin/env", "KRB5_CONFIG=\(peer["KRB5_CONFIG"])", "KRB5RCACHETYPE=none", "/usr/bin/python3", "-c", script,
+                    peer["DIR"] + "/http.keytab", AuthHash.hex(data), Data(token).base64EncodedString(),
+                ]
             ).stdout
         }
         XCTAssertTrue(accept(bindings).hasPrefix("accepted alice@MTLS.TEST"), accept(bindings))

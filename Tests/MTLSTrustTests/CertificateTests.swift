@@ -502,7 +502,8 @@ final class CertificateTests: XCTestCase {
         let certificate = Certificate(borrowingX509: reference.pointer)
         XCTAssertEqual(X509Reference.disagreements.load(ordering: .relaxed), before + 1)
         XCTAssertEqual(certificate.subject, "")
-        let evaluation = try TrustEvaluator(policy: TrustPolicy(anchors: [try T.certificate(T.rootCA)], evaluationTime: Date(timeIntervalSince1970: 1_780_272_000))).evaluate(certificate)
+        let evaluation = try TrustEvaluator(policy: TrustPolicy(anchors: [try T.certificate(T.rootCA)], evaluationTime: Date(timeIntervalSince1970: 1_780_272_000))).evaluate(
+            certificate)
         XCTAssertFalse(evaluation.isTrusted)
     }
 

@@ -1,6 +1,7 @@
 """The fleet benchmark's upstream: plain HTTP/1.1 on loopback that answers every request after a
 fixed delay, standing in for the network round trips and server time of a real fleet (nginx
-terminates TLS in front of it). `fleet_backend.py PORT DELAY_MS` runs until killed.
+terminates TLS in front of it). `fleet_backend.py PORT DELAY_MS` runs until killed; a request whose
+target has `delay_ms=N` in its query is answered after N ms instead (the fan-out workload's 200 ms).
 
 One asyncio loop: each connection is a coroutine and each delay a timer, so a thousand requests
 in flight cost a thousand timers, not threads; the requests of one connection are answered in
@@ -8,6 +9,7 @@ order (nginx keeps up to 1,024 idle upstream connections, `keepalive` in run_all
 more when more requests are in flight). The accept queue holds 4,096 (the kernel's somaxconn caps
 it), so a thousand connections opened at once are not refused or retried."""
 import asyncio
+import re
 import sys
 
 
@@ -17,7 +19,8 @@ async def handle(reader, writer, delay):
             head = await reader.readuntil(b"\r\n\r\n")
             if not head:
                 break
-            await asyncio.sleep(delay)
+            asked = re.search(rb"[?&]delay_ms=(\d+)", head.split(b"\r\n", 1)[0])
+            await asyncio.sleep(int(asked.group(1)) / 1000.0 if asked else delay)
             writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\n\r\nok\n")
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError):

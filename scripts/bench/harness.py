@@ -518,6 +518,29 @@ def fleet(port, count, sample, delay):
     return medians
 
 
+def fanout(port, count, delay_ms):
+    """Issue 39: a library user's fan-out (`count` concurrent `await client.send` in one task group,
+    `mtls-bench fanout`) beside `mtls probe --targets` at `--concurrency count`, on the same
+    endpoints answering `delay_ms` late; each send and each probe makes its own full handshake."""
+    d = os.path.join(WORK, "ec")
+    base = f"https://localhost:{port}/fleet/fanout?delay_ms={delay_ms}"
+    urls = [f"{base}&i={i}" for i in range(count)]
+    targets = write_lines(os.path.join(WORK, f"fanout-{count}.txt"), urls)
+    out = os.path.join(WORK, "fanout-probe.jsonl")
+    library = f"library: {count} concurrent `await client.send` (task group)"
+    fleet = f"`mtls probe --targets`, --concurrency {count}"
+    contenders = [
+        Contender("fanout", bench("fanout", base, f"{d}/root.pem", str(count)), [(library, "wall")], units=count, sample=True),
+        Contender("fanout-probe", mtls("probe", "--targets", targets, "--concurrency", str(count), "--anchors", f"{d}/root.pem", "--json"), [(fleet, "wall")],
+                  units=count, stdout=out, sample=True, check=answered([out], urls)),
+    ]
+    workload("fanout", f"fan-out: {count} sends at once to loopback endpoints answering after {delay_ms} ms (requests/s)", "requests/s", contenders, [
+        ("library fan-out / probe --targets", library, fleet, 0.9),
+    ], thread_limits=[("library fan-out, peak threads", library, 16)], notes=[
+        "Both run on the same engine: the library's async `send` awaits its socket on the engine's event loops, and `probe --targets` is a task group over "
+        "`LoginSession.send`. Each send has a client of its own, so each makes a full TLS 1.3 handshake, as each probe does."], runs=-3)
+
+
 def write_lines(path, lines):
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -767,7 +790,7 @@ def main():
         if len(sys.argv) != 4:
             raise SystemExit("usage: harness.py --compare BASELINE.json CURRENT.json")
         sys.exit(compare(sys.argv[2], sys.argv[3], float(E.get("BENCH_TOLERANCE", "0.2"))))
-    which = sys.argv[1:] or ["startup", "verify", "pin", "pkcs12", "https", "fleet"]
+    which = sys.argv[1:] or ["startup", "verify", "pin", "pkcs12", "https", "fleet", "fanout"]
     if "startup" in which:
         startup()
     if "pin" in which:
@@ -788,6 +811,8 @@ def main():
         fleet_scale(port, int(E.get("BENCH_FLEET_SCALE", "10000")), int(E.get("BENCH_FLEET_CONCURRENCY", "1000")), int(E.get("BENCH_FLEET_SHARDS", "4")), delay)
         if int(E.get("BENCH_FLEET_PEERS", "500")) > 0:
             fleet_peers(port, int(E.get("BENCH_FLEET_PEERS", "500")), int(E.get("BENCH_FLEET_TESTSSL", "10")), delay)
+    if "fanout" in which:
+        fanout(int(E["PORT_FLEET"]), int(E.get("BENCH_FANOUT", "500")), int(E.get("BENCH_FANOUT_DELAY_MS", "200")))
     with open(os.path.join(OUT, "results.json"), "w") as f:
         json.dump({"runs": RUNS, "seconds": time.monotonic() - STARTED, "workloads": RESULTS}, f, indent=1)
 

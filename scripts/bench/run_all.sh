@@ -3,7 +3,7 @@
 # curl, wrk and Python `cryptography` — verify, pin, PKCS#12, HTTPS, fleet probe, start-up — with
 # medians, min–max, ratios, targets and peak RSS. See docs/BENCHMARKS.md.
 #
-#   scripts/bench/run_all.sh [WORKLOAD...]     WORKLOAD: startup pin pkcs12 verify https fleet (default: all)
+#   scripts/bench/run_all.sh [WORKLOAD...]     WORKLOAD: startup pin pkcs12 verify https fleet fanout (default: all)
 #   scripts/bench/run_all.sh --check [WORKLOAD...]
 #       a short run (fewer requests, connections, endpoints and fuzz iterations), then every ratio
 #       compared with the committed scripts/bench/baseline.json: exit 1 when one moved the wrong way
@@ -20,7 +20,8 @@
 # process), BENCH_FLEET_SHARDS (4 processes with --shard I/N, the concurrency split between them),
 # BENCH_FLEET_SCALE_RUNS (3), BENCH_FLEET_PEERS (500 endpoints for sslyze and mtls beside it; 0: no
 # peers), BENCH_FLEET_TESTSSL (10 endpoints for testssl.sh), BENCH_FLEET_PEERS_RUNS (2),
-# BENCH_SAMPLE_MS (2: how often the processes are sampled in /proc for their threads).
+# BENCH_SAMPLE_MS (2: how often the processes are sampled in /proc for their threads); the fan-out:
+# BENCH_FANOUT (500 concurrent sends, and probes at that --concurrency), BENCH_FANOUT_DELAY_MS (200).
 # Needs: swift, cc, libssl-dev, openssl, nginx, curl, wrk, hyperfine, python3 with `cryptography`,
 # and for the fleet testssl.sh and sslyze (installed here when missing and this is Debian as root;
 # sslyze with pip into a venv in BENCH_WORK).
@@ -34,8 +35,8 @@ for arg in "$@"; do
   case $arg in
     --check) CHECK=1 ;;
     --save-baseline) SAVE=1 ;;
-    startup | pin | pkcs12 | verify | https | fleet) workloads+=("$arg") ;;
-    *) echo "run_all.sh: unknown argument '$arg' (workloads: startup pin pkcs12 verify https fleet; --check, --save-baseline)" >&2; exit 2 ;;
+    startup | pin | pkcs12 | verify | https | fleet | fanout) workloads+=("$arg") ;;
+    *) echo "run_all.sh: unknown argument '$arg' (workloads: startup pin pkcs12 verify https fleet fanout; --check, --save-baseline)" >&2; exit 2 ;;
   esac
 done
 if ((CHECK || SAVE)); then

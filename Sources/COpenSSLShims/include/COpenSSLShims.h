@@ -11,6 +11,13 @@
 #include <openssl/evp.h>
 #include <openssl/objects.h>
 
+#if defined(__linux__)
+// The I/O engine's own system calls (MTLSHTTP's Engine.swift), which the Swift Glibc module
+// leaves out: here because this is the C module MTLSHTTP already imports.
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#endif
+
 #pragma clang assume_nonnull begin
 
 // Memory

@@ -4,7 +4,6 @@
     import Foundation
 #endif
 
-import Dispatch
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -55,7 +54,7 @@ enum FleetProbe {
         let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag(.json))
         let json = arguments.flag(.json)
         let report = try FleetReportSink(arguments, count: prepared.count)  // --report: the page, once the fleet has ended
-        let probeOne: @Sendable (Int) -> Void = { index in
+        let probeOne: @Sendable (Int) async -> Void = { index in
             let (line, request) = prepared[index]
             let outcome: (JSON, String, Int32)
             switch request {
@@ -68,7 +67,7 @@ enum FleetProbe {
                 )
             case .success(let request):
                 do throws(CommandFailure) {
-                    let analysis = try ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
+                    let analysis = try await ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
                     var object = analysis.json()
                     if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
                     outcome = (object, summary(line, analysis), analysis.exitCode)
@@ -101,39 +100,26 @@ enum FleetProbe {
         return all.allSatisfy { $0.1 == ExitCode.success } ? ExitCode.success : ExitCode.no
     }
 
-    /// Runs `job(i)` for every target, at most `concurrency` at once.
-    ///
-    /// Where fibers work (Linux), every probe runs on its own fiber and the fibers share one
-    /// event-loop thread per core: a probe waiting for its server costs a parked stack, not a
-    /// thread, so a thousand at once take a handful of threads. Elsewhere, or when the loop
-    /// cannot start, one thread per worker as before.
-    static func run(count: Int, concurrency: Int, _ job: @escaping @Sendable (Int) -> Void) {
-        let workers = min(concurrency, max(1, count))
-        if FiberLoop.run(count: count, concurrency: workers, threads: loopThreads, job) != nil { return }
-        let next = Counter()
-        let work: @Sendable () -> Void = {
-            while let index = next.take(below: count) { job(index) }
-        }
-        // One thread per worker, each with a 1 MiB stack; when none can be made, this thread works alone.
-        let group = DispatchGroup()
-        var started = 0
-        for _ in 0..<workers {
-            group.enter()
-            let result = DetachedThread.start(stackSize: 1 << 20) {
-                defer { group.leave() }
-                work()
+    /// Runs `job(i)` for every target, at most `concurrency` at once: a task group over the
+    /// library's async API, as a library user's fan-out is. A probe waiting for its server holds
+    /// no thread: its socket waits on the engine's loops (see MTLSHTTP's Concurrency article).
+    static func run(count: Int, concurrency: Int, _ job: @escaping @Sendable (Int) async -> Void) {
+        let width = min(concurrency, max(1, count))
+        Engine.blocking(onLoop: false) { () async -> Void in
+            await withTaskGroup(of: Void.self) { group in
+                var next = 0
+                while next < width {
+                    let index = next
+                    group.addTask { await job(index) }
+                    next += 1
+                }
+                while await group.next() != nil, next < count {
+                    let index = next
+                    group.addTask { await job(index) }
+                    next += 1
+                }
             }
-            if result == 0 { started += 1 } else { group.leave() }
         }
-        if started == 0 { work() }
-        group.wait()
-    }
-
-    /// One loop thread per online core (at most 16): the probes' CPU work — handshakes, chain
-    /// checks — spreads over the cores, and waiting costs no thread at all.
-    static var loopThreads: Int {
-        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        return max(1, min(cores, 16))
     }
 
     /// One table row, from the same facts and rules as a single probe (no TLS claim for a
@@ -155,18 +141,6 @@ enum FleetProbe {
         let causes = ProbeRules.causes(facts)
         let verdict = causes.first.map { "[\($0.id)] \($0.text)" } ?? "OK"
         return "\(target)  \(status)  \(tls)  \(trust)  \(request)  \(verdict)"
-    }
-}
-
-/// Hands out indexes to worker threads.
-final class Counter: Sendable {
-    private let next = Mutex(0)
-    func take(below limit: Int) -> Int? {
-        next.withLock { next in
-            guard next < limit else { return nil }
-            next += 1
-            return next - 1
-        }
     }
 }
 

@@ -243,9 +243,13 @@ struct ProbeAnalysis {
                 if let outcome = hop.negotiate {
                     row("kerberos", "\(outcome.clientPrincipal ?? "?") → \(outcome.servicePrincipal)" + (hop.channelBindingSent == true ? ", TLS channel binding sent" : ""))
                     if let mutual = outcome.mutualAuthentication {
-                        row("mutual auth", mutual ? "verified (the server's final token proves it holds the key of \(outcome.servicePrincipal))" : "not proven: the server sent no final token")
+                        row(
+                            "mutual auth",
+                            mutual ? "verified (the server's final token proves it holds the key of \(outcome.servicePrincipal))" : "not proven: the server sent no final token")
                     }
-                    if let persistent = outcome.persistentAuth { row("persistent", "Persistent-Auth: \(persistent)" + (persistent == "true" ? " (the login holds for this connection)" : "")) }
+                    if let persistent = outcome.persistentAuth {
+                        row("persistent", "Persistent-Auth: \(persistent)" + (persistent == "true" ? " (the login holds for this connection)" : ""))
+                    }
                     if let fallback = outcome.fallback { row("kerberos", "not used (\(fallback.reason.rawValue)): \(fallback.explanation.message)") }
                 }
                 if let location = hop.location { row("location", location) }
@@ -385,27 +389,29 @@ struct ProbeAnalysis {
                         case .formPost: kind = "form-post"
                         case .refresh: kind = "refresh"
                         }
-                        return .object([
-                            ("kind", .string(kind)), ("method", .string(hop.method)), ("url", .string(hop.url.description)), ("status", .int(hop.status)),
-                            ("substatus", substatus.map { .int($0) } ?? .null),
-                            ("meaning", .string(StatusMeaning.explain(status: hop.status, substatus: substatus, response: response))),
-                            ("authSchemes", .strings(hop.challenges.map(\.description))), ("location", JSON.optional(hop.location)),
-                            ("cookies", .strings(hop.cookieDecisions.compactMap { if case .stored(let cookie) = $0 { cookie.name } else { nil } })),
-                            ("bodyBytes", .int(response.map { streamedBodyBytes ?? $0.body.count } ?? 0)),
-                            ("title", JSON.optional(response != nil ? page?.title : nil)), ("firstLine", JSON.optional(response != nil ? page?.firstLine : nil)),
-                            ("charset", JSON.optional(response != nil ? page?.charset : nil)),
-                        ] + ProbeAnalysis.negotiateJSON(hop))
+                        return .object(
+                            [
+                                ("kind", .string(kind)), ("method", .string(hop.method)), ("url", .string(hop.url.description)), ("status", .int(hop.status)),
+                                ("substatus", substatus.map { .int($0) } ?? .null),
+                                ("meaning", .string(StatusMeaning.explain(status: hop.status, substatus: substatus, response: response))),
+                                ("authSchemes", .strings(hop.challenges.map(\.description))), ("location", JSON.optional(hop.location)),
+                                ("cookies", .strings(hop.cookieDecisions.compactMap { if case .stored(let cookie) = $0 { cookie.name } else { nil } })),
+                                ("bodyBytes", .int(response.map { streamedBodyBytes ?? $0.body.count } ?? 0)),
+                                ("title", JSON.optional(response != nil ? page?.title : nil)), ("firstLine", JSON.optional(response != nil ? page?.firstLine : nil)),
+                                ("charset", JSON.optional(response != nil ? page?.charset : nil)),
+                            ] + ProbeAnalysis.negotiateJSON(hop))
                     })
             ))
         if let failure {
             pairs.append(
                 (
                     "error",
-                    .object([
-                        ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)),
-                        ("hint", JSON.optional(failure.hint?.commandLine)),
-                        ("alert", JSON.optional(failure.alert)),
-                    ] + (failure.kerberos.map { [("kerberos", ProbeAnalysis.kerberosJSON($0))] } ?? []))
+                    .object(
+                        [
+                            ("code", .int(Int(exitCode))), ("phase", .string(failure.phase.rawValue)), ("message", .string(failure.message)),
+                            ("hint", JSON.optional(failure.hint?.commandLine)),
+                            ("alert", JSON.optional(failure.alert)),
+                        ] + (failure.kerberos.map { [("kerberos", ProbeAnalysis.kerberosJSON($0))] } ?? []))
                 ))
         }
         pairs.append(

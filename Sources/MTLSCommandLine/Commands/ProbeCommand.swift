@@ -218,10 +218,20 @@ enum ProbeCommand {
     }
 
     /// Runs one probe — the request, redirects, challenges and SAML forms when asked — and the
-    /// analysis. Never prints.
+    /// analysis. Never prints. The blocking form of the async ``probe(_:configuration:arguments:credentials:trace:output:)``,
+    /// which `probe --targets` runs many of at once.
     static func probe(
         _ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?, output: BodyOutput? = nil
     ) throws(CommandFailure) -> ProbeAnalysis {
+        try Engine.blocking(onLoop: false) { () async throws(CommandFailure) -> ProbeAnalysis in
+            try await probe(first, configuration: configuration, arguments: arguments, credentials: credentials, trace: trace, output: output)
+        }
+    }
+
+    /// Runs one probe through the library's async API (``LoginSession/send(_:finalBodySink:)``).
+    static func probe(
+        _ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?, output: BodyOutput? = nil
+    ) async throws(CommandFailure) -> ProbeAnalysis {
         var options = HTTPClientOptions(redactsSecrets: !arguments.flag(.showSecrets))
         if let target = TLSOptions.connectTo(arguments) { options.connectTo[first.url.host] = target }
         if let trace { options.trace = { line in trace.append(line) } }
@@ -262,7 +272,7 @@ enum ProbeCommand {
         var failure: HTTPSError? = nil
         do throws(HTTPSError) {
             let sink = output.map { output in { (_: HTTPResponseHead) in { (bytes: ArraySlice<UInt8>) throws in try output.append(bytes) } } }
-            final = try session.send(first, token: nil, finalBodySink: sink).response
+            final = try await session.send(first, finalBodySink: sink).response
         } catch {
             failure = error
         }
@@ -308,8 +318,8 @@ final class TraceSink: Sendable {
 /// when complete, removed on errors and signals). Streams: memory stays constant whatever the size;
 /// the first bytes are kept as a preview for the page's title and first line.
 final class BodyOutput: @unchecked Sendable {
-    // @unchecked Sendable: captured by the login session's @Sendable `finalBodySink`, which only the
-    // one thread running the probe's exchange calls; nothing else touches it until that returns.
+    // @unchecked Sendable: captured by the login session's `finalBodySink`, which only the one task
+    // running the probe's exchange calls; nothing else touches it until that returns.
     static let previewLimit = 64 << 20
     private static let keptPreview = 256 << 10
     let path: String

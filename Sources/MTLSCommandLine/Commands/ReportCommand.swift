@@ -91,7 +91,7 @@ extension ReportCommand {
     /// Every line decoded, in order, on as many threads as there are cores.
     static func decodeAll(_ lines: [ArraySlice<UInt8>]) -> [Result<FleetRecord, ReportInputError>] {
         let results = Mutex([Result<FleetRecord, ReportInputError>?](repeating: nil, count: lines.count))
-        let chunks = max(1, min(lines.count / 64, FleetProbe.loopThreads * 4))
+        let chunks = max(1, min(lines.count / 64, ProcessInfo.processInfo.activeProcessorCount * 4))
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             let range = (lines.count * chunk / chunks)..<(lines.count * (chunk + 1) / chunks)
             let decoded = range.map { index -> Result<FleetRecord, ReportInputError> in

@@ -104,7 +104,9 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
                     : "use the host name the SPN is registered for (an alias/CNAME needs its own SPN: 'setspn -S HTTP/\(host) <service account>'), or register it"
             )
         case .kdcUnreachable:
-            return ("no KDC answered for \(user) while asking for \(spn)\(said)", "check the realm's KDC in krb5.conf (or DNS SRV _kerberos._tcp records) and that port 88 is reachable")
+            return (
+                "no KDC answered for \(user) while asking for \(spn)\(said)", "check the realm's KDC in krb5.conf (or DNS SRV _kerberos._tcp records) and that port 88 is reachable"
+            )
         case .clockSkew:
             return (
                 "the clocks differ too much for Kerberos (more than the allowed skew, 5 minutes by default) between this machine and \(beforeSending ? "the KDC" : "the server at \(host)"), so the ticket of \(user) for \(spn) was refused\(said)",
@@ -134,9 +136,15 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
                 "find duplicate SPNs ('setspn -X'), and re-export the keytab for the account that holds \(spn)"
             )
         case .mutualAuthenticationFailed:
-            return ("the server's final Negotiate token for \(spn) did not prove its identity (mutual authentication)\(said)", "the response may not come from the real server; do not trust it")
+            return (
+                "the server's final Negotiate token for \(spn) did not prove its identity (mutual authentication)\(said)",
+                "the response may not come from the real server; do not trust it"
+            )
         case .refused:
-            return ("the server refused the Kerberos ticket of \(user) for \(spn) without saying why (401 again, no token)\(said)", "look in the server's log (Windows: System log, Kerberos events)")
+            return (
+                "the server refused the Kerberos ticket of \(user) for \(spn) without saying why (401 again, no token)\(said)",
+                "look in the server's log (Windows: System log, Kerberos events)"
+            )
         case .libraryUnavailable:
             return ("Kerberos is unavailable: \(gssMessage)", "install MIT Kerberos (Debian: apt-get install libgssapi-krb5-2 krb5-user), or use NTLM with --user")
         case .other:
@@ -287,7 +295,8 @@ public final class NegotiateContext: @unchecked Sendable {
         let flags = UInt32(UInt32(MTLS_GSS_C_MUTUAL_FLAG) | UInt32(MTLS_GSS_C_SEQUENCE_FLAG))
         let status = Self.withOptionalBytes(channelBindings) { bindings, bindingsLength in
             Self.withOptionalBytes(input) { inputBytes, inputLength in
-                mtls_gss_init(credential, &context, "HTTP@" + servicePrincipal.dropFirst(5), flags, bindings, bindingsLength, inputBytes, inputLength, &output, &outputLength, &granted)
+                mtls_gss_init(
+                    credential, &context, "HTTP@" + servicePrincipal.dropFirst(5), flags, bindings, bindingsLength, inputBytes, inputLength, &output, &outputLength, &granted)
             }
         }
         defer { free(output) }
@@ -387,7 +396,8 @@ public struct NegotiateOutcome: Sendable, Equatable, CustomStringConvertible {
     public var fallback: KerberosFailure?
 
     public init(
-        mechanism: String, clientPrincipal: String? = nil, servicePrincipal: String, mutualAuthentication: Bool? = nil, persistentAuth: String? = nil, fallback: KerberosFailure? = nil
+        mechanism: String, clientPrincipal: String? = nil, servicePrincipal: String, mutualAuthentication: Bool? = nil, persistentAuth: String? = nil,
+        fallback: KerberosFailure? = nil
     ) {
         self.mechanism = mechanism
         self.clientPrincipal = clientPrincipal

@@ -78,12 +78,19 @@ public struct LoginOptions: Sendable {
 ///   ``HTTPSError`` (`.redirect`) when it would re-send the request's body there (307/308) or
 ///   present the client certificate there: both answer only the allowed origins, as the password.
 ///
-/// One flow runs at a time per session (calls are serialised).
-public final class LoginSession: @unchecked Sendable {
-    // @unchecked Sendable: the configuration is a `let` fixed at init; the state one flow leaves
-    // for the next (hops, last response, remembered answers, the token) is read and written only
-    // under `flowLock`.
-    private let flowLock = Mutex(())
+/// One flow runs at a time per session (calls are serialised, awaiting their turn without holding
+/// a thread).
+public final class LoginSession: Sendable {
+    /// Lets one flow run at a time.
+    private let gate = FlowGate()
+    /// What one flow leaves for the next: hops, last response, remembered answers.
+    private struct FlowState {
+        var lastHops: [LoginHop] = []
+        var lastFinal: HTTPResponse?
+        /// Protection spaces that succeeded, for answering later requests without a new challenge.
+        var spaces: [String: LoginStateMachine.ProtectionSpace] = [:]
+    }
+    private let flowState = Locked(FlowState())
 
     /// The HTTPS client (its keep-alive pool carries NTLM's connection-bound handshake).
     public let client: HTTPSClient
@@ -92,18 +99,11 @@ public final class LoginSession: @unchecked Sendable {
     /// What the session does, fixed at init.
     public let options: LoginOptions
 
-    private var lastHops: [LoginHop] = []
-    private var lastFinal: HTTPResponse?
-    /// Protection spaces that succeeded, for answering later requests without a new challenge.
-    private var spaces: [String: LoginStateMachine.ProtectionSpace] = [:]
-    /// The token of the flow in progress (set by `send(_:token:)` under `flowLock`).
-    private var currentToken: CancellationToken?
-
-    /// The hops of the last flow, also when it ended in an error (waits for a flow in progress).
-    public var hops: [LoginHop] { flowLock.withLock { _ in lastHops } }
+    /// The hops of the last flow, also when it ended in an error (during a flow, its hops so far).
+    public var hops: [LoginHop] { flowState.withLock { $0.lastHops } }
     /// The last response received in the last flow, also when the flow ended in an error (a
-    /// refused login's 401, with its TLS record); waits for a flow in progress.
-    public var lastResponse: HTTPResponse? { flowLock.withLock { _ in lastFinal } }
+    /// refused login's 401, with its TLS record).
+    public var lastResponse: HTTPResponse? { flowState.withLock { $0.lastFinal } }
 
     /// Creates a session over a client.
     ///
@@ -152,38 +152,61 @@ public final class LoginSession: @unchecked Sendable {
     public func send(
         _ request: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? = nil
     ) throws(HTTPSError) -> LoginResult {
-        try flowLock.withLock { _ throws(HTTPSError) -> LoginResult in
-            currentToken = token
-            defer { currentToken = nil }
-            lastHops = []
-            lastFinal = nil
-            do throws(HTTPSError) {
-                return try run(request, finalBodySink: finalBodySink)
-            } catch {
-                // A refusal keeps the TLS picture of the connection it happened on.
-                var error = error
-                if error.report == nil { error.report = lastFinal?.tls }
-                throw error
-            }
+        try Engine.blocking { () async throws(HTTPSError) -> LoginResult in
+            try await self.perform(request, token: token, finalBodySink: finalBodySink)
         }
     }
 
-    /// The async form of ``send(_:)``, with the same typed error: run on a dispatch queue (never on
-    /// the cooperative pool); cancelling the task closes the connection in use and ends the flow
-    /// with phase `.cancelled`.
+    /// The async form of ``send(_:)``, with the same typed error: the flow awaits its sockets on
+    /// the engine's loops; cancelling the task closes the connection in use and ends the flow with
+    /// phase `.cancelled`.
     public func send(_ request: HTTPRequest) async throws(HTTPSError) -> LoginResult {
-        try await HTTPSClient.runCancellable(host: request.url.hostHeader) { token throws(HTTPSError) in try self.send(request, token: token) }
+        try await send(request, finalBodySink: nil)
+    }
+
+    /// ``send(_:)`` with the final response's body sink of ``send(_:token:finalBodySink:)``.
+    public func send(
+        _ request: HTTPRequest, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) async throws(HTTPSError) -> LoginResult {
+        try await Engine.run(host: request.url.hostHeader) { token async throws(HTTPSError) -> LoginResult in
+            try await self.perform(request, token: token, finalBodySink: finalBodySink)
+        }
+    }
+
+    /// The one flow driver, under both APIs: waits for the flow before it, then runs.
+    private func perform(
+        _ request: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) async throws(HTTPSError) -> LoginResult {
+        await gate.enter()
+        defer { gate.leave() }
+        flowState.withLock { state in
+            state.lastHops = []
+            state.lastFinal = nil
+        }
+        do throws(HTTPSError) {
+            return try await run(request, token: token, finalBodySink: finalBodySink)
+        } catch {
+            // A refusal keeps the TLS picture of the connection it happened on.
+            var error = error
+            if error.report == nil { error.report = flowState.withLock { $0.lastFinal?.tls } }
+            throw error
+        }
     }
 
     /// Drives a ``LoginStateMachine``: the jar, the client and the trace are its hands.
     private func run(
-        _ initial: HTTPRequest, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
-    ) throws(HTTPSError) -> LoginResult {
-        var machine = LoginStateMachine(options: options, spaces: spaces, presentsClientCertificate: !client.tls.configuration.identities.isEmpty)
+        _ initial: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) async throws(HTTPSError) -> LoginResult {
+        var machine = LoginStateMachine(
+            options: options, spaces: flowState.withLock { $0.spaces }, presentsClientCertificate: !client.tls.configuration.identities.isEmpty)
+        var tracedHops = 0
         defer {
-            spaces = machine.spaces
-            lastHops = machine.hops
-            lastFinal = machine.lastResponse
+            let finished = machine
+            flowState.withLock { state in
+                state.spaces = finished.spaces
+                state.lastHops = finished.hops
+                state.lastFinal = finished.lastResponse
+            }
         }
         var action = machine.handle(.start(initial))
         while true {
@@ -191,15 +214,17 @@ public final class LoginSession: @unchecked Sendable {
             case .lookUpCookies(let url, let context):
                 action = machine.handle(.cookiesFound(cookies.cookies(for: url, context: context)))
             case .send(let outgoing):
-                if currentToken?.isCancelled == true { throw HTTPSError(.cancelled, host: outgoing.url.hostHeader, "the login was cancelled") }
+                if token?.isCancelled == true { throw HTTPSError(.cancelled, host: outgoing.url.hostHeader, "the login was cancelled") }
                 let flow = machine
-                let response = try client.send(
-                    outgoing, bodySinkForHead: finalBodySink.map { sink in { head in flow.endsFlow(head) ? sink(head) : nil } }, token: currentToken)
+                let response = try await client.perform(
+                    outgoing, bodySink: nil, bodySinkForHead: finalBodySink.map { sink in { head in flow.endsFlow(head) ? sink(head) : nil } }, token: token)
                 action = machine.handle(.responseReceived(response))
             case .storeCookies(let response):
                 action = machine.handle(.cookiesStored(cookies.store(from: response)))
-                if let hop = machine.hops.last, machine.hops.count > lastHops.count {
-                    lastHops = machine.hops
+                if let hop = machine.hops.last, machine.hops.count > tracedHops {
+                    tracedHops = machine.hops.count
+                    let hops = machine.hops
+                    flowState.withLock { $0.lastHops = hops }
                     options.trace?(hop.description)
                 }
             case .finish(let response):
@@ -212,6 +237,41 @@ public final class LoginSession: @unchecked Sendable {
 
     /// Forgets remembered Basic and Digest answers.
     public func forgetAuthentication() {
-        flowLock.withLock { _ in spaces.removeAll() }
+        flowState.withLock { $0.spaces.removeAll() }
+    }
+}
+
+/// Lets one flow of a session run at a time; the others await their turn in order, holding no
+/// thread.
+final class FlowGate: Sendable {
+    private struct State {
+        var busy = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Locked(State())
+
+    func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let admitted = state.withLock { state -> Bool in
+                if !state.busy {
+                    state.busy = true
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if admitted { continuation.resume() }
+        }
+    }
+
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.busy = false
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }

@@ -46,20 +46,24 @@ public struct Deadline: Sendable, Comparable {
 
 /// Owns one socket file descriptor and closes it exactly once.
 ///
-/// `shutdownBoth()` and `close()` may be called from any thread (a cancellation wakes a blocked poll).
+/// `shutdownBoth()` and `close()` may be called from any thread (a cancellation ends a wait on it).
+/// The descriptor is non-blocking; a wait on it goes through the engine loop the waiting task runs on.
 public final class SocketHandle: Sendable {
     /// True once the descriptor was closed: a shutdown after that could hit a reused number.
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
     /// The descriptor.
     public let fd: Int32
+    /// The engine loop a wait on the descriptor is registered with, while one is.
+    private let waitingOn = Locked<EventLoop?>(nil)
 
     init(fd: Int32) { self.fd = fd }
 
-    /// Shuts the socket down in both directions (wakes any poll on it) without releasing the descriptor.
+    /// Shuts the socket down in both directions (ends any wait on it) without releasing the descriptor.
     public func shutdownBoth() {
         closed.withLock { closed in
             if !closed { _ = Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
         }
+        waitingOn.withLock { $0 }?.interrupt(fd: fd)
     }
 
     /// Closes the descriptor (idempotent).
@@ -67,6 +71,8 @@ public final class SocketHandle: Sendable {
         closed.withLock { closed in
             if !closed {
                 closed = true
+                // Before the number can be reused: a wait on it ends now.
+                waitingOn.withLock { $0 }?.interrupt(fd: fd)
                 _ = Glibc.close(fd)
             }
         }
@@ -74,28 +80,22 @@ public final class SocketHandle: Sendable {
 
     deinit { close() }
 
-    /// Clears `O_NONBLOCK` (one system call); false when that failed and the socket is still
-    /// non-blocking. Reads and writes that must not sleep pass `MSG_DONTWAIT`.
-    func makeBlocking() -> Bool {
-        var off: Int32 = 0
-        return ioctl(fd, UInt(FIONBIO), &off) == 0
-    }
-
-    /// Waits until the socket is readable or writable, or the deadline passes.
+    /// Waits until the socket is readable or writable, or the deadline passes, without holding a
+    /// thread: the task is resumed by the engine loop.
     ///
     /// - Returns: false on timeout.
+    package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) async -> Bool {
+        // The loop the task runs on (an exchange prefers one; a blocking call drives its own).
+        let loop = EventLoop.current ?? Engine.anyLoop()
+        waitingOn.withLock { $0 = loop }
+        defer { waitingOn.withLock { $0 = nil } }
+        return await loop.wait(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline)
+    }
+
+    /// The blocking form of ``wait(forRead:forWrite:until:)`` (the engine's driver; for the test
+    /// server's threads).
     package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
-        // On a fiber of `probe --targets`, park on the loop's epoll so the thread runs others.
-        if let ready = FiberLoop.park(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline) { return ready }
-        var pfd = pollfd(fd: fd, events: Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), revents: 0)
-        while true {
-            let timeout = deadline.millisecondsLeft
-            if timeout == 0 && deadline != .distantFuture { return false }
-            let result = poll(&pfd, 1, deadline == .distantFuture ? -1 : timeout)
-            if result > 0 { return true }
-            if result == 0 { return false }
-            if errno != EINTR { return true }  // let the next read/write report the error
-        }
+        Engine.blocking { () async -> Bool in await self.wait(forRead: forRead, forWrite: forWrite, until: deadline) }
     }
 
     /// The peer address as `host:port`.
@@ -109,13 +109,13 @@ public final class SocketHandle: Sendable {
     }
 }
 
-/// Cancels every socket registered with it: shuts them down so that blocked polls return at once.
+/// Cancels every socket registered with it: shuts them down so that their waits end at once.
 public final class CancellationToken: Sendable {
     private struct State {
         var cancelled = false
         var sockets: [SocketHandle] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 
@@ -210,14 +210,14 @@ enum Resolver {
         var expires: Deadline
         var addresses: [Address]
     }
-    private static let cache = Mutex<[String: Entry]>([:])
+    private static let cache = Locked<[String: Entry]>([:])
 
     /// The names in the cache (`name|port`), for tests.
     static var cachedNames: [String] {
         cache.withLock { Array($0.keys) }
     }
 
-    static func addresses(host: String, port: Int, label: String) throws(HTTPSError) -> [Address] {
+    static func addresses(host: String, port: Int, label: String) async throws(HTTPSError) -> [Address] {
         var literal = host
         if literal.hasPrefix("["), literal.hasSuffix("]") { literal = String(literal.dropFirst().dropLast()) }
         let numeric = literal.utf8.contains(UInt8(ascii: ":")) || literal.allSatisfy({ $0.isNumber || $0 == "." })
@@ -226,9 +226,11 @@ enum Resolver {
             let entry = cache.withLock { $0[key] }
             if let entry, Deadline.now < entry.expires { return entry.addresses }
         }
-        // A name lookup blocks: on a fiber it runs on a helper thread while the fiber is parked.
+        // A name lookup blocks: it runs on the resolver pool while the task waits.
         let name = literal
-        let (status, addresses) = numeric ? lookup(name, port: port, numeric: true) : FiberLoop.offload { lookup(name, port: port, numeric: false) }
+        let answer = numeric ? lookup(name, port: port, numeric: true) : await ResolverPool.run { lookup(name, port: port, numeric: false) }
+        guard let answer else { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+        let (status, addresses) = answer
         guard status == 0, !addresses.isEmpty else {
             let reason = status == 0 ? "no usable address" : String(cString: gai_strerror(status))
             throw HTTPSError(.nameResolution, host: label, "the name \(host) could not be resolved: \(reason)", hint: "check the spelling, or use \(setting: .connectTo) HOST:PORT")
@@ -274,8 +276,15 @@ public enum TCP {
     ///
     /// - Throws: ``HTTPSError`` in phase `.nameResolution`, `.connect` or `.timeout`.
     public static func connect(host: String, port: Int, deadline: Deadline, token: CancellationToken? = nil) throws(HTTPSError) -> SocketHandle {
+        try Engine.blocking { () async throws(HTTPSError) -> SocketHandle in try await connect(host: host, port: port, deadline: deadline, token: token) }
+    }
+
+    /// The async form of ``connect(host:port:deadline:token:)``: the lookup and the connect are
+    /// awaited, holding no thread.
+    public static func connect(host: String, port: Int, deadline: Deadline, token: CancellationToken? = nil) async throws(HTTPSError) -> SocketHandle {
         let label = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
-        let addresses = try Resolver.addresses(host: host, port: port, label: label)
+        let addresses = try await Resolver.addresses(host: host, port: port, label: label)
+        if token?.isCancelled == true { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
         var lastError = "no address"
         for address in addresses {
             let fd = socket(address.family, address.socketType | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), address.protocolNumber)
@@ -294,7 +303,7 @@ public enum TCP {
                 lastError = String(cString: strerror(errno))
                 continue
             }
-            guard handle.wait(forRead: false, forWrite: true, until: deadline), token?.isCancelled != true else {
+            guard await handle.wait(forRead: false, forWrite: true, until: deadline), token?.isCancelled != true else {
                 if token?.isCancelled == true { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
                 throw HTTPSError(
                     .timeout, host: label, "no answer to the TCP connection within the connect timeout",

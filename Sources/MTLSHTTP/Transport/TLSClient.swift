@@ -26,8 +26,8 @@ public final class TLSClient: Sendable {
         var sessions: [String: SSLSessionReference] = [:]
         var evaluators: [String: TrustEvaluator] = [:]
     }
-    private let caches = Mutex(Caches())
-    private let observer = Mutex<(@Sendable (TLSEvent) -> Void)?>(nil)
+    private let caches = Locked(Caches())
+    private let observer = Locked<(@Sendable (TLSEvent) -> Void)?>(nil)
     /// Receives each ``TLSEvent`` of every connection as it happens (for a live `-v` trace); a
     /// change applies to the connections made after it.
     public var eventObserver: (@Sendable (TLSEvent) -> Void)? {
@@ -106,10 +106,20 @@ public final class TLSClient: Sendable {
     public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil, token: CancellationToken? = nil) throws(HTTPSError)
         -> TLSConnection
     {
+        try Engine.blocking { () async throws(HTTPSError) -> TLSConnection in
+            try await self.connect(host: host, port: port, connectTo: connectTo, deadline: deadline, token: token)
+        }
+    }
+
+    /// The async form of ``connect(host:port:connectTo:deadline:token:)``: every wait (name
+    /// lookup, TCP connect, handshake) is awaited on the engine, holding no thread.
+    public func connect(host: String, port: Int, connectTo: (host: String, port: Int)? = nil, deadline: Deadline? = nil, token: CancellationToken? = nil) async throws(HTTPSError)
+        -> TLSConnection
+    {
         let timeouts = configuration.timeouts
         let total = deadline ?? .after(timeouts.total)
         let target = connectTo ?? (host, port)
-        let socket = try TCP.connect(host: target.host, port: target.port, deadline: Deadline.earliest(total, .after(timeouts.connect)), token: token)
+        let socket = try await TCP.connect(host: target.host, port: target.port, deadline: Deadline.earliest(total, .after(timeouts.connect)), token: token)
         let label = host.utf8.contains(UInt8(ascii: ":")) ? "[\(host)]:\(port)" : "\(host):\(port)"
         guard let ssl = SSL_new(context.pointer) else {
             socket.close()
@@ -122,14 +132,12 @@ public final class TLSClient: Sendable {
         report.address = socket.peerAddress
         let state = TLSConnectionState(report: report, isServer: false, clientConfiguration: configuration, evaluator: try evaluator(for: bare))
         state.observer = eventObserver
-        // Off a fiber loop, reads sleep in `recv` (see ReadWait); on one, they never block its thread.
-        let readWait = !FiberLoop.isOnFiber && socket.makeBlocking() ? ReadWait(fd: socket.fd) : nil
-        let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label, readWait: readWait)
+        let connection = TLSConnection(ssl: ssl, socket: socket, context: context, state: state, label: label)
         connection.token = token
         if let serverName { _ = mtls_SSL_set_tlsext_host_name(ssl, serverName) }
         _ = mtls_SSL_request_ocsp_status(ssl)  // OCSP stapling, as browsers ask (StapledOCSP.swift)
         if configuration.offersPostHandshakeAuth { SSL_set_post_handshake_auth(ssl, 1) }
-        guard SocketBIO.attach(ssl, fd: socket.fd, readWait: readWait) else {
+        guard SocketBIO.attach(ssl, fd: socket.fd) else {
             connection.close()
             throw HTTPSError(.configuration, host: label, "OpenSSL could not create a socket BIO")
         }
@@ -139,7 +147,7 @@ public final class TLSClient: Sendable {
             if let session = caches.sessions[sessionKey] { _ = SSL_set_session(ssl, session.pointer) }
         }
         do throws(HTTPSError) {
-            _ = try connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
+            _ = try await connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
         } catch {
             var failure = error
             connection.fillSessionFacts()

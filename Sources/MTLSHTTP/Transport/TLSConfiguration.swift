@@ -189,6 +189,8 @@ public struct TLSSessionReport: Sendable {
     }
 
     private final class Storage: @unchecked Sendable {
+        // @unchecked Sendable: copy-on-write: a shared box is never written (mutableStorage() copies
+        // it first), so a box reached from two tasks is only read.
         var fields: Fields
         init(_ fields: Fields) { self.fields = fields }
     }

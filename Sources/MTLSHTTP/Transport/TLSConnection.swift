@@ -24,7 +24,7 @@ final class SSLContextReference: @unchecked Sendable {
 
 /// Per-connection state reached from OpenSSL callbacks through `SSL_set_ex_data(ssl, 0, …)`.
 final class TLSConnectionState {
-    // Not Sendable: touched only by the thread that drives the connection (callbacks run inside
+    // Not Sendable: touched only by the task that drives the connection (callbacks run inside
     // its SSL calls).
     var report: TLSSessionReport
     let isServer: Bool
@@ -63,8 +63,9 @@ final class TLSConnectionState {
 /// A TLS connection over a socket: handshake, read and write with deadlines, and a
 /// record of everything that happened (``report``).
 ///
-/// Not thread-safe, so not `Sendable`: one thread at a time drives it. Another thread stops it
-/// through its ``canceller``.
+/// Not thread-safe, so not `Sendable`: one task at a time drives it (its async methods await the
+/// engine loop; the blocking ones are the engine's driver over them). Another task or thread
+/// stops it through its ``canceller``.
 public final class TLSConnection {
     /// Aborts a connection from any thread: wakes a blocked read, write or handshake, and makes the
     /// connection's next operation throw `.cancelled`. Holds only the socket and a flag, never the
@@ -81,7 +82,7 @@ public final class TLSConnection {
     }
 
     fileprivate final class CancelFlag: Sendable {
-        private let value = Mutex(false)
+        private let value = Locked(false)
         func set() { value.withLock { $0 = true } }
         var isSet: Bool { value.withLock { $0 } }
     }
@@ -90,9 +91,6 @@ public final class TLSConnection {
     let socket: SocketHandle
     let context: SSLContextReference
     let state: TLSConnectionState
-    /// Bounds the reads that sleep in `recv` when the descriptor is blocking; nil when it is not.
-    /// Owned here, lent to the socket BIO (which `SSL_free` in `deinit` frees first).
-    let readWait: ReadWait?
     private let cancelFlag = CancelFlag()
     private var cancelled: Bool { cancelFlag.isSet || token?.isCancelled == true }
     /// A token whose cancellation aborts this connection's operations.
@@ -111,10 +109,9 @@ public final class TLSConnection {
     private var spareReadBuffer: [UInt8] = []
     package let label: String
 
-    init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String, readWait: ReadWait? = nil) {
+    init(ssl: OpaquePointer, socket: SocketHandle, context: SSLContextReference, state: TLSConnectionState, label: String) {
         self.ssl = ssl
         self.socket = socket
-        self.readWait = readWait
         self.context = context
         self.state = state
         self.label = label
@@ -172,16 +169,14 @@ public final class TLSConnection {
     ///
     /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
     /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
-    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
+    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) async throws(HTTPSError)
         -> IOOutcome
     {
-        // A blocking read waits inside the call; only a non-blocking one gains by waiting first.
-        if readableFirst && readWait == nil { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
+        if readableFirst { try await awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
         while true {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             OpenSSLErrorQueue.clear()  // SSL_get_error reads the queue: it must hold nothing older
             var savedErrno: Int32 = 0
-            readWait?.begin(until: deadline, idle: idle)
             // No SIGPIPE can come of this: the socket BIO writes with MSG_NOSIGNAL (SocketBIO).
             errno = 0
             let result = operation()
@@ -198,14 +193,14 @@ public final class TLSConnection {
             }
             if result > 0 { return .done(result) }
             let error = SSL_get_error(ssl, result)
-            // A cancellation shuts the socket down: the call it cut short (a read sleeping in
-            // `recv`, a write) fails as if the peer had ended the stream. It is the cancellation.
+            // A cancellation shuts the socket down: the call it cut short (a read, a write) fails
+            // as if the peer had ended the stream. It is the cancellation.
             if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE && cancelled {
                 throw HTTPSError(.cancelled, host: label, "the operation was cancelled")
             }
             switch error {
             case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                try awaitSocket(read: error == SSL_ERROR_WANT_READ, write: error == SSL_ERROR_WANT_WRITE, phase, until: deadline, idle: idle)
+                try await awaitSocket(read: error == SSL_ERROR_WANT_READ, write: error == SSL_ERROR_WANT_WRITE, phase, until: deadline, idle: idle)
             case SSL_ERROR_ZERO_RETURN:
                 return .closedCleanly
             case SSL_ERROR_SYSCALL:
@@ -230,11 +225,20 @@ public final class TLSConnection {
         }
     }
 
+    /// The blocking form of ``drive(_:until:idle:readableFirst:_:)`` (the engine's driver; for
+    /// the test server's threads).
+    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
+        -> IOOutcome
+    {
+        try Engine.blocking { () async throws(HTTPSError) -> IOOutcome in
+            try await self.drive(phase, until: deadline, idle: idle, readableFirst: readableFirst, operation)
+        }
+    }
+
     /// Waits for the socket as OpenSSL asked, up to the deadline and the idle timeout.
-    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) throws(HTTPSError) {
-        // After a read that slept in `recv`, the idle timeout counts from that `recv`, not from now.
-        let wait = (read ? readWait?.waitBound : nil) ?? idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
-        if !socket.wait(forRead: read, forWrite: write, until: wait) {
+    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) async throws(HTTPSError) {
+        let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
+        if await !socket.wait(forRead: read, forWrite: write, until: wait) {
             if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
             let idleSeconds = idle?.inSeconds ?? 0
             let which = idle != nil && wait < deadline ? "no data for \(Int(idleSeconds)) s (idle timeout)" : "the deadline passed"
@@ -251,8 +255,6 @@ public final class TLSConnection {
     /// only what is already buffered; nil when no alert was there.
     private func pendingAlertAfterWriteFailure() -> HTTPSError? {
         guard SSL_is_init_finished(ssl) == 1 else { return nil }
-        readWait?.neverBlock = true
-        defer { readWait?.neverBlock = false }
         let alertsBefore = state.report.alerts.count
         var scratch = [UInt8](repeating: 0, count: 16384)
         // Bounded: application data before the alert is discarded (the request failed anyway).
@@ -322,30 +324,35 @@ public final class TLSConnection {
     // MARK: Reading and writing
 
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
-    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
+    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
         if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
         // Right after our request nothing can be buffered yet: wait for data instead of reading
         // into EAGAIN first (one system call less per request on a kept-alive connection).
         let readableFirst = wroteSinceRead && SSL_has_pending(ssl) == 0
         wroteSinceRead = false
         var readCount = 0
-        var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
-        buffer.withUnsafeMutableBytes { raw in
-            do throws(HTTPSError) {
-                result = .success(
-                    try drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
-                        var n = 0
-                        let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
-                        readCount = n
-                        return ok == 1 ? Int32(1) : ok
-                    })
-            } catch {
-                result = .failure(error)
+        let ssl = self.ssl
+        let outcome = try await drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
+            buffer.withUnsafeMutableBytes { raw in
+                var n = 0
+                let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
+                readCount = n
+                return ok == 1 ? Int32(1) : ok
             }
         }
-        switch try result.get() {
+        switch outcome {
         case .closedCleanly: return 0
         case .done: return readCount
+        }
+    }
+
+    /// The blocking form of ``read(into:count:deadline:idle:)`` (the engine's driver).
+    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
+        var local: [UInt8] = []
+        swap(&local, &buffer)
+        defer { swap(&local, &buffer) }
+        return try Engine.blocking { () async throws(HTTPSError) -> Int in
+            try await self.read(into: &local, count: count, deadline: deadline, idle: idle)
         }
     }
 
@@ -359,22 +366,16 @@ public final class TLSConnection {
     func keepReadBuffer(_ buffer: [UInt8]) { spareReadBuffer = buffer }
 
     /// Writes all of `bytes`.
-    public func write(_ bytes: [UInt8], deadline: Deadline) throws(HTTPSError) {
+    public func write(_ bytes: [UInt8], deadline: Deadline) async throws(HTTPSError) {
         var offset = 0
+        let ssl = self.ssl
         while offset < bytes.count {
             var written = 0
-            var result: Result<IOOutcome, HTTPSError> = .success(.closedCleanly)
-            bytes.withUnsafeBytes { raw in
-                do throws(HTTPSError) {
-                    result = .success(
-                        try drive(.request, until: deadline) {
-                            SSL_write_ex(ssl, raw.baseAddress! + offset, raw.count - offset, &written)
-                        })
-                } catch {
-                    result = .failure(error)
-                }
+            let start = offset
+            let outcome = try await drive(.request, until: deadline) {
+                bytes.withUnsafeBytes { raw in SSL_write_ex(ssl, raw.baseAddress! + start, raw.count - start, &written) }
             }
-            if case .closedCleanly = try result.get() {
+            if case .closedCleanly = outcome {
                 throw HTTPSError(.io, host: label, "the server closed the connection while we were sending")
             }
             offset += written
@@ -382,24 +383,17 @@ public final class TLSConnection {
         wroteSinceRead = true
     }
 
-    /// Sends close_notify (best effort, bounded) and closes the socket.
+    /// The blocking form of ``write(_:deadline:)`` (the engine's driver).
+    public func write(_ bytes: [UInt8], deadline: Deadline) throws(HTTPSError) {
+        try Engine.blocking { () async throws(HTTPSError) in try await self.write(bytes, deadline: deadline) }
+    }
+
+    /// Sends close_notify (best effort: only when the send buffer takes it at once, so a close
+    /// never waits) and closes the socket.
     public func close() {
         guard !closed else { return }
         closed = true
-        if !cancelled {
-            let deadline = Deadline.after(0.5)
-            for _ in 0..<2 {
-                let result = SSL_shutdown(ssl)
-                if result != 0 {
-                    if result < 0 {
-                        let error = SSL_get_error(ssl, result)
-                        if error == SSL_ERROR_WANT_WRITE && socket.wait(forRead: false, forWrite: true, until: deadline) { continue }
-                    }
-                    break
-                }
-                break
-            }
-        }
+        if !cancelled { _ = SSL_shutdown(ssl) }
         ERR_clear_error()
         socket.close()
     }

@@ -351,8 +351,11 @@ public enum PlatformEvaluator {
     static func apple(_ input: PlatformInput, _ facts: [ChainCertificate]) -> [PlatformFailure] {
         guard let leaf = facts.first else { return [] }
         var failures: [PlatformFailure] = []
-        failures += rsaKeys(facts, PlatformRules.appleRSA2048, minimum: 2048, "iOS 13 and macOS 10.15 need 2048 or more", fix: "reissue with a 2048-bit key or larger (`openssl req -newkey rsa:2048`)")
-        failures += collisionSignatures(facts, PlatformRules.appleSHA2, "; iOS 13 and macOS 10.15 need a SHA-2 signature", fix: "re-sign with SHA-256 (`openssl x509 -req -sha256`)")
+        failures += rsaKeys(
+            facts, PlatformRules.appleRSA2048, minimum: 2048, "iOS 13 and macOS 10.15 need 2048 or more",
+            fix: "reissue with a 2048-bit key or larger (`openssl req -newkey rsa:2048`)")
+        failures += collisionSignatures(
+            facts, PlatformRules.appleSHA2, "; iOS 13 and macOS 10.15 need a SHA-2 signature", fix: "re-sign with SHA-256 (`openssl x509 -req -sha256`)")
         if !hasSANName(leaf.certificate) {
             let name = leaf.certificate.commonName ?? input.hostname ?? "HOST"
             failures.append(

@@ -20,7 +20,10 @@ public struct Setting: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
     /// The settings `MTLSTrust`'s hints name.
-    public static let trustSettings: [Setting] = [.anchors, .systemRoots, .intermediates, .evaluationTime, .hostnameCheck, .maximumDepth, .crls, .revocation, .requiredKeyUsage, .profile, .purpose, .pkcs12Identity, .pkcs12Contents]
+    public static let trustSettings: [Setting] = [
+        .anchors, .systemRoots, .intermediates, .evaluationTime, .hostnameCheck, .maximumDepth, .crls, .revocation, .requiredKeyUsage, .profile, .purpose, .pkcs12Identity,
+        .pkcs12Contents,
+    ]
 
     /// Certificates trusted as anchors.
     public static let anchors = Setting(name: "anchors", apiName: "TrustPolicy.anchors")

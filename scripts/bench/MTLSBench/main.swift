@@ -238,6 +238,40 @@ func https(_ args: [String]) {
     }
 }
 
+// MARK: fanout
+
+/// A library user's fan-out: `count` concurrent `await client.send` in one task group, each with a
+/// client of its own (a full handshake each, as every probe of `probe --targets` has), against
+/// `BASE?i=N&…`. Every answer must be a 200.
+func fanout(_ args: [String]) {
+    guard args.count >= 3, let count = Int(args[2]), count > 0 else { fail("usage: mtls-bench fanout URL CAFILE N") }
+    let base = args[0]
+    let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: certificates(args[1])))
+    let start = now()
+    let failures = Engine.blocking(onLoop: false) { () async -> [String] in
+        await withTaskGroup(of: String?.self) { group in
+            for index in 0..<count {
+                group.addTask {
+                    do throws(HTTPSError) {
+                        let client = try HTTPSClient(configuration: configuration)
+                        let url = try HTTPSURL(base + (base.contains("?") ? "&" : "?") + "i=\(index)")
+                        let response = try await client.send(HTTPRequest(url: url))
+                        return response.status == 200 ? nil : "status \(response.status)"
+                    } catch {
+                        return error.description
+                    }
+                }
+            }
+            var failures: [String] = []
+            for await failure in group { if let failure { failures.append(failure) } }
+            return failures
+        }
+    }
+    guard failures.isEmpty else { fail("\(failures.count) of \(count) sends failed; first: \(failures[0])") }
+    let elapsed = now() - start
+    result(String(cFormat: "rate=%.1f n=%d seconds=%.4f", Double(count) / elapsed, count, elapsed))
+}
+
 // MARK: fuzz
 
 /// SplitMix64: deterministic for a seed.
@@ -359,6 +393,7 @@ case "verify": verify(Array(arguments.dropFirst()))
 case "pin": pin(Array(arguments.dropFirst()))
 case "https": https(Array(arguments.dropFirst()))
 case "fuzz": fuzz(Array(arguments.dropFirst()))
+case "fanout": fanout(Array(arguments.dropFirst()))
 case "memory-flat": memoryFlat(Array(arguments.dropFirst()))
 default: fail("unknown mode \(mode)")
 }

@@ -1,0 +1,598 @@
+import Dispatch
+import Synchronization
+
+#if os(Linux)
+    internal import COpenSSLShims  // epoll and eventfd
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// The I/O engine: a few event-loop threads that wait on every socket of the process (epoll on
+/// Linux, `poll` elsewhere) and run the tasks that drive them.
+///
+/// Every socket operation of the transport is non-blocking. Where OpenSSL or the kernel says
+/// "not now" (`SSL_ERROR_WANT_READ`/`WANT_WRITE`, `EINPROGRESS`, `EAGAIN`), the task awaits
+/// ``EventLoop/wait(fd:forRead:forWrite:until:)``: its continuation is kept by the loop and resumed
+/// when the descriptor is ready or the deadline passes. Each loop is also a `TaskExecutor`: an
+/// exchange (``HTTPSClient/send(_:)``, ``LoginSession/send(_:)``) prefers one loop, so its
+/// handshake, parsing and wake-ups run on that thread without crossing to another. A name lookup,
+/// which has no non-blocking form, runs on a small resolver pool and is awaited the same way.
+///
+/// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run as a task on a
+/// loop that the calling thread turns itself until the task ends (a *driven* loop: the same
+/// class, with `poll` and no thread or descriptor of its own). Nothing behaves differently on one
+/// thread or another.
+package enum Engine {
+    /// The loops: one per online core, at least 1 and at most 8.
+    package static let loops: [EventLoop] = {
+        let cores = Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let count = max(1, min(cores, 8))
+        return (0..<count).map { EventLoop(index: $0) }
+    }()
+
+    private static let nextLoop = Locked(0)
+
+    /// The next loop, round robin: where a new exchange (and its sockets) goes.
+    package static func anyLoop() -> EventLoop {
+        let index = nextLoop.withLock { next in
+            next = (next + 1) % loops.count
+            return next
+        }
+        return loops[index]
+    }
+
+    /// Runs `work` on a loop with a ``CancellationToken`` that the task's cancellation fires:
+    /// every socket registered with it is shut down at once, so the exchange ends with
+    /// `.cancelled` within a wake-up, and its connection is closed, not pooled.
+    package static func run<T>(host: String, _ work: (CancellationToken) async throws(HTTPSError) -> T) async throws(HTTPSError) -> T {
+        let token = CancellationToken()
+        let loop = anyLoop()
+        let result: Result<T, HTTPSError> = await withTaskCancellationHandler {
+            await withTaskExecutorPreference(loop) { () async -> Result<T, HTTPSError> in
+                if Task.isCancelled { token.cancel() }
+                do throws(HTTPSError) {
+                    return .success(try await work(token))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        } onCancel: {
+            token.cancel()
+        }
+        if case .failure(let error) = result, error.phase != .cancelled, token.isCancelled {
+            throw HTTPSError(.cancelled, host: host, "the task was cancelled (\(error.message))")
+        }
+        return try result.get()
+    }
+
+    /// The blocking API's driver: runs `work` as a task and waits for it.
+    ///
+    /// With `onLoop` (the default), the task prefers a driven loop that this thread turns until
+    /// the task ends: its waits are `poll`s on this thread, as a blocking call's should be, and it
+    /// needs no other thread. Called on a loop's own thread (from inside an exchange), the driven
+    /// loop runs nested, and that loop's other exchanges wait until the call returns: call the
+    /// async API there instead. With `onLoop` false, the task runs on the global executor (for a
+    /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
+    /// called on a loop's thread.
+    package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: () async throws(E) -> T) throws(E) -> T {
+        let outcome: Result<T, E> = withoutActuallyEscaping(work) { escapable -> Result<T, E> in
+            let loop = onLoop ? EventLoop(drivenBy: ()) : nil
+            let job = BlockingJob(work: escapable, wake: loop)
+            if let loop {
+                Task(executorPreference: loop) { await job.run() }
+                loop.drive { job.isFinished }
+            } else {
+                precondition(
+                    EventLoop.current == nil,
+                    "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
+                Task { await job.run() }
+                job.done.wait()
+            }
+            return job.result!
+        }
+        return try outcome.get()
+    }
+
+    /// One blocking call's task and its answer.
+    private final class BlockingJob<T, E: Error>: @unchecked Sendable {
+        // @unchecked Sendable: `work` and `result` are touched by the task alone until it
+        // finishes (`finished`, then `done`); the caller reads `result` only after seeing either
+        // (the Mutex and the semaphore order the two). `work` is released before: it must not
+        // outlive the call (withoutActuallyEscaping checks).
+        private var work: (() async throws(E) -> T)?
+        var result: Result<T, E>?
+        let done = DispatchSemaphore(value: 0)
+        private let finished = Locked(false)
+        /// The driven loop turned by the caller, woken when the task ends elsewhere.
+        private let wake: EventLoop?
+
+        init(work: @escaping () async throws(E) -> T, wake: EventLoop?) {
+            self.work = work
+            self.wake = wake
+        }
+
+        var isFinished: Bool { finished.withLock { $0 } }
+
+        func run() async {
+            await execute()
+            finished.withLock { $0 = true }
+            done.signal()
+            wake?.wakeDriver()
+        }
+
+        private func execute() async {
+            guard let work else { return }
+            self.work = nil
+            do throws(E) {
+                result = .success(try await work())
+            } catch {
+                result = .failure(error)
+            }
+        }
+    }
+}
+
+/// One event-loop thread: the tasks that prefer it (a job queue) and the descriptors and deadlines
+/// they wait for.
+///
+/// A waiter is keyed by its descriptor: one task drives a connection at a time, so at most one
+/// wait per descriptor is outstanding. On Linux each wait arms the descriptor once
+/// (`EPOLLONESHOT`, one `epoll_ctl`); elsewhere the loop polls the waiting descriptors.
+package final class EventLoop: TaskExecutor, Sendable {
+    private struct Waiter {
+        var id: UInt64
+        var events: Int16
+        var continuation: CheckedContinuation<Bool, Never>
+    }
+
+    private struct State {
+        var jobs: [UnownedJob] = []
+        var waiters: [Int32: Waiter] = [:]
+        var timers = TimerHeap()
+        var nextID: UInt64 = 0
+        /// True while the thread is (about to be) asleep in epoll_wait/poll: a job or a wait
+        /// added from another thread must wake it.
+        var sleeping = false
+    }
+
+    /// The queue, the waiters and the timers, shared with the threads that enqueue jobs and the
+    /// tasks that register waits.
+    private let state = Locked(State())
+    package let index: Int
+    /// True for a loop that a blocking call turns on its own thread (``drive(until:)``): it polls
+    /// its waiters and sleeps on `driverWake` when it has none.
+    private let driven: Bool
+    private let driverWake = DispatchSemaphore(value: 0)
+    #if os(Linux)
+        private let epoll: Int32
+        private let wakeFD: Int32
+    #else
+        private let wakePipe: (read: Int32, write: Int32)
+    #endif
+
+    /// A driven loop: no thread and no descriptor of its own.
+    fileprivate init(drivenBy: ()) {
+        index = -1
+        driven = true
+        #if os(Linux)
+            epoll = -1
+            wakeFD = -1
+        #else
+            wakePipe = (-1, -1)
+        #endif
+    }
+
+    fileprivate init(index: Int) {
+        self.index = index
+        driven = false
+        #if os(Linux)
+            epoll = epoll_create1(Int32(EPOLL_CLOEXEC))
+            wakeFD = eventfd(0, Int32(EFD_CLOEXEC) | Int32(EFD_NONBLOCK))
+            precondition(epoll >= 0 && wakeFD >= 0, "the I/O engine could not create its epoll set: \(String(cString: strerror(errno)))")
+            var event = epoll_event()
+            event.events = UInt32(EPOLLIN.rawValue)
+            event.data.fd = wakeFD
+            _ = epoll_ctl(epoll, EPOLL_CTL_ADD, wakeFD, &event)
+        #else
+            var fds: [Int32] = [-1, -1]
+            precondition(pipe(&fds) == 0, "the I/O engine could not create its wake-up pipe: \(String(cString: strerror(errno)))")
+            for fd in fds {
+                _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+                _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            }
+            wakePipe = (fds[0], fds[1])
+        #endif
+        let started = DetachedThread.start { [self] in run() }
+        precondition(started == 0, "the I/O engine could not start its loop thread (pthread_create: \(started))")
+    }
+
+    /// The loop whose thread is running, if any.
+    static var current: EventLoop? {
+        pthread_getspecific(LoopThreadKey.key).map { Unmanaged<EventLoop>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    // MARK: TaskExecutor
+
+    package func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let onThisLoop = EventLoop.current === self
+        if driven {
+            state.withLock { $0.jobs.append(job) }
+            if !onThisLoop { driverWake.signal() }
+            return
+        }
+        let wake = state.withLock { state -> Bool in
+            state.jobs.append(job)
+            guard state.sleeping, !onThisLoop else { return false }
+            state.sleeping = false
+            return true
+        }
+        if wake { wakeUp() }
+    }
+
+    // MARK: Waiting
+
+    /// Waits until `fd` is readable or writable (as asked), or `deadline` passes: true when
+    /// ready (or when the descriptor cannot be watched: the next read or write reports why),
+    /// false on the deadline.
+    package func wait(fd: Int32, forRead: Bool, forWrite: Bool, until deadline: Deadline) async -> Bool {
+        if deadline != .distantFuture && deadline.millisecondsLeft == 0 { return false }
+        let events = Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0))
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let onThisLoop = EventLoop.current === self
+            let (id, wake) = state.withLock { state -> (UInt64, Bool) in
+                state.nextID &+= 1
+                let id = state.nextID
+                state.waiters[fd] = Waiter(id: id, events: events, continuation: continuation)
+                if deadline != .distantFuture { state.timers.push(.init(deadline: deadline, fd: fd, id: id)) }
+                guard state.sleeping, !onThisLoop else { return (id, false) }
+                state.sleeping = false
+                return (id, true)
+            }
+            #if os(Linux)
+                if driven {
+                    if wake { wakeUp() }
+                    return
+                }
+                var event = epoll_event()
+                event.events = (forRead ? UInt32(EPOLLIN.rawValue) : 0) | (forWrite ? UInt32(EPOLLOUT.rawValue) : 0) | UInt32(EPOLLONESHOT.rawValue)
+                event.data.fd = fd
+                let armed = epoll_ctl(epoll, EPOLL_CTL_MOD, fd, &event) == 0 || (errno == ENOENT && epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event) == 0)
+                if !armed { resume(fd: fd, id: id, ready: true) }
+            #endif
+            if wake { wakeUp() }
+        }
+    }
+
+    /// Ends any wait on `fd` as ready (a cancellation shut the socket down, or its owner is about
+    /// to close it): the waiting task's next read or write reports what happened.
+    package func interrupt(fd: Int32) {
+        let waiter = state.withLock { $0.waiters.removeValue(forKey: fd) }
+        waiter?.continuation.resume(returning: true)
+    }
+
+    private func resume(fd: Int32, id: UInt64, ready: Bool) {
+        let waiter = state.withLock { state -> Waiter? in
+            guard let waiter = state.waiters[fd], waiter.id == id else { return nil }
+            state.waiters[fd] = nil
+            return waiter
+        }
+        waiter?.continuation.resume(returning: ready)
+    }
+
+    /// Wakes a driven loop's thread (its task ended, or was resumed, elsewhere).
+    fileprivate func wakeDriver() {
+        if driven { driverWake.signal() }
+    }
+
+    private func wakeUp() {
+        if driven {
+            driverWake.signal()
+            return
+        }
+        var one: UInt64 = 1
+        #if os(Linux)
+            _ = write(wakeFD, &one, 8)
+        #else
+            _ = write(wakePipe.write, &one, 1)
+        #endif
+    }
+
+    // MARK: The loop
+
+    private func run() {
+        pthread_setspecific(LoopThreadKey.key, Unmanaged.passUnretained(self).toOpaque())
+        let executor = asUnownedTaskExecutor()
+        var jobs: [UnownedJob] = []
+        var readyFDs: [Int32] = []
+        var resumptions: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        #if os(Linux)
+            var events = [epoll_event](repeating: epoll_event(), count: 256)
+        #else
+            var pollSet: [pollfd] = []
+        #endif
+        while true {
+            state.withLock { swap(&jobs, &$0.jobs) }
+            for job in jobs { job.runSynchronously(on: executor) }
+            jobs.removeAll(keepingCapacity: true)
+            let timeout = state.withLock { state -> Int32 in
+                if !state.jobs.isEmpty { return 0 }
+                let timeout = state.timers.first.map { $0.deadline.millisecondsLeft } ?? -1
+                if timeout != 0 { state.sleeping = true }
+                return timeout
+            }
+            readyFDs.removeAll(keepingCapacity: true)
+            #if os(Linux)
+                let count = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), timeout) }
+                for event in events.prefix(max(0, Int(count))) {
+                    if event.data.fd == wakeFD {
+                        var value: UInt64 = 0
+                        _ = read(wakeFD, &value, 8)
+                    } else {
+                        readyFDs.append(event.data.fd)
+                    }
+                }
+            #else
+                pollSet.removeAll(keepingCapacity: true)
+                pollSet.append(pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0))
+                state.withLock { state in
+                    for (fd, waiter) in state.waiters { pollSet.append(pollfd(fd: fd, events: waiter.events, revents: 0)) }
+                }
+                let count = poll(&pollSet, nfds_t(pollSet.count), timeout)
+                if count > 0 {
+                    if pollSet[0].revents != 0 {
+                        var scratch = [UInt8](repeating: 0, count: 64)
+                        while read(wakePipe.read, &scratch, scratch.count) > 0 {}
+                    }
+                    for entry in pollSet.dropFirst() where entry.revents != 0 { readyFDs.append(entry.fd) }
+                }
+            #endif
+            settle(readyFDs, &resumptions)
+        }
+    }
+
+    /// Ends the waits whose descriptors are ready or whose deadlines passed.
+    private func settle(_ readyFDs: [Int32], _ resumptions: inout [(CheckedContinuation<Bool, Never>, Bool)]) {
+        state.withLock { state in
+            state.sleeping = false
+            for fd in readyFDs {
+                if let waiter = state.waiters.removeValue(forKey: fd) { resumptions.append((waiter.continuation, true)) }
+            }
+            let now = Deadline.now
+            while let first = state.timers.first, !(now < first.deadline) {
+                state.timers.pop()
+                if let waiter = state.waiters[first.fd], waiter.id == first.id {
+                    state.waiters[first.fd] = nil
+                    resumptions.append((waiter.continuation, false))
+                }
+            }
+            // Timers of waits that ended early stay until their deadline; when they pile up
+            // (a kept-alive client makes one per request), keep only the live ones.
+            if state.timers.count > 4 * state.waiters.count + 1024 {
+                let waiters = state.waiters
+                state.timers.keep { waiters[$0.fd]?.id == $0.id }
+            }
+        }
+        for (continuation, ready) in resumptions { continuation.resume(returning: ready) }
+        resumptions.removeAll(keepingCapacity: true)
+    }
+
+    /// Turns a driven loop on the calling thread until `finished()`: the blocking API's loop. Its
+    /// waits are one `poll` on this thread; with none (a name lookup, a hop to another loop) it
+    /// sleeps until a job arrives.
+    fileprivate func drive(until finished: () -> Bool) {
+        let previous = pthread_getspecific(LoopThreadKey.key)
+        pthread_setspecific(LoopThreadKey.key, Unmanaged.passUnretained(self).toOpaque())
+        defer { pthread_setspecific(LoopThreadKey.key, previous) }
+        let executor = asUnownedTaskExecutor()
+        var jobs: [UnownedJob] = []
+        var readyFDs: [Int32] = []
+        var resumptions: [(CheckedContinuation<Bool, Never>, Bool)] = []
+        var pollSet: [pollfd] = []
+        while true {
+            state.withLock { swap(&jobs, &$0.jobs) }
+            for job in jobs { job.runSynchronously(on: executor) }
+            jobs.removeAll(keepingCapacity: true)
+            if finished() { return }
+            pollSet.removeAll(keepingCapacity: true)
+            let timeout = state.withLock { state -> Int32 in
+                if !state.jobs.isEmpty { return 0 }
+                for (fd, waiter) in state.waiters { pollSet.append(pollfd(fd: fd, events: waiter.events, revents: 0)) }
+                return state.timers.first.map { $0.deadline.millisecondsLeft } ?? -1
+            }
+            readyFDs.removeAll(keepingCapacity: true)
+            if pollSet.isEmpty {
+                if timeout < 0 {
+                    driverWake.wait()
+                } else if timeout > 0 {
+                    _ = driverWake.wait(timeout: .now() + .milliseconds(Int(timeout)))
+                }
+            } else if poll(&pollSet, nfds_t(pollSet.count), timeout) > 0 {
+                for entry in pollSet where entry.revents != 0 { readyFDs.append(entry.fd) }
+            }
+            settle(readyFDs, &resumptions)
+        }
+    }
+}
+
+/// The thread-specific slot that names a loop's thread.
+private enum LoopThreadKey {
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "the I/O engine could not create a thread-specific key")
+        return key
+    }()
+}
+
+/// A min-heap of wait deadlines.
+struct TimerHeap {
+    struct Entry {
+        var deadline: Deadline
+        var fd: Int32
+        var id: UInt64
+    }
+    private var entries: [Entry] = []
+
+    var first: Entry? { entries.first }
+    var count: Int { entries.count }
+
+    mutating func push(_ entry: Entry) {
+        entries.append(entry)
+        siftUp(entries.count - 1)
+    }
+
+    mutating func pop() {
+        guard !entries.isEmpty else { return }
+        entries.swapAt(0, entries.count - 1)
+        entries.removeLast()
+        siftDown(0)
+    }
+
+    /// Keeps the entries `live` accepts.
+    mutating func keep(_ live: (Entry) -> Bool) {
+        entries = entries.filter(live)
+        for index in stride(from: entries.count / 2, through: 0, by: -1) { siftDown(index) }
+    }
+
+    private mutating func siftUp(_ start: Int) {
+        var child = start
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard entries[child].deadline < entries[parent].deadline else { break }
+            entries.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < entries.count, entries[left].deadline < entries[smallest].deadline { smallest = left }
+            if right < entries.count, entries[right].deadline < entries[smallest].deadline { smallest = right }
+            if smallest == parent { return }
+            entries.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}
+
+/// The resolver pool: `getaddrinfo` has no non-blocking form, so lookups run on at most
+/// ``width`` threads of their own (started as needed, kept) and their answers are awaited.
+enum ResolverPool {
+    static let width = 4
+
+    private struct State {
+        var jobs: [@Sendable () -> Void] = []
+        var threads = 0
+        var idle = 0
+    }
+    private static let state = Locked(State())
+    private static let pending = DispatchSemaphore(value: 0)
+
+    /// Runs `work` on a resolver thread and returns its value; nil when the task was cancelled
+    /// first (the lookup finishes on its thread and is dropped).
+    static func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T? {
+        let handoff = Handoff<T>()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<T?, Never>) in
+                guard handoff.install(continuation) else { return }
+                submit { handoff.finish(work()) }
+            }
+        } onCancel: {
+            handoff.finish(nil)
+        }
+    }
+
+    private static func submit(_ job: @escaping @Sendable () -> Void) {
+        let startThread = state.withLock { state -> Bool in
+            state.jobs.append(job)
+            guard state.idle == 0, state.threads < width else { return false }
+            state.threads += 1
+            return true
+        }
+        if startThread {
+            let result = DetachedThread.start(stackSize: 512 << 10) { work() }
+            if result != 0 { state.withLock { $0.threads -= 1 } }
+        }
+        pending.signal()
+    }
+
+    private static func work() {
+        while true {
+            state.withLock { $0.idle += 1 }
+            pending.wait()
+            let job = state.withLock { state -> (@Sendable () -> Void)? in
+                state.idle -= 1
+                return state.jobs.isEmpty ? nil : state.jobs.removeFirst()
+            }
+            job?()
+        }
+    }
+
+    /// Resumes a continuation once: with the answer or, on cancellation, nil.
+    private final class Handoff<T: Sendable>: Sendable {
+        private struct State {
+            var continuation: CheckedContinuation<T?, Never>?
+            var finished = false
+        }
+        private let state = Locked(State())
+
+        /// Keeps the continuation; false (having resumed it) when the task was already cancelled.
+        func install(_ continuation: CheckedContinuation<T?, Never>) -> Bool {
+            let finished = state.withLock { state -> Bool in
+                if !state.finished { state.continuation = continuation }
+                return state.finished
+            }
+            if finished { continuation.resume(returning: nil) }
+            return !finished
+        }
+
+        func finish(_ value: T?) {
+            let continuation = state.withLock { state -> CheckedContinuation<T?, Never>? in
+                state.finished = true
+                defer { state.continuation = nil }
+                return state.continuation
+            }
+            continuation?.resume(returning: value)
+        }
+    }
+}
+
+/// A value guarded by a pthread mutex: the engine's shared state (queues, waiters, the idle pool,
+/// cancellation flags).
+///
+/// Not `Synchronization.Mutex`: on Linux it hands a contended lock over inside the kernel
+/// (priority-inheriting futexes), an ordering ThreadSanitizer cannot see, so each contended
+/// handover between loop threads was reported as a race; `pthread_mutex_lock` is one the
+/// sanitizer intercepts, so its reports on the engine stay meaningful.
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked Sendable: `value` is only touched between pthread_mutex_lock and _unlock.
+    // (`mutex` first: a zero-sized `value` must not share its address with another field.)
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    init(_ value: Value) {
+        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        self.value = value
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
