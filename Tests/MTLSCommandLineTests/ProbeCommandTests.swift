@@ -193,6 +193,11 @@ final class ProbeCommandTests: XCTestCase {
         let second = mtls(["probe", "--targets", targets, "--anchors", Fixtures.path("root-ca.pem"), "--json", "--shard", "2/2"])
         XCTAssertEqual(first.stdout.split(separator: "\n").count + second.stdout.split(separator: "\n").count, 3)
         XCTAssertEqual(mtls(["probe", "--targets", targets, "--shard", "3/2"]).exitCode, 2)
+        // More shards than targets (a Kubernetes Indexed Job with spare indexes): a shard with no
+        // target of its own writes nothing and succeeds.
+        let empty = mtls(["probe", "--targets", targets, "--anchors", Fixtures.path("root-ca.pem"), "--json", "--shard", "4/4"])
+        XCTAssertEqual(empty.exitCode, 0, empty.stderr)
+        XCTAssertEqual(empty.stdout, "")
     }
 }
 

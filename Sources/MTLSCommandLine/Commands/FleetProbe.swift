@@ -104,7 +104,8 @@ enum FleetProbe {
     /// library's async API, as a library user's fan-out is. A probe waiting for its server holds
     /// no thread: its socket waits on the engine's loops (see MTLSHTTP's Concurrency article).
     static func run(count: Int, concurrency: Int, _ job: @escaping @Sendable (Int) async -> Void) {
-        let width = min(concurrency, max(1, count))
+        guard count > 0 else { return }  // a shard with no target of its own
+        let width = min(concurrency, count)
         Engine.blocking(onLoop: false) { () async -> Void in
             await withTaskGroup(of: Void.self) { group in
                 var next = 0
