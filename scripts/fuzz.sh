@@ -94,6 +94,21 @@ build() {
             "$ROOT/Sources/CLibXML2/loader.c" -o "$BUILD/xml.o"
         ar rcs "$BUILD/libCLibXML2.a" "$BUILD/xml.o"
     fi
+    if stale "$BUILD/libCGSSAPI.a" "$ROOT/Sources/CGSSAPI"; then
+        # The GSSAPI loader (dlopen of libgssapi_krb5 on first use).
+        "$cc" -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/CGSSAPI/include" \
+            "$ROOT/Sources/CGSSAPI/gssapi.c" -o "$BUILD/gssapi.o"
+        rm -f "$BUILD/libCGSSAPI.a"
+        ar rcs "$BUILD/libCGSSAPI.a" "$BUILD/gssapi.o"
+    fi
+    mkdir -p "$BUILD/gssapi"
+    cat >"$BUILD/gssapi/module.modulemap" <<EOF
+module CGSSAPI {
+    header "$ROOT/Sources/CGSSAPI/include/CGSSAPI.h"
+    link "CGSSAPI"
+    export *
+}
+EOF
     cat >"$BUILD/xml/module.modulemap" <<EOF
 module CLibXML2 {
     header "$ROOT/Sources/CLibXML2/include/CLibXML2.h"
@@ -109,10 +124,10 @@ module COpenSSLShims {
 }
 EOF
     local common=(-sanitize=fuzzer,address -parse-as-library -package-name mtls -enable-testing "$OPT" -g
-        -swift-version 6 -I "$BUILD" -I "$BUILD/shims" -I "$BUILD/xml"
+        -swift-version 6 -I "$BUILD" -I "$BUILD/shims" -I "$BUILD/xml" -I "$BUILD/gssapi"
         -Xcc -fmodule-map-file="$ROOT/Sources/COpenSSL/module.modulemap"
         -Xcc -fmodule-map-file="$ROOT/Sources/CZlib/module.modulemap")
-    local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CLibXML2")
+    local module dirty=0 dependencies=("$ROOT/Sources/COpenSSLShims" "$ROOT/Sources/COpenSSL" "$ROOT/Sources/CLibXML2" "$ROOT/Sources/CGSSAPI")
     for module in MTLSTrust MTLSHTTP MTLSTestServer MTLSCommandLine; do
         dependencies+=("$ROOT/Sources/$module")
         if [[ $dirty -eq 1 ]] || stale "$BUILD/lib$module.a" "${dependencies[@]}"; then
@@ -128,7 +143,7 @@ EOF
         if [[ $dirty -eq 1 ]] || stale "$BUILD/fuzz-$target" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT/Fuzz/Support"; then
             echo "   fuzz-$target" >&2
             "$SWIFTC" "${common[@]}" -module-name "Fuzz_${target//-/_}" "$ROOT/Fuzz/Targets/$target.swift" "$ROOT"/Fuzz/Support/*.swift \
-                -L "$BUILD" -lMTLSCommandLine -lMTLSTestServer -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lssl -lcrypto -lz \
+                -L "$BUILD" -lMTLSCommandLine -lMTLSTestServer -lMTLSHTTP -lMTLSTrust -lCOpenSSLShims -lCLibXML2 -lCGSSAPI -lssl -lcrypto -lz \
                 -o "$BUILD/fuzz-$target" 2>&1 | { grep -v "Cannot export local symbol" || true; } >&2
             [[ ${PIPESTATUS[0]} -eq 0 ]] || die "building fuzz-$target failed"
         fi
