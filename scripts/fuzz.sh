@@ -80,13 +80,16 @@ build() {
     [[ -x $cc ]] || cc=clang
     if stale "$BUILD/libCOpenSSLShims.a" "$ROOT/Sources/COpenSSLShims"; then
         echo "== building fuzz targets in $BUILD" >&2
-        # The C shims (macro forwarders and the wiping allocator), instrumented like the rest.
+        # The C shims (macro forwarders, the wiping allocator, the output cleanup on signals),
+        # instrumented like the rest.
         "$cc" -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/COpenSSLShims/include" \
             "$ROOT/Sources/COpenSSLShims/shims.c" -o "$BUILD/shims.o"
         "$cc" -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/COpenSSLShims/include" \
             "$ROOT/Sources/COpenSSLShims/wiping_allocator.c" -o "$BUILD/wiping_allocator.o"
+        "$cc" -c -O1 -g -fsanitize=fuzzer-no-link,address -I "$ROOT/Sources/COpenSSLShims/include" \
+            "$ROOT/Sources/COpenSSLShims/cleanup.c" -o "$BUILD/cleanup.o"
         rm -f "$BUILD/libCOpenSSLShims.a"
-        ar rcs "$BUILD/libCOpenSSLShims.a" "$BUILD/shims.o" "$BUILD/wiping_allocator.o"
+        ar rcs "$BUILD/libCOpenSSLShims.a" "$BUILD/shims.o" "$BUILD/wiping_allocator.o" "$BUILD/cleanup.o"
     fi
     if stale "$BUILD/libCLibXML2.a" "$ROOT/Sources/CLibXML2"; then
         # The libxml2 loader (dlopen on first use).
