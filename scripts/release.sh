@@ -20,7 +20,7 @@ step() { printf '==> %s\n' "$*" >&2; }
 ROOT=$PWD
 source scripts/release-flags.sh
 
-step "release build (static Swift runtime, functions ordered by lld)"
+step "release build (static Swift runtime)"
 start=$SECONDS
 swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --product mtls >&2
 binary="$(swift build "${RELEASE_FLAGS[@]}" --scratch-path "$SCRATCH" --show-bin-path)/mtls"
