@@ -66,12 +66,6 @@ while (($#)); do
   esac
 done
 
-read_env() { # DIR -> sources DIR/instance.env into ENV_* variables
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 write_config() { # DIR PORT
   local d=$1 port=$2 cadn=$(($2 + 1)) crl=$(($2 + 2)) proto user_lines=
   case $TLS_MAX in

@@ -34,12 +34,6 @@ peer_main() {
   esac
 }
 
-peer_read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 # spawn LOG CMD... -> runs CMD from $INST_DIR in its own session, no inherited stdio; records the pid
 spawn() {
   local log=$1; shift
@@ -53,7 +47,7 @@ peer_start() {
   need_certs "$SERVER_CERT.pem" "$SERVER_CERT.key" intermediate-ca.pem root-ca.pem
   make_instance_dir "$PEER_NAME" "$DIR"
   local d=$INST_DIR
-  if peer_read_env "$d" && [[ -n "${ENV_PIDS:-}" ]]; then
+  if read_env "$d" && [[ -n "${ENV_PIDS:-}" ]]; then
     local p
     for p in $ENV_PIDS; do pid_alive "$p" && die "an instance is already running in $d (pid $p); stop it first"; done
   fi
@@ -96,7 +90,7 @@ peer_stop() {
   [[ -n "$DIR" ]] || die "stop needs --dir DIR"
   [[ -d "$DIR" ]] || return 0
   local d p; d=$(cd "$DIR" && pwd)
-  if peer_read_env "$d"; then
+  if read_env "$d"; then
     for p in ${ENV_PIDS:-}; do stop_pid "$p" "" 5; done
   fi
   rm -f "$d/instance.env"
@@ -106,7 +100,7 @@ peer_stop() {
 peer_status() {
   [[ -n "$DIR" ]] || die "status needs --dir DIR"
   local p
-  if peer_read_env "$DIR" && [[ -n "${ENV_PIDS:-}" ]]; then
+  if read_env "$DIR" && [[ -n "${ENV_PIDS:-}" ]]; then
     for p in $ENV_PIDS; do pid_alive "$p" || { echo "RUNNING=0"; return 1; }; done
     cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
   fi

@@ -48,12 +48,6 @@ while (($#)); do
   esac
 done
 
-read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 write_krb5() { # DIR KDC_PORT
   local d=$1 kdc=$2
   cat >"$d/krb5.conf" <<CONF

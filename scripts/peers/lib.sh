@@ -37,6 +37,13 @@ sys.exit("no free port range found")
 PY
 }
 
+# read_env DIR -> reads DIR/instance.env (the KEY=value lines a start printed) into ENV_* variables
+read_env() {
+  [[ -f "$1/instance.env" ]] || return 1
+  local k v
+  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
+}
+
 # port_open PORT -> 0 if something accepts TCP connections on 127.0.0.1:PORT
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 

@@ -41,12 +41,6 @@ while (($#)); do
   esac
 done
 
-read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 write_config() { # DIR PORT
   local d=$1 p=$2
   cat >"$d/nginx.conf" <<CONF

@@ -43,12 +43,6 @@ while (($#)); do
   esac
 done
 
-read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 ossl() { openssl "$@" >>"$D/openssl.log" 2>&1 || { tail -n 20 "$D/openssl.log" >&2; die "openssl $1 failed"; }; }
 
 # ca_dir NAME: the openssl ca database of CA NAME (DIR/NAME.pem, DIR/NAME.key).

@@ -57,12 +57,6 @@ while (($#)); do
   esac
 done
 
-read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 do_start() {
   need_certs server.pem server.key intermediate-ca.pem root-ca.pem
   make_instance_dir s_server "$DIR"

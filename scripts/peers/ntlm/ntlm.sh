@@ -38,12 +38,6 @@ while (($#)); do
   esac
 done
 
-read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 python_with_spnego() { # prints the interpreter that can import spnego, installing it if needed
   [[ -x /usr/bin/python3 ]] || missing "/usr/bin/python3 (apt-get install python3)"
   if /usr/bin/python3 -c 'import spnego' 2>/dev/null; then echo /usr/bin/python3; return; fi

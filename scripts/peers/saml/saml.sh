@@ -58,12 +58,6 @@ while (($#)); do
   esac
 done
 
-read_env() {
-  [[ -f "$1/instance.env" ]] || return 1
-  local k v
-  while IFS='=' read -r k v; do printf -v "ENV_$k" '%s' "$v"; done <"$1/instance.env"
-}
-
 check_deps() {
   [[ -x "$HTTPD" ]] || missing "$HTTPD (apt-get install apache2)"
   [[ -f "$MODDIR/mod_auth_mellon.so" ]] || missing "mod_auth_mellon (apt-get install libapache2-mod-auth-mellon)"
