@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Lints Sources/ and Tests/ with the toolchain's `swift format` and the committed .swift-format.
+# Lints Sources/, Tests/ and Fuzz/ with the toolchain's `swift format` and the committed .swift-format.
 #   scripts/lint.sh          report (exit 1 on any finding)
 #   scripts/lint.sh --fix    reformat in place
 set -euo pipefail
@@ -9,8 +9,8 @@ if ! swift format --version >/dev/null 2>&1; then
   exit 0
 fi
 if [[ "${1:-}" == "--fix" ]]; then
-  swift format format --in-place --recursive --parallel Sources Tests Package.swift
+  swift format format --in-place --recursive --parallel Sources Tests Fuzz Package.swift
   exit 0
 fi
-swift format lint --strict --recursive --parallel Sources Tests Package.swift
+swift format lint --strict --recursive --parallel Sources Tests Fuzz Package.swift
 echo "lint: clean"
