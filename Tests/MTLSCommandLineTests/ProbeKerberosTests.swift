@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import MTLSTestSupport
 
 /// `mtls probe --auth negotiate` against a private MIT KDC and Apache mod_auth_gssapi
 /// (scripts/peers/kerberos.sh, started once for the class), run as a user runs it: the built

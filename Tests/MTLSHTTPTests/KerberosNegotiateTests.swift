@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestSupport
 
 /// Negotiate with Kerberos against a real MIT KDC and Apache mod_auth_gssapi (scripts/peers/kerberos.sh):
 /// the login from a credentials cache and from a password, mutual authentication, the
