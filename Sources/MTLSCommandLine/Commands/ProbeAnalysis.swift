@@ -103,6 +103,46 @@ struct ProbeAnalysis {
         return "unknown: the handshake did not finish"
     }
 
+    /// The order of the HTTP exchanges and the certificate requests on the final connection
+    /// (`GET /x → 401 Negotiate → GET /x (Negotiate answer) → CertificateRequest (renegotiation) → 200`),
+    /// when the server asked after a request: IIS asks after the login's 401, Apache before it.
+    static func requestOrder(_ events: [TLSEvent], hops: [LoginHop]) -> String? {
+        let asksLate = events.contains { if case .message(false, "CertificateRequest", let phase) = $0 { phase != .handshake } else { false } }
+        guard asksLate else { return nil }
+        // The responses logged on this connection are the last hops' (the connection is reused
+        // through a login); they name the challenge and the answer when their statuses agree.
+        let responses = events.filter { if case .httpResponse = $0 { true } else { false } }.count
+        let onConnection = Array(hops.suffix(responses))
+        var requestIndex = 0
+        var responseIndex = 0
+        var steps: [String] = []
+        for event in events {
+            switch event {
+            case .httpRequest(let method, let target):
+                var text = "\(method) \(target)"
+                if requestIndex < onConnection.count, let scheme = onConnection[requestIndex].sentAuthorization {
+                    text += " (\(scheme == .negotiate ? "Kerberos" : scheme.displayName) answer)"
+                }
+                requestIndex += 1
+                steps.append(text)
+            case .httpResponse(let status, _):
+                var text = "\(status)"
+                if responseIndex < onConnection.count, onConnection[responseIndex].status == status, status == 401,
+                    let challenge = onConnection[responseIndex].challenges.first
+                {
+                    text += " \(challenge.scheme)"
+                }
+                responseIndex += 1
+                steps.append(text)
+            case .message(false, "CertificateRequest", let phase):
+                steps.append("CertificateRequest (\(phase.rawValue))")
+            default:
+                break
+            }
+        }
+        return steps.joined(separator: " → ")
+    }
+
     /// Whether the server sent the path from its leaf up to the anchor, less the root: followed
     /// by issuer name through what was sent, in any order. A path that stops below the anchor is
     /// incomplete whatever the client has been given, since another client may not have it.
@@ -194,6 +234,7 @@ struct ProbeAnalysis {
         console.out()
         section("Client certificate")
         if let line = ProbeAnalysis.requestedLine(facts) { row("requested", line) }
+        if let order = ProbeAnalysis.requestOrder(facts.events, hops: loginHops) { row("order", order) }
         for request in requests {
             row("requested", "yes, \(ProbeRules.phaseWords(request.phase))")
             row("accepted CAs", request.acceptedCANames.isEmpty ? "none sent (any issuer; IIS 2012+ sends none by default)" : request.acceptedCANames.joined(separator: "; "))
@@ -241,7 +282,12 @@ struct ProbeAnalysis {
                 for challenge in hop.challenges { row("auth offered", challenge.description) }
                 if let scheme = hop.sentAuthorization { row("credentials", "answered with \(scheme.displayName) (secret not shown)") }
                 if let outcome = hop.negotiate {
-                    row("kerberos", "\(outcome.clientPrincipal ?? "?") → \(outcome.servicePrincipal)" + (hop.channelBindingSent == true ? ", TLS channel binding sent" : ""))
+                    if outcome.fallback == nil {
+                        row(
+                            "kerberos",
+                            "\(outcome.clientPrincipal ?? "?") → \(outcome.servicePrincipal)" + (outcome.ticketSource.map { ", ticket from the \($0)" } ?? "")
+                                + (hop.channelBindingSent == true ? ", TLS channel binding sent" : ""))
+                    }
                     if let mutual = outcome.mutualAuthentication {
                         row(
                             "mutual auth",
@@ -531,7 +577,7 @@ extension ProbeAnalysis {
                     ("mechanism", .string(outcome.mechanism)), ("clientPrincipal", JSON.optional(outcome.clientPrincipal)),
                     ("servicePrincipal", .string(outcome.servicePrincipal)), ("mutualAuthentication", outcome.mutualAuthentication.map { .bool($0) } ?? .null),
                     ("persistentAuth", JSON.optional(outcome.persistentAuth)), ("channelBinding", hop.channelBindingSent.map { .bool($0) } ?? .null),
-                    ("fallback", outcome.fallback.map(kerberosJSON) ?? .null),
+                    ("fallback", outcome.fallback.map(kerberosJSON) ?? .null), ("ticket", JSON.optional(outcome.ticketSource)),
                 ])
             )
         ]
