@@ -243,7 +243,8 @@ final class ProbeKerberosTests: XCTestCase {
                 "\(port): \(text.stdoutText)")
         }
         let apache = try runProcess(
-            try BuiltBinary.path(), ["probe", "https://localhost:\(peer["RENEG_PORT"]!)/kerberos-cert", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate"] + identity,
+            try BuiltBinary.path(),
+            ["probe", "https://localhost:\(peer["RENEG_PORT"]!)/kerberos-cert", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate"] + identity,
             environment: environment(peer, cache: cache))
         XCTAssertEqual(apache.status, 0, apache.description)
         XCTAssertTrue(

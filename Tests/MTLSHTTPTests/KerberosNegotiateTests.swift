@@ -140,7 +140,8 @@ final class KerberosNegotiateTests: XCTestCase {
             // The client's event log: 401, then the CertificateRequest, then 200.
             let events = result.response.tls.events.events
             let unauthorized = try XCTUnwrap(events.firstIndex { if case .httpResponse(401, _) = $0 { true } else { false } }, "\(port): \(events.map(\.line))")
-            let request = try XCTUnwrap(events.firstIndex { if case .message(false, "CertificateRequest", phase == .renegotiation ? .renegotiation : .postHandshake) = $0 { true } else { false } })
+            let request = try XCTUnwrap(
+                events.firstIndex { if case .message(false, "CertificateRequest", phase == .renegotiation ? .renegotiation : .postHandshake) = $0 { true } else { false } })
             let ok = try XCTUnwrap(events.firstIndex { if case .httpResponse(200, _) = $0 { true } else { false } })
             XCTAssertTrue(unauthorized < request && request < ok, "\(port): \(events.map(\.line))")
         }

@@ -49,7 +49,8 @@ enum ProbeCommand {
             OptionSpec(.user, valueName: "NAME", help: "User for Basic, Digest, NTLM or Kerberos (DOMAIN\\\\user for NTLM, user@REALM for Kerberos)."),
             OptionSpec(.userPassword, valueName: "SPEC", help: "The user's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
             OptionSpec(
-                .auth, valueName: "SCHEME", help: "basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user's password) or any (Kerberos when a ticket can be had, else the strongest offered).",
+                .auth, valueName: "SCHEME",
+                help: "basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user's password) or any (Kerberos when a ticket can be had, else the strongest offered).",
                 kind: .choice(["basic", "digest", "ntlm", "negotiate", "any"]),
                 defaultValue: "any"),
             OptionSpec(
