@@ -132,6 +132,7 @@ final class ProbeKerberosTests: XCTestCase {
         XCTAssertTrue(text.stdoutText.contains("alice@MTLS.TEST → HTTP/localhost"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("mutual auth     verified"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("Persistent-Auth: true"), text.stdoutText)
+        XCTAssertTrue(text.stdoutText.contains("Verdict: OK — 200 OK, logged in with Kerberos (alice@MTLS.TEST)"), text.stdoutText)
     }
 
     func testUserAndPasswordNeedNoKinit() throws {
@@ -241,6 +242,7 @@ final class ProbeKerberosTests: XCTestCase {
                 text.stdoutText.contains(
                     "order           GET /kerberos-cert → 401 Negotiate → GET /kerberos-cert (Kerberos answer) → CertificateRequest (\(phase)) → 200"),
                 "\(port): \(text.stdoutText)")
+            XCTAssertTrue(text.stdoutText.contains("logged in with the client certificate and Kerberos (alice@MTLS.TEST)"), text.stdoutText)
         }
         let apache = try runProcess(
             try BuiltBinary.path(),

@@ -50,12 +50,20 @@ struct ProbeAnalysis {
     /// 0 exactly when the flow succeeded and no rule found a cause; else the top cause's code.
     var exitCode: Int32 { ProbeRules.exitCode(causes) }
 
+    /// `, logged in with the client certificate and Kerberos (alice@REALM)`: what the login used.
+    var loginWords: String {
+        var ways: [String] = []
+        if requests.contains(where: { $0.sentCertificate != nil }) { ways.append("the client certificate") }
+        if let outcome = loginHops.last?.negotiate, outcome.mechanism == "Kerberos" { ways.append("Kerberos (\(outcome.clientPrincipal ?? "?"))") }
+        return ways.isEmpty ? "" : ", logged in with " + ways.joined(separator: " and ")
+    }
+
     /// The one-line verdict, also written to stderr.
     var verdictLine: String {
         let causes = self.causes
         guard let top = causes.first else {
             let status = final.map { "\($0.status)\($0.head.reason.isEmpty ? "" : " \($0.head.reason)")" } ?? ""
-            return "Verdict: OK — \(status)" + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : "")
+            return "Verdict: OK — \(status)" + loginWords
                 + (warnings.isEmpty ? "" : " (\(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
         }
         return "Verdict: FAILED (exit \(exitCode)) — \(top.text)"
@@ -322,7 +330,7 @@ struct ProbeAnalysis {
         if causes.isEmpty {
             let status = final.map { "\($0.status)\($0.head.reason.isEmpty ? "" : " \($0.head.reason)")" } ?? ""
             console.out(
-                "Verdict: " + console.paint("OK", .green) + " — \(status)" + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : ""))
+                "Verdict: " + console.paint("OK", .green) + " — \(status)" + loginWords)
         } else {
             console.out("Verdict: " + console.paint("FAILED", .red) + " (exit \(exitCode))")
             for (index, cause) in causes.enumerated() {
