@@ -359,6 +359,21 @@ final class KerberosNegotiateTests: XCTestCase {
         XCTAssertTrue(outcome.fallback?.gssMessage.contains("before that, the credentials cache") ?? false, outcome.fallback?.gssMessage ?? "")
     }
 
+    /// A password the KDC refuses is not tried again with NTLM (as Windows' Negotiate does): the
+    /// domain would count a second failed logon toward the account's lockout.
+    func testAutomaticDoesNotTryNTLMWithAPasswordTheKDCRefused() throws {
+        guard OpenSSLInfo.legacyProviderAvailable else { throw XCTSkip("OpenSSL's legacy provider (MD4) is not installed") }
+        let peer = try peer()
+        let ntlm = try LoginPeers.shared.ntlm()
+        for (user, password, reason) in [(peer["USER"], "wrong", KerberosFailure.Reason.wrongPassword), (peer["DISABLED_USER"], peer["PASSWORD"], .accountDisabled)] {
+            let options = LoginOptions(credentials: Credentials(user: user, password: Secret(password)), kerberos: .automatic("FILE:\(peer["DIR"])/no-such-cache"))
+            let session = try LoginFixtures.session(options)
+            let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(ntlm.port)/negotiate") }, user)
+            XCTAssertEqual(error.kerberos?.reason, reason, "\(user): \(error.description)")
+            XCTAssertTrue(error.kerberos?.judgesTheAccount ?? false, user)
+        }
+    }
+
     /// The class comes from the krb5 error code in GSSAPI's minor status, whatever the text says.
     func testClassificationKeysOnTheKrb5ErrorCode() throws {
         func minor(_ code: Int32) -> UInt32 { UInt32(bitPattern: KerberosFailure.krb5TableBase + code) }

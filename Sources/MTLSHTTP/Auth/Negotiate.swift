@@ -33,6 +33,11 @@ public enum KerberosCredentialSource: Sendable, Equatable {
 /// `error-code`) the server returned in its `WWW-Authenticate: Negotiate` token, or else on MIT
 /// krb5's message text (GSSAPI minor codes through SPNEGO are process-local, not comparable).
 public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
+    /// True when the KDC judged the account itself (wrong password, password expired, account
+    /// disabled or locked out). Windows' Negotiate does not then try NTLM with the same password:
+    /// the domain controller would refuse it too, and count a second failed logon toward lockout.
+    public var judgesTheAccount: Bool { [.wrongPassword, .passwordExpired, .accountDisabled].contains(reason) }
+
     /// The failure classes a user can act on.
     public enum Reason: String, Sendable, Equatable {
         /// No ticket in the credentials cache (no `kinit`), or no cache at all.

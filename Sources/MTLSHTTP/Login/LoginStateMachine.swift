@@ -332,7 +332,7 @@ struct LoginStateMachine {
                             mechanism: "none", clientPrincipal: error.clientPrincipal, servicePrincipal: error.servicePrincipal, fallback: error)
                         return finish(response)
                     }
-                    guard !usable.isEmpty else { throw error.httpsError(host: host) }
+                    guard !usable.isEmpty, !error.judgesTheAccount else { throw error.httpsError(host: host) }
                     options.trace?("Kerberos not used (\(error.reason.rawValue)): \(error.explanation.message); falling back")
                     attempt = try Self.choose(usable, host: host)
                     attempt.kerberosFallback = error
