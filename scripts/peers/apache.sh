@@ -51,20 +51,22 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 HTTPD=${APACHE_HTTPD_BIN:-/usr/sbin/apache2}
 MODDIR=${APACHE_MODULE_DIR:-/usr/lib/apache2/modules}
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= PORT= TLS_MAX=1.3 KEEP=
-while (($#)); do
+PORT= TLS_MAX=1.3
+peer_option() {
   case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --port) PORT=$2; shift 2 ;;
-    --tls-max) TLS_MAX=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    *) die "unknown argument: $1" ;;
+    --port) PORT=${2:?--port needs a number}; SHIFT=2 ;;
+    --tls-max) TLS_MAX=${2:?--tls-max needs 1.2 or 1.3}; SHIFT=2 ;;
+    *) return 1 ;;
   esac
-done
+}
+PEER_PROCESSES=("PID:@DIR@/apache2.conf:10")
+# Without a recorded PID, the pid file; and no child of this instance (matched by its conf) survives.
+peer_stop_extra() {
+  local d=$1 p
+  p=$(cat "$d/run/apache2.pid" 2>/dev/null || true)
+  [[ -z "$p" ]] || stop_pid "$p" "$d/apache2.conf" 10
+  for p in $(pgrep -f -- "-f $d/apache2.conf" 2>/dev/null || true); do stop_pid "$p" "$d/apache2.conf" 3; done
+}
 
 write_config() { # DIR PORT
   local d=$1 port=$2 cadn=$(($2 + 1)) crl=$(($2 + 2)) proto user_lines=
@@ -301,7 +303,7 @@ CGI
   chmod 755 "$d/cgi-bin/whoami.cgi"
 }
 
-do_start() {
+peer_start() {
   need_certs server-chain.pem server.key intermediate-ca.pem root-ca.pem other-root-ca.pem crls.pem
   [[ -x "$HTTPD" ]] || die "$HTTPD not found (run scripts/install-deps.sh)"
   make_instance_dir apache "$DIR"
@@ -346,34 +348,4 @@ do_start() {
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  local pid=
-  if read_env "$d"; then pid=${ENV_PID:-}; fi
-  [[ -n "$pid" ]] || pid=$(cat "$d/run/apache2.pid" 2>/dev/null || true)
-  if [[ -n "$pid" ]]; then stop_pid "$pid" "$d/apache2.conf" 10; fi
-  # children exit with the parent; make sure none of *this* instance survived (matched by conf path)
-  local p
-  for p in $(pgrep -f -- "-f $d/apache2.conf" 2>/dev/null || true); do
-    stop_pid "$p" "$d/apache2.conf" 3
-  done
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "apache2.conf"; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"

@@ -1,4 +1,4 @@
-# Shared start/stop/status for the interop-matrix peers (node.sh, gnutls.sh, go.sh, python_pha.sh,
+# Shared start for the interop-matrix peers (node.sh, gnutls.sh, go.sh, python_pha.sh,
 # java.sh, lighttpd.sh). Sourced after lib.sh. Each peer script defines:
 #   PEER_NAME           short name (instance dir prefix, pattern for pid checks)
 #   peer_check          fails with exit 3 (missing dependency) when the server is not installed
@@ -10,29 +10,15 @@
 # server.key, client-ca.pem (intermediate + root: the CAs accepted, and their names sent),
 # server.p12 (leaf + key + intermediate, password mtls; for Java).
 
-missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
-
-peer_usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-
-peer_main() {
-  local cmd=${1:-}; [[ -n "$cmd" ]] || peer_usage; shift
-  DIR= KEEP= SERVER_CERT=server
-  while (($#)); do
-    case $1 in
-      --dir) DIR=$2; shift 2 ;;
-      --server-cert) SERVER_CERT=$2; shift 2 ;;
-      --keep) KEEP=1; shift ;;
-      -h|--help) peer_usage ;;
-      *) die "unknown argument: $1" ;;
-    esac
-  done
-  case $cmd in
-    start) peer_start ;;
-    stop) peer_stop ;;
-    status) peer_status ;;
-    *) peer_usage ;;
+SERVER_CERT=server
+peer_option() {
+  case $1 in
+    --server-cert) SERVER_CERT=${2:?--server-cert needs a TestCerts base name}; SHIFT=2 ;;
+    *) return 1 ;;
   esac
 }
+PEER_PROCESSES=("PIDS::5")
+PEER_USAGE_LINES=2,12
 
 # spawn LOG CMD... -> runs CMD from $INST_DIR in its own session, no inherited stdio; records the pid
 spawn() {
@@ -84,25 +70,4 @@ peer_start() {
   note "$PEER_NAME failed to start; logs in $d:"
   tail -n 20 "$d"/*.log >&2 || true
   exit 1
-}
-
-peer_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d p; d=$(cd "$DIR" && pwd)
-  if read_env "$d"; then
-    for p in ${ENV_PIDS:-}; do stop_pid "$p" "" 5; done
-  fi
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-peer_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  local p
-  if read_env "$DIR" && [[ -n "${ENV_PIDS:-}" ]]; then
-    for p in $ENV_PIDS; do pid_alive "$p" || { echo "RUNNING=0"; return 1; }; done
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
 }

@@ -40,19 +40,14 @@ REALM=MTLS.TEST
 USER_NAME=alice
 PASSWORD='Kerb-Pass-1'
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= KEEP=
-while (($#)); do
-  case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    *) die "unknown argument: $1" ;;
-  esac
-done
+PEER_PROCESSES=("PID:@DIR@/apache.conf:10" "SKEW_PID:@DIR@/skew-apache.conf:10" "IIS_PID:iis_negotiate.py:10" "KDC_PID:krb5kdc:10")
+# No Apache child of this instance (matched by its conf) survives.
+peer_stop_extra() {
+  local d=$1 p conf
+  for conf in apache.conf skew-apache.conf; do
+    for p in $(pgrep -f -- "-f $d/$conf" 2>/dev/null || true); do stop_pid "$p" "$d/$conf" 3; done
+  done
+}
 
 write_krb5() { # DIR KDC_PORT
   local d=$1 kdc=$2
@@ -197,7 +192,7 @@ CONF
 
 kadmin() { KRB5_CONFIG=$1/krb5.conf KRB5_KDC_PROFILE=$1/kdc.conf /usr/sbin/kadmin.local -q "$2" >>"$1/kadmin.log" 2>&1 || die "kadmin.local '$2' failed; see $1/kadmin.log"; }
 
-do_start() {
+peer_start() {
   need_certs server-chain.pem server.key intermediate-ca.pem root-ca.pem
   [[ -x /usr/sbin/krb5kdc && -x /usr/sbin/kdb5_util && -x /usr/sbin/kadmin.local ]] || missing "krb5-kdc and krb5-admin-server (apt-get install krb5-kdc krb5-admin-server)"
   [[ -x "$HTTPD" && -f "$MODDIR/mod_auth_gssapi.so" ]] || missing "apache2 and libapache2-mod-auth-gssapi"
@@ -309,35 +304,4 @@ CGI
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  if read_env "$d"; then
-    [[ -n "${ENV_PID:-}" ]] && stop_pid "$ENV_PID" "$d/apache.conf" 10
-    [[ -n "${ENV_SKEW_PID:-}" ]] && stop_pid "$ENV_SKEW_PID" "$d/skew-apache.conf" 10
-    [[ -n "${ENV_IIS_PID:-}" ]] && stop_pid "$ENV_IIS_PID" iis_negotiate.py 10
-    [[ -n "${ENV_KDC_PID:-}" ]] && stop_pid "$ENV_KDC_PID" krb5kdc 10
-  fi
-  local p conf
-  for conf in apache.conf skew-apache.conf; do
-    for p in $(pgrep -f -- "-f $d/$conf" 2>/dev/null || true); do stop_pid "$p" "$d/$conf" 3; done
-  done
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_KDC_PID:-}" krb5kdc && pid_alive "${ENV_PID:-}" apache.conf; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"

@@ -116,3 +116,79 @@ need_certs() {
   local f
   for f in "$@"; do [[ -r "$CERTS/$f" ]] || die "missing fixture $CERTS/$f (run scripts/make-test-certs.sh)"; done
 }
+
+# missing WHAT -> exit 3: a server or tool the peer needs is not installed (tests skip on 3)
+missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
+
+# The command line and the stop/status of every peer script:
+#   SCRIPT start|stop|status [--dir DIR] [--keep] [the script's own options]
+# A script sets PEER_PROCESSES, the processes stop ends and status checks, each as
+# ENV_KEY:PATTERN:TIMEOUT_S (ENV_KEY names a PID or a space-separated PID list in instance.env; the
+# PID is touched only while its command line holds PATTERN, in which @DIR@ stands for the
+# instance directory). It defines peer_start, and optionally peer_option (takes one of its own
+# options from "$@": sets its variables and SHIFT to the words used, returns 1 for an unknown one)
+# and peer_stop_extra DIR (what stop does after ending the processes). The usage text is the
+# script's header comment, lines PEER_USAGE_LINES (default 2,8). The script ends with peer_main "$@".
+peer_usage() { sed -n "${PEER_USAGE_LINES:-2,8}p" "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+peer_main() {
+  local cmd=${1:-}; [[ -n "$cmd" ]] || peer_usage; shift
+  DIR= KEEP=
+  while (($#)); do
+    case $1 in
+      --dir) (($# >= 2)) || die "--dir needs a directory"; DIR=$2; shift 2 ;;
+      --keep) KEEP=1; shift ;;
+      -h|--help) peer_usage ;;
+      *)
+        SHIFT=0
+        if declare -F peer_option >/dev/null && peer_option "$@" && ((SHIFT > 0)); then shift "$SHIFT"; else die "unknown argument: $1"; fi
+        ;;
+    esac
+  done
+  case $cmd in
+    start) peer_start ;;
+    stop) peer_stop ;;
+    status) peer_status ;;
+    *) peer_usage ;;
+  esac
+}
+
+# peer_processes DIR -> prints PIDS, PATTERN and TIMEOUT, separated by US (0x1F: a tab, being
+# whitespace to read, would merge around an empty PATTERN), for each PEER_PROCESSES entry recorded in DIR's instance.env
+peer_processes() {
+  local d=$1 entry key rest pattern timeout var
+  for entry in "${PEER_PROCESSES[@]}"; do
+    key=${entry%%:*}; rest=${entry#*:}; pattern=${rest%:*}; timeout=${rest##*:}
+    var=ENV_$key
+    [[ -n "${!var:-}" ]] || continue
+    printf '%s\x1f%s\x1f%s\n' "${!var}" "${pattern//@DIR@/$d}" "$timeout"
+  done
+}
+
+peer_stop() {
+  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
+  [[ -d "$DIR" ]] || return 0
+  local d pids pattern timeout pid; d=$(cd "$DIR" && pwd)
+  if read_env "$d"; then
+    while IFS=$'\x1f' read -r pids pattern timeout; do
+      for pid in $pids; do stop_pid "$pid" "$pattern" "$timeout"; done
+    done < <(peer_processes "$d")
+  fi
+  if declare -F peer_stop_extra >/dev/null; then peer_stop_extra "$d"; fi
+  rm -f "$d/instance.env"
+  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
+}
+
+peer_status() {
+  [[ -n "$DIR" ]] || die "status needs --dir DIR"
+  local d pids pattern timeout pid alive=0 dead=0
+  if [[ -d "$DIR" ]] && d=$(cd "$DIR" && pwd) && read_env "$d"; then
+    while IFS=$'\x1f' read -r pids pattern timeout; do
+      for pid in $pids; do
+        if pid_alive "$pid" "$pattern"; then alive=1; else dead=1; fi
+      done
+    done < <(peer_processes "$d")
+  fi
+  if ((alive && !dead)); then cat "$d/instance.env"; echo "RUNNING=1"; return 0; fi
+  echo "RUNNING=0"; return 1
+}

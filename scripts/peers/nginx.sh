@@ -27,19 +27,30 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 NGINX=${NGINX_BIN:-/usr/sbin/nginx}
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= PORT= KEEP=
-while (($#)); do
+PORT=
+peer_option() {
   case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --port) PORT=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    *) die "unknown argument: $1" ;;
+    --port) PORT=${2:?--port needs a number}; SHIFT=2 ;;
+    *) return 1 ;;
   esac
-done
+}
+PEER_PROCESSES=("PID:@DIR@/nginx.conf:10")
+# Without a recorded PID, the pid file; then wait until the ports are closed, so that a following
+# start does not race the workers (titled "nginx: worker process", without the conf path).
+peer_stop_extra() {
+  local d=$1 p k port open
+  p=$(cat "$d/nginx.pid" 2>/dev/null || true)
+  [[ -z "$p" ]] || stop_pid "$p" "$d/nginx.conf" 10
+  read_env "$d" 2>/dev/null || return 0
+  for ((k = 0; k < 100; k++)); do
+    open=0
+    for port in "${ENV_PORT:-}" "${ENV_OPTIONAL_PORT:-}" "${ENV_OPTIONAL_NO_CA_PORT:-}"; do
+      [[ -n "$port" ]] && port_open "$port" && open=1
+    done
+    ((open == 0)) && break
+    sleep 0.05
+  done
+}
 
 write_config() { # DIR PORT
   local d=$1 p=$2
@@ -94,7 +105,7 @@ http {
 CONF
 }
 
-do_start() {
+peer_start() {
   need_certs server-chain.pem server.key intermediate-ca.pem root-ca.pem
   [[ -x "$NGINX" ]] || die "$NGINX not found (run scripts/install-deps.sh)"
   make_instance_dir nginx "$DIR"
@@ -142,41 +153,4 @@ do_start() {
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  local pid=
-  if read_env "$d"; then pid=${ENV_PID:-}; fi
-  [[ -n "$pid" ]] || pid=$(cat "$d/nginx.pid" 2>/dev/null || true)
-  # SIGTERM = fast shutdown of master + workers
-  if [[ -n "$pid" ]]; then stop_pid "$pid" "$d/nginx.conf" 10; fi
-  # workers carry the title "nginx: worker process" (no conf path); they exit with the master.
-  # Wait until the ports are closed so a following start/bind does not race.
-  local k p
-  if read_env "$d" 2>/dev/null; then
-    for ((k = 0; k < 100; k++)); do
-      p=0; for port in "${ENV_PORT:-}" "${ENV_OPTIONAL_PORT:-}" "${ENV_OPTIONAL_NO_CA_PORT:-}"; do
-        [[ -n "$port" ]] && port_open "$port" && p=1
-      done
-      ((p == 0)) && break; sleep 0.05
-    done
-  fi
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "nginx.conf"; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"

@@ -39,25 +39,21 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= PORT= TLS= MODE=require KEEP= EXTRA=()
-while (($#)); do
+PORT= TLS= MODE=require EXTRA=()
+peer_option() {
   case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --port) PORT=$2; shift 2 ;;
-    --tls) TLS=$2; shift 2 ;;
-    --verify-after) MODE=after; shift ;;
-    --no-verify) MODE=none; shift ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    --) shift; EXTRA+=("$@"); break ;;
-    *) EXTRA+=("$1"); shift ;;
+    --port) PORT=${2:?--port needs a number}; SHIFT=2 ;;
+    --tls) TLS=${2:?--tls needs a version}; SHIFT=2 ;;
+    --verify-after) MODE=after; SHIFT=1 ;;
+    --no-verify) MODE=none; SHIFT=1 ;;
+    --) shift; EXTRA+=("$@"); SHIFT=$(($# + 1)) ;;
+    *) EXTRA+=("$1"); SHIFT=1 ;;
+    *) return 1 ;;
   esac
-done
+}
+PEER_PROCESSES=("PID:@DIR@/certs/server.pem:5")
 
-do_start() {
+peer_start() {
   need_certs server.pem server.key intermediate-ca.pem root-ca.pem
   make_instance_dir s_server "$DIR"
   local d=$INST_DIR
@@ -110,26 +106,4 @@ do_start() {
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  if read_env "$d"; then stop_pid "${ENV_PID:-}" "$d/certs/server.pem" 5; fi
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "s_server"; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"

@@ -23,20 +23,14 @@ NTLM_DOMAIN=MTLS
 NTLM_USER=alice
 NTLM_PASSWORD='N7lm+Pässword'
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= KEEP= EPA=0
-while (($#)); do
+EPA=0
+peer_option() {
   case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --require-channel-binding) EPA=1; shift ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    *) die "unknown argument: $1" ;;
+    --require-channel-binding) EPA=1; SHIFT=1 ;;
+    *) return 1 ;;
   esac
-done
+}
+PEER_PROCESSES=("PID:ntlm_server.py:10")
 
 python_with_spnego() { # prints the interpreter that can import spnego, installing it if needed
   [[ -x /usr/bin/python3 ]] || missing "/usr/bin/python3 (apt-get install python3)"
@@ -57,7 +51,7 @@ python_with_spnego() { # prints the interpreter that can import spnego, installi
   echo "$venv/bin/python"
 }
 
-do_start() {
+peer_start() {
   need_certs server-chain.pem server.key
   local python; python=$(python_with_spnego)
   make_instance_dir ntlm "$DIR"
@@ -108,26 +102,4 @@ do_start() {
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  if read_env "$d"; then [[ -n "${ENV_PID:-}" ]] && stop_pid "$ENV_PID" "ntlm_server.py" 10; fi
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "ntlm_server.py"; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"

@@ -44,19 +44,7 @@ PYTHON=/usr/bin/python3
 IDP_USER=alice
 IDP_PASSWORD='wönderland+1'
 
-usage() { sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-missing() { echo "$(basename "$0"): missing dependency: $*" >&2; exit 3; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= KEEP=
-while (($#)); do
-  case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    *) die "unknown argument: $1" ;;
-  esac
-done
+PEER_PROCESSES=("APACHE_PID:@DIR@/apache2.conf:10" "IDP_PID:@DIR@:10")
 
 check_deps() {
   [[ -x "$HTTPD" ]] || missing "$HTTPD (apt-get install apache2)"
@@ -280,7 +268,7 @@ RedirectMatch 302 "^/loop\$" "/loop"
 CONF
 }
 
-do_start() {
+peer_start() {
   check_deps
   need_certs server-chain.pem server.key
   make_instance_dir saml "$DIR"
@@ -326,29 +314,4 @@ do_start() {
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  if read_env "$d"; then
-    [[ -n "${ENV_APACHE_PID:-}" ]] && stop_pid "$ENV_APACHE_PID" "$d/apache2.conf" 10
-    [[ -n "${ENV_IDP_PID:-}" ]] && stop_pid "$ENV_IDP_PID" "$d" 10
-  fi
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_APACHE_PID:-}" "apache2.conf" && pid_alive "${ENV_IDP_PID:-}" "idp.py"; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"
