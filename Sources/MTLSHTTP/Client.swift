@@ -6,7 +6,6 @@
 import MTLSTrust
 import Synchronization
 
-
 /// Kept-alive connections, one per host. The one put back last is held apart from the table: a
 /// client that talks to one host (the common case) takes and returns it on every request, and a
 /// comparison of the key is cheaper than hashing it twice.

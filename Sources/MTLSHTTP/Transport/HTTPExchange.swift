@@ -73,7 +73,6 @@ struct HTTPExchange {
         }
     }
 
-
     /// Serialises the request head, refusing CR/LF/NUL in any header (no injection).
     ///
     /// `Host` goes first unless the request has one; `User-Agent`, `Accept`, `Accept-Encoding`,
@@ -203,7 +202,6 @@ struct HTTPExchange {
             }
         }
     }
-
 
     /// Drives one attempt of `machine` on `connection`: the response, or nil when the machine
     /// asks for a retry on a fresh connection.
@@ -378,7 +376,6 @@ struct HTTPExchange {
             }
         }
     }
-
 
     private static func parseError(_ error: HTTPResponseParser.ParseError, host: String) -> HTTPSError {
         switch error {
