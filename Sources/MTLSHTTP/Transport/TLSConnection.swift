@@ -64,8 +64,8 @@ final class TLSConnectionState {
 /// record of everything that happened (``report``).
 ///
 /// Not thread-safe, so not `Sendable`: one task at a time drives it (its async methods await the
-/// engine loop; the blocking ones are the engine's driver over them). Another task or thread
-/// stops it through its ``canceller``.
+/// engine loop; the blocking ones run the same steps and poll the socket on the calling thread).
+/// Another task or thread stops it through its ``canceller``.
 public final class TLSConnection {
     /// Aborts a connection from any thread: wakes a blocked read, write or handshake, and makes the
     /// connection's next operation throw `.cancelled`. Holds only the socket and a flag, never the
