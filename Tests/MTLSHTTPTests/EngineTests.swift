@@ -104,6 +104,43 @@ final class EngineTests: XCTestCase {
         XCTAssertTrue(writer.wait(forRead: false, forWrite: true, until: .after(5)))
     }
 
+    /// A cancellation from another thread (``SocketHandle/shutdownBoth()``) ends a blocking wait
+    /// at once, as it ends an async one: the blocking form polls the socket on its own thread.
+    func testShuttingASocketDownEndsABlockingWait() throws {
+        let (reader, writer) = try socketPair()
+        let start = Deadline.now
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { reader.shutdownBoth() }
+        _ = reader.wait(forRead: true, forWrite: false, until: .after(30))
+        XCTAssertLessThan(Double(Deadline.now.nanoseconds - start.nanoseconds) / 1e9, 1.0, "the shutdown did not end the blocking wait")
+        withExtendedLifetime(writer) {}
+    }
+
+    /// A thread keeps its driven loop between blocking calls (a blocking `send` in a row costs a
+    /// task, not a new loop), and a blocking call made inside another gets a loop of its own, so
+    /// the outer one is not turned from inside itself.
+    func testABlockingCallReusesItsThreadsLoopAndANestedOneGetsAnother() throws {
+        func currentLoop() -> ObjectIdentifier? { EventLoop.current.map(ObjectIdentifier.init) }
+        let first = Engine.blocking { () async -> ObjectIdentifier? in currentLoop() }
+        let (outer, nested) = Engine.blocking { () async -> (ObjectIdentifier?, ObjectIdentifier?) in
+            (currentLoop(), Engine.blocking { () async -> ObjectIdentifier? in currentLoop() })
+        }
+        let after = Engine.blocking { () async -> ObjectIdentifier? in currentLoop() }
+        let again = Engine.blocking { () async -> ObjectIdentifier? in currentLoop() }
+        XCTAssertNotNil(first)
+        XCTAssertEqual(first, outer, "the thread's loop was not reused")
+        XCTAssertNotNil(after)
+        XCTAssertEqual(after, again, "the thread kept no loop after a nested call")
+        XCTAssertNotNil(nested)
+        XCTAssertNotEqual(outer, nested, "a nested blocking call ran on the loop that was waiting for it")
+        XCTAssertNil(EventLoop.current, "the thread is no loop's once the call returned")
+        // The loop carries nothing over: a wait with a deadline in one call does not end a later one early.
+        let (reader, writer) = try socketPair()
+        XCTAssertFalse(Engine.blocking { () async -> Bool in await reader.wait(forRead: true, forWrite: false, until: .after(0.05)) })
+        var byte: UInt8 = 1
+        XCTAssertEqual(send(writer.fd, &byte, 1, 0), 1)
+        XCTAssertTrue(Engine.blocking { () async -> Bool in await reader.wait(forRead: true, forWrite: false, until: .after(5)) })
+    }
+
     /// A library user's fan-out: 120 `await client.send` at once in a task group (TLS 1.2, then
     /// TLS 1.3 with the certificate asked for after the request), every one answered, and they
     /// overlap on the engine's loops.

@@ -148,11 +148,11 @@ final class ResponseParserTests: XCTestCase {
     func testRequestSerialisationRefusesHeaderInjection() throws {
         let url = try HTTPSURL("https://example.com/a?b=c")
         var request = HTTPRequest(url: url, headers: ["X-Evil": "a\r\nInjected: yes"])
-        XCTAssertThrowsError(try HTTPSClient.serializeHead(request, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil)) { error in
+        XCTAssertThrowsError(try HTTPExchange.serializeHead(request, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil)) { error in
             XCTAssertEqual((error as? HTTPSError)?.phase, .request)
         }
         request.headers = ["X-Good": "value"]
-        let head = String(decoding: try HTTPSClient.serializeHead(request, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: 3), as: UTF8.self)
+        let head = String(decoding: try HTTPExchange.serializeHead(request, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: 3), as: UTF8.self)
         XCTAssertTrue(head.hasPrefix("GET /a?b=c HTTP/1.1\r\nHost: example.com\r\n"))
         XCTAssertTrue(head.contains("Content-Length: 3\r\n"))
         XCTAssertTrue(head.hasSuffix("\r\n\r\n"))
@@ -161,7 +161,7 @@ final class ResponseParserTests: XCTestCase {
         for target in ["/a HTTP/1.1\r\nInjected: yes", "/a b", "/a\tb", "/a\u{7F}", "/a\u{A0}b", "/a\u{85}"] {
             var bad = request
             bad.url.target = target
-            XCTAssertThrowsError(try HTTPSClient.serializeHead(bad, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil), target) { error in
+            XCTAssertThrowsError(try HTTPExchange.serializeHead(bad, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil), target) { error in
                 XCTAssertEqual((error as? HTTPSError)?.phase, .request)
                 XCTAssertTrue((error as? HTTPSError)?.message.contains("white space or control characters") == true, "\(error)")
                 let message = (error as? HTTPSError)?.message ?? ""
@@ -170,11 +170,11 @@ final class ResponseParserTests: XCTestCase {
         }
         var unicode = request
         unicode.url.target = "/caf\u{E9}"
-        let unicodeHead = try HTTPSClient.serializeHead(unicode, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil)
+        let unicodeHead = try HTTPExchange.serializeHead(unicode, method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil)
         XCTAssertTrue(String(decoding: unicodeHead, as: UTF8.self).hasPrefix("GET /caf\u{E9} HTTP/1.1\r\n"))
-        XCTAssertThrowsError(try HTTPSClient.serializeHead(request, method: "GE T", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
+        XCTAssertThrowsError(try HTTPExchange.serializeHead(request, method: "GE T", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
         request.expectsContinue = true
-        let continuing = try HTTPSClient.serializeHead(request, method: "PUT", hostHeader: url.hostHeader, userAgent: "t", bodyLength: 3)
+        let continuing = try HTTPExchange.serializeHead(request, method: "PUT", hostHeader: url.hostHeader, userAgent: "t", bodyLength: 3)
         XCTAssertTrue(String(decoding: continuing, as: UTF8.self).hasSuffix("Content-Length: 3\r\nExpect: 100-continue\r\n\r\n"))
     }
 
@@ -286,20 +286,20 @@ final class ResponseParserTests: XCTestCase {
     func testTheClientsFieldsGiveWayToTheRequestsOwnInAnyCase() throws {
         let url = try HTTPSURL("https://example.com:8443/a")
         let plain = String(
-            decoding: try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: nil), as: UTF8.self)
+            decoding: try HTTPExchange.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: nil), as: UTF8.self)
         XCTAssertEqual(plain, "GET /a HTTP/1.1\r\nHost: example.com:8443\r\nUser-Agent: t/1\r\nAccept: */*\r\nAccept-Encoding: gzip, deflate\r\n\r\n")
         let own = HTTPRequest(
             method: "POST", url: url,
             headers: ["HOST": "other", "user-agent": "mine", "ACCEPT": "text/html", "accept-ENCODING": "identity", "TRANSFER-encoding": "chunked", "expect": "100-continue"],
             expectsContinue: true)
-        let head = String(decoding: try HTTPSClient.serializeHead(own, method: "POST", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: 10), as: UTF8.self)
+        let head = String(decoding: try HTTPExchange.serializeHead(own, method: "POST", hostHeader: url.hostHeader, userAgent: "t/1", bodyLength: 10), as: UTF8.self)
         XCTAssertEqual(
             head.split(separator: "\r\n").count, 7, "the request line and the request's own six fields, nothing added: \(head)")
         XCTAssertFalse(head.contains("Content-Length"), "Transfer-Encoding set by the request: no Content-Length")
         XCTAssertTrue(head.hasPrefix("POST /a HTTP/1.1\r\nHOST: other\r\n"))
-        XCTAssertThrowsError(try HTTPSClient.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t\r\nX-Injected: 1", bodyLength: nil))
+        XCTAssertThrowsError(try HTTPExchange.serializeHead(HTTPRequest(url: url), method: "GET", hostHeader: url.hostHeader, userAgent: "t\r\nX-Injected: 1", bodyLength: nil))
         XCTAssertThrowsError(
-            try HTTPSClient.serializeHead(HTTPRequest(url: url, headers: ["Bad Name": "v"]), method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
+            try HTTPExchange.serializeHead(HTTPRequest(url: url, headers: ["Bad Name": "v"]), method: "GET", hostHeader: url.hostHeader, userAgent: "t", bodyLength: nil))
         XCTAssertEqual(HTTPRequest.canonicalMethod("get"), "GET")
         XCTAssertEqual(HTTPRequest.canonicalMethod("M-SEARCH"), "M-SEARCH")
         XCTAssertEqual(HTTPRequest.canonicalMethod("pätch"), "pätch".uppercased())

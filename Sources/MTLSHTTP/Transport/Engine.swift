@@ -24,8 +24,10 @@ import Synchronization
 ///
 /// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run as a task on a
 /// loop that the calling thread turns itself until the task ends (a *driven* loop: the same
-/// class, with `poll` and no thread or descriptor of its own). Nothing behaves differently on one
-/// thread or another.
+/// class, with `poll` and no thread or descriptor of its own; each thread keeps one for its next
+/// call). A single blocking read, write or wait (``TLSConnection``'s, ``SocketHandle``'s) makes no
+/// task at all: it runs the same steps as the async form and `poll`s its one socket on the calling
+/// thread. Nothing behaves differently on one thread or another.
 package enum Engine {
     /// The loops: one per online core, at least 1 and at most 8.
     package static let loops: [EventLoop] = {
@@ -73,25 +75,27 @@ package enum Engine {
     ///
     /// With `onLoop` (the default), the task prefers a driven loop that this thread turns until
     /// the task ends: its waits are `poll`s on this thread, as a blocking call's should be, and it
-    /// needs no other thread. Called on a loop's own thread (from inside an exchange), the driven
-    /// loop runs nested, and that loop's other exchanges wait until the call returns: call the
-    /// async API there instead. With `onLoop` false, the task runs on the global executor (for a
+    /// needs no other thread. The thread keeps that loop for its next call (a client's blocking
+    /// `send`s in a row make one task each and nothing else). Called on a loop's own thread (from
+    /// inside an exchange), a driven loop runs nested, and that loop's other exchanges wait until
+    /// the call returns: call the async API there instead. With `onLoop` false, the task runs on the global executor (for a
     /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
     /// called on a loop's thread.
     package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: () async throws(E) -> T) throws(E) -> T {
         let outcome: Result<T, E> = withoutActuallyEscaping(work) { escapable -> Result<T, E> in
-            let loop = onLoop ? EventLoop(drivenBy: ()) : nil
-            let job = BlockingJob(work: escapable, wake: loop)
-            if let loop {
-                Task(executorPreference: loop) { await job.run() }
-                loop.drive { job.isFinished }
-            } else {
-                precondition(
-                    EventLoop.current == nil,
-                    "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
-                Task { await job.run() }
-                job.done.wait()
+            if onLoop {
+                let loop = EventLoop.takeDriver()
+                defer { loop.keepAsDriver() }
+                let job = BlockingJob(work: escapable, wake: loop)
+                loop.drive(starting: { Task(executorPreference: loop) { await job.run() } }, until: { job.isFinished })
+                return job.result!
             }
+            precondition(
+                EventLoop.current == nil,
+                "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
+            let job = BlockingJob(work: escapable, wake: nil)
+            Task { await job.run() }
+            job.done?.wait()
             return job.result!
         }
         return try outcome.get()
@@ -101,26 +105,28 @@ package enum Engine {
     private final class BlockingJob<T, E: Error>: @unchecked Sendable {
         // @unchecked Sendable: `work` and `result` are touched by the task alone until it
         // finishes (`finished`, then `done`); the caller reads `result` only after seeing either
-        // (the Mutex and the semaphore order the two). `work` is released before: it must not
+        // (the atomic's release and acquire, or the semaphore, order the two). `work` is released before: it must not
         // outlive the call (withoutActuallyEscaping checks).
         private var work: (() async throws(E) -> T)?
         var result: Result<T, E>?
-        let done = DispatchSemaphore(value: 0)
-        private let finished = Locked(false)
+        /// Signalled when the task ends, for a caller that does not drive a loop.
+        let done: DispatchSemaphore?
+        private let finished = Atomic(false)
         /// The driven loop turned by the caller, woken when the task ends elsewhere.
         private let wake: EventLoop?
 
         init(work: @escaping () async throws(E) -> T, wake: EventLoop?) {
             self.work = work
             self.wake = wake
+            done = wake == nil ? DispatchSemaphore(value: 0) : nil
         }
 
-        var isFinished: Bool { finished.withLock { $0 } }
+        var isFinished: Bool { finished.load(ordering: .acquiring) }
 
         func run() async {
             await execute()
-            finished.withLock { $0 = true }
-            done.signal()
+            finished.store(true, ordering: .releasing)
+            done?.signal()
             wake?.wakeDriver()
         }
 
@@ -284,9 +290,31 @@ package final class EventLoop: TaskExecutor, Sendable {
         waiter?.continuation.resume(returning: ready)
     }
 
-    /// Wakes a driven loop's thread (its task ended, or was resumed, elsewhere).
+    /// Wakes a driven loop's thread (its task ended, or was resumed, elsewhere; on the thread
+    /// itself there is nobody to wake).
     fileprivate func wakeDriver() {
-        if driven { driverWake.signal() }
+        if driven && EventLoop.current !== self { driverWake.signal() }
+    }
+
+    /// This thread's driven loop for a blocking call, taken from the thread (so that a blocking
+    /// call made inside it gets a new one), or a new one.
+    fileprivate static func takeDriver() -> EventLoop {
+        guard let kept = pthread_getspecific(DriverThreadKey.key) else { return EventLoop(drivenBy: ()) }
+        pthread_setspecific(DriverThreadKey.key, nil)
+        return Unmanaged<EventLoop>.fromOpaque(kept).takeRetainedValue()
+    }
+
+    /// Keeps this driven loop for the thread's next blocking call: when nothing is left on it (no
+    /// job, no wait) and the thread keeps none already. The timers left are those of waits that
+    /// ended early; they go.
+    fileprivate func keepAsDriver() {
+        let idle = state.withLock { state -> Bool in
+            guard state.jobs.isEmpty, state.waiters.isEmpty else { return false }
+            state.timers.removeAll()
+            return true
+        }
+        guard idle, pthread_getspecific(DriverThreadKey.key) == nil else { return }
+        pthread_setspecific(DriverThreadKey.key, Unmanaged.passRetained(self).toOpaque())
     }
 
     private func wakeUp() {
@@ -383,11 +411,13 @@ package final class EventLoop: TaskExecutor, Sendable {
 
     /// Turns a driven loop on the calling thread until `finished()`: the blocking API's loop. Its
     /// waits are one `poll` on this thread; with none (a name lookup, a hop to another loop) it
-    /// sleeps until a job arrives.
-    fileprivate func drive(until finished: () -> Bool) {
+    /// sleeps until a job arrives. `start` (which makes the task) runs once the thread is the
+    /// loop's, so the task's first job is queued without a wake-up.
+    fileprivate func drive(starting start: () -> Void, until finished: () -> Bool) {
         let previous = pthread_getspecific(LoopThreadKey.key)
         pthread_setspecific(LoopThreadKey.key, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(LoopThreadKey.key, previous) }
+        start()
         let executor = asUnownedTaskExecutor()
         var jobs: [UnownedJob] = []
         var readyFDs: [Int32] = []
@@ -428,6 +458,19 @@ private enum LoopThreadKey {
     }()
 }
 
+/// The thread-specific slot where a thread keeps its driven loop between blocking calls
+/// (released when the thread ends).
+private enum DriverThreadKey {
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key) { kept in
+            if let kept { Unmanaged<EventLoop>.fromOpaque(kept).release() }
+        }
+        precondition(created == 0, "the I/O engine could not create a thread-specific key")
+        return key
+    }()
+}
+
 /// A min-heap of wait deadlines.
 struct TimerHeap {
     struct Entry {
@@ -451,6 +494,9 @@ struct TimerHeap {
         entries.removeLast()
         siftDown(0)
     }
+
+    /// Removes every entry, keeping the storage.
+    mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
 
     /// Keeps the entries `live` accepts.
     mutating func keep(_ live: (Entry) -> Bool) {

@@ -92,10 +92,21 @@ public final class SocketHandle: Sendable {
         return await loop.wait(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline)
     }
 
-    /// The blocking form of ``wait(forRead:forWrite:until:)`` (the engine's driver; for the test
-    /// server's threads).
+    /// The blocking form of ``wait(forRead:forWrite:until:)``: one `poll` of this socket on the
+    /// calling thread (the blocking reads and writes, the test server's threads). A cancellation
+    /// (``shutdownBoth()``) ends it as readable, like the async form's.
+    ///
+    /// - Returns: false on timeout.
     package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
-        Engine.blocking { () async -> Bool in await self.wait(forRead: forRead, forWrite: forWrite, until: deadline) }
+        var entry = pollfd(fd: fd, events: Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), revents: 0)
+        while true {
+            let timeout = deadline == .distantFuture ? -1 : deadline.millisecondsLeft
+            if timeout == 0 { return false }
+            let ready = poll(&entry, 1, timeout)
+            if ready > 0 { return true }
+            // A descriptor poll cannot watch: ready, and the next read or write reports why.
+            if ready < 0 && errno != EINTR { return true }
+        }
     }
 
     /// The peer address as `host:port`.

@@ -64,8 +64,8 @@ final class TLSConnectionState {
 /// record of everything that happened (``report``).
 ///
 /// Not thread-safe, so not `Sendable`: one task at a time drives it (its async methods await the
-/// engine loop; the blocking ones are the engine's driver over them). Another task or thread
-/// stops it through its ``canceller``.
+/// engine loop; the blocking ones run the same steps and poll the socket on the calling thread).
+/// Another task or thread stops it through its ``canceller``.
 public final class TLSConnection {
     /// Aborts a connection from any thread: wakes a blocked read, write or handshake, and makes the
     /// connection's next operation throw `.cancelled`. Holds only the socket and a flag, never the
@@ -165,88 +165,117 @@ public final class TLSConnection {
     /// certificate needs one; a flood of them burns CPU until the total deadline).
     static let maximumRenegotiations = 32
 
+    /// What one SSL call came to: its outcome, or the wait OpenSSL asks for before the next call.
+    enum IOStep {
+        case finished(IOOutcome)
+        case awaitSocket(read: Bool, write: Bool)
+    }
+
     /// Runs an SSL call until it completes, waiting on the socket as OpenSSL asks.
     ///
     /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
     /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
+    /// Otherwise the call is tried first and the socket awaited only when OpenSSL says "not now".
     func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) async throws(HTTPSError)
         -> IOOutcome
     {
         if readableFirst { try await awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
         while true {
-            if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-            OpenSSLErrorQueue.clear()  // SSL_get_error reads the queue: it must hold nothing older
-            var savedErrno: Int32 = 0
-            // No SIGPIPE can come of this: the socket BIO writes with MSG_NOSIGNAL (SocketBIO).
-            errno = 0
-            let result = operation()
-            savedErrno = errno  // before anything else can change it
-            if let failure = state.trustFailure {
-                state.trustFailure = nil
-                throw failure
-            }
-            if !state.isServer && state.report.renegotiations > TLSConnection.maximumRenegotiations {
-                throw HTTPSError(
-                    .tlsHandshake, host: label,
-                    "the server renegotiated more than \(TLSConnection.maximumRenegotiations) times on one connection; refused (a renegotiation flood?)",
-                    hint: "a server that wants a client certificate renegotiates once; this one does not stop")
-            }
-            if result > 0 { return .done(result) }
-            let error = SSL_get_error(ssl, result)
-            // A cancellation shuts the socket down: the call it cut short (a read, a write) fails
-            // as if the peer had ended the stream. It is the cancellation.
-            if error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE && cancelled {
-                throw HTTPSError(.cancelled, host: label, "the operation was cancelled")
-            }
-            switch error {
-            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                try await awaitSocket(read: error == SSL_ERROR_WANT_READ, write: error == SSL_ERROR_WANT_WRITE, phase, until: deadline, idle: idle)
-            case SSL_ERROR_ZERO_RETURN:
-                return .closedCleanly
-            case SSL_ERROR_SYSCALL:
-                let entries = drainErrors()
-                let code = savedErrno
-                state.log(code == 0 ? .peerClosed(closeNotify: false) : .socketError(operation: phase == .request ? "write" : "read", reason: String(cString: strerror(code))))
-                if code != 0, phase == .request, let alert = pendingAlertAfterWriteFailure() { throw alert }
-                if code == 0 {
-                    throw HTTPSError(
-                        phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
-                        "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")",
-                        hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try \(setting: .maximumTLSVersion) 1.2" : nil,
-                        alert: lastAlert)
-                }
-                throw HTTPSError(
-                    phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
-                    "the connection failed\(phase == .tlsHandshake ? " during the handshake" : ""): \(String(cString: strerror(code)))", alert: lastAlert)
-            default:
-                let entries = OpenSSLErrorQueue.drain()
-                throw classify(entries, phase: phase)
+            switch try step(phase, operation) {
+            case .finished(let outcome): return outcome
+            case .awaitSocket(let read, let write): try await awaitSocket(read: read, write: write, phase, until: deadline, idle: idle)
             }
         }
     }
 
-    /// The blocking form of ``drive(_:until:idle:readableFirst:_:)`` (the engine's driver; for
-    /// the test server's threads).
+    /// The blocking form of ``drive(_:until:idle:readableFirst:_:)``: the same steps, and the waits
+    /// on this thread (the test server's threads; the blocking reads and writes). No task, no loop.
     func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
         -> IOOutcome
     {
-        try Engine.blocking { () async throws(HTTPSError) -> IOOutcome in
-            try await self.drive(phase, until: deadline, idle: idle, readableFirst: readableFirst, operation)
+        if readableFirst { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
+        while true {
+            switch try step(phase, operation) {
+            case .finished(let outcome): return outcome
+            case .awaitSocket(let read, let write): try awaitSocket(read: read, write: write, phase, until: deadline, idle: idle)
+            }
+        }
+    }
+
+    /// One SSL call and what it means: the state machine under both forms of `drive`.
+    private func step(_ phase: HTTPSError.Phase, _ operation: () -> Int32) throws(HTTPSError) -> IOStep {
+        if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+        OpenSSLErrorQueue.clear()  // SSL_get_error reads the queue: it must hold nothing older
+        // No SIGPIPE can come of this: the socket BIO writes with MSG_NOSIGNAL (SocketBIO).
+        errno = 0
+        let result = operation()
+        let savedErrno = errno  // before anything else can change it
+        if let failure = state.trustFailure {
+            state.trustFailure = nil
+            throw failure
+        }
+        if !state.isServer && state.report.renegotiations > TLSConnection.maximumRenegotiations {
+            throw HTTPSError(
+                .tlsHandshake, host: label,
+                "the server renegotiated more than \(TLSConnection.maximumRenegotiations) times on one connection; refused (a renegotiation flood?)",
+                hint: "a server that wants a client certificate renegotiates once; this one does not stop")
+        }
+        if result > 0 { return .finished(.done(result)) }
+        let status = SSLCallResult(ssl, returned: result)
+        // A cancellation shuts the socket down: the call it cut short (a read, a write) fails
+        // as if the peer had ended the stream. It is the cancellation.
+        if !status.wantsSocket && cancelled {
+            throw HTTPSError(.cancelled, host: label, "the operation was cancelled")
+        }
+        switch status {
+        case .wantRead:
+            return .awaitSocket(read: true, write: false)
+        case .wantWrite:
+            return .awaitSocket(read: false, write: true)
+        case .closedCleanly:
+            return .finished(.closedCleanly)
+        case .systemCall:
+            let entries = drainErrors()
+            let code = savedErrno
+            state.log(code == 0 ? .peerClosed(closeNotify: false) : .socketError(operation: phase == .request ? "write" : "read", reason: String(cString: strerror(code))))
+            if code != 0, phase == .request, let alert = pendingAlertAfterWriteFailure() { throw alert }
+            if code == 0 {
+                throw HTTPSError(
+                    phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
+                    "the server closed the connection without a TLS close_notify\(phase == .tlsHandshake ? " during the handshake" : "")\(entries.isEmpty ? "" : " (\(entries))")",
+                    hint: phase == .tlsHandshake ? "the server may not speak TLS on this port, or refuses our TLS version or SNI; try \(setting: .maximumTLSVersion) 1.2" : nil,
+                    alert: lastAlert)
+            }
+            throw HTTPSError(
+                phase == .tlsHandshake ? .tlsHandshake : .io, host: label,
+                "the connection failed\(phase == .tlsHandshake ? " during the handshake" : ""): \(String(cString: strerror(code)))", alert: lastAlert)
+        case .failed:
+            let entries = OpenSSLErrorQueue.drain()
+            throw classify(entries, phase: phase)
         }
     }
 
     /// Waits for the socket as OpenSSL asked, up to the deadline and the idle timeout.
     private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) async throws(HTTPSError) {
         let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
-        if await !socket.wait(forRead: read, forWrite: write, until: wait) {
-            if cancelled { throw HTTPSError(.cancelled, host: label, "the operation was cancelled") }
-            let idleSeconds = idle?.inSeconds ?? 0
-            let which = idle != nil && wait < deadline ? "no data for \(Int(idleSeconds)) s (idle timeout)" : "the deadline passed"
-            let limits = state.clientConfiguration?.timeouts
-            let seconds = idle != nil && wait < deadline ? idleSeconds : (phase == .tlsHandshake ? limits?.handshake : limits?.total)?.inSeconds ?? 0
-            state.log(.timeout(during: phase == .io ? "the wait for the response" : phase.rawValue, seconds: seconds))
-            throw HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise \(setting: .timeout)")
-        }
+        if await !socket.wait(forRead: read, forWrite: write, until: wait) { throw waitEnded(phase, until: deadline, idle: idle, wait: wait) }
+    }
+
+    /// The blocking form of ``awaitSocket(read:write:_:until:idle:)``, on this thread.
+    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) throws(HTTPSError) {
+        let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
+        if !socket.wait(forRead: read, forWrite: write, until: wait) { throw waitEnded(phase, until: deadline, idle: idle, wait: wait) }
+    }
+
+    /// Why a wait for the socket ended unready: a cancellation, or which timeout passed.
+    private func waitEnded(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?, wait: Deadline) -> HTTPSError {
+        if cancelled { return HTTPSError(.cancelled, host: label, "the operation was cancelled") }
+        let idleSeconds = idle?.inSeconds ?? 0
+        let which = idle != nil && wait < deadline ? "no data for \(Int(idleSeconds)) s (idle timeout)" : "the deadline passed"
+        let limits = state.clientConfiguration?.timeouts
+        let seconds = idle != nil && wait < deadline ? idleSeconds : (phase == .tlsHandshake ? limits?.handshake : limits?.total)?.inSeconds ?? 0
+        state.log(.timeout(during: phase == .io ? "the wait for the response" : phase.rawValue, seconds: seconds))
+        return HTTPSError(.timeout, host: label, "\(phase.rawValue): \(which)", hint: "the server is slow or stalled; raise \(setting: .timeout)")
     }
 
     /// After a failed write, the alert the peer sent before it closed (and before its reset made
@@ -325,20 +354,11 @@ public final class TLSConnection {
 
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
-        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
-        // Right after our request nothing can be buffered yet: wait for data instead of reading
-        // into EAGAIN first (one system call less per request on a kept-alive connection).
-        let readableFirst = wroteSinceRead && SSL_has_pending(ssl) == 0
-        wroteSinceRead = false
+        let readableFirst = prepareRead(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
         let outcome = try await drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
-            buffer.withUnsafeMutableBytes { raw in
-                var n = 0
-                let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
-                readCount = n
-                return ok == 1 ? Int32(1) : ok
-            }
+            TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount)
         }
         switch outcome {
         case .closedCleanly: return 0
@@ -346,13 +366,37 @@ public final class TLSConnection {
         }
     }
 
-    /// The blocking form of ``read(into:count:deadline:idle:)`` (the engine's driver).
+    /// The blocking form of ``read(into:count:deadline:idle:)``: the same steps, waiting on this thread.
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
-        var local: [UInt8] = []
-        swap(&local, &buffer)
-        defer { swap(&local, &buffer) }
-        return try Engine.blocking { () async throws(HTTPSError) -> Int in
-            try await self.read(into: &local, count: count, deadline: deadline, idle: idle)
+        let readableFirst = prepareRead(&buffer, count: count)
+        var readCount = 0
+        let ssl = self.ssl
+        let outcome = try drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
+            TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount)
+        }
+        switch outcome {
+        case .closedCleanly: return 0
+        case .done: return readCount
+        }
+    }
+
+    /// Sizes the buffer; true when the read should wait for the socket before its first call.
+    private func prepareRead(_ buffer: inout [UInt8], count: Int) -> Bool {
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+        // Right after our request nothing can be buffered yet: wait for data instead of reading
+        // into EAGAIN first (one system call less per request on a kept-alive connection).
+        let readableFirst = wroteSinceRead && SSL_has_pending(ssl) == 0
+        wroteSinceRead = false
+        return readableFirst
+    }
+
+    /// One `SSL_read_ex`, as `drive` wants it: 1 when bytes were read.
+    private static func readOnce(_ ssl: OpaquePointer, into buffer: inout [UInt8], count: Int, readCount: inout Int) -> Int32 {
+        buffer.withUnsafeMutableBytes { raw in
+            var n = 0
+            let ok = SSL_read_ex(ssl, raw.baseAddress, count, &n)
+            readCount = n
+            return ok == 1 ? Int32(1) : ok
         }
     }
 
@@ -372,20 +416,36 @@ public final class TLSConnection {
         while offset < bytes.count {
             var written = 0
             let start = offset
-            let outcome = try await drive(.request, until: deadline) {
-                bytes.withUnsafeBytes { raw in SSL_write_ex(ssl, raw.baseAddress! + start, raw.count - start, &written) }
-            }
-            if case .closedCleanly = outcome {
-                throw HTTPSError(.io, host: label, "the server closed the connection while we were sending")
-            }
+            let outcome = try await drive(.request, until: deadline) { TLSConnection.writeOnce(ssl, bytes, from: start, written: &written) }
+            try checkWritten(outcome)
             offset += written
         }
         wroteSinceRead = true
     }
 
-    /// The blocking form of ``write(_:deadline:)`` (the engine's driver).
+    /// The blocking form of ``write(_:deadline:)``: the same steps, waiting on this thread.
     public func write(_ bytes: [UInt8], deadline: Deadline) throws(HTTPSError) {
-        try Engine.blocking { () async throws(HTTPSError) in try await self.write(bytes, deadline: deadline) }
+        var offset = 0
+        let ssl = self.ssl
+        while offset < bytes.count {
+            var written = 0
+            let start = offset
+            let outcome = try drive(.request, until: deadline) { TLSConnection.writeOnce(ssl, bytes, from: start, written: &written) }
+            try checkWritten(outcome)
+            offset += written
+        }
+        wroteSinceRead = true
+    }
+
+    /// One `SSL_write_ex` of what is left from `start`.
+    private static func writeOnce(_ ssl: OpaquePointer, _ bytes: [UInt8], from start: Int, written: inout Int) -> Int32 {
+        bytes.withUnsafeBytes { raw in SSL_write_ex(ssl, raw.baseAddress! + start, raw.count - start, &written) }
+    }
+
+    private func checkWritten(_ outcome: IOOutcome) throws(HTTPSError) {
+        if case .closedCleanly = outcome {
+            throw HTTPSError(.io, host: label, "the server closed the connection while we were sending")
+        }
     }
 
     /// Sends close_notify (best effort: only when the send buffer takes it at once, so a close

@@ -201,15 +201,15 @@ extension TLSConnection {
             }
             if result > 0 { return }  // the client sent data: the exchange is over either way
             if done() { return }
-            let error = SSL_get_error(ssl, result)
-            switch error {
-            case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE:
-                if !socket.wait(forRead: error == SSL_ERROR_WANT_READ, forWrite: error == SSL_ERROR_WANT_WRITE, until: deadline) {
+            let status = SSLCallResult(ssl, returned: result)
+            switch status {
+            case .wantRead, .wantWrite:
+                if !socket.wait(forRead: status == .wantRead, forWrite: status == .wantWrite, until: deadline) {
                     throw HTTPSError(.timeout, host: label, "the client did not answer the certificate request in time")
                 }
-            case SSL_ERROR_ZERO_RETURN:
+            case .closedCleanly:
                 throw HTTPSError(.io, host: label, "the client closed the connection during the certificate request")
-            default:
+            case .systemCall, .failed:
                 let reasons = OpenSSLErrorQueue.drain().map(\.reason).joined(separator: "; ")
                 throw HTTPSError(
                     .clientCertificate, host: label, "the certificate request failed: \(reasons.isEmpty ? "connection error" : reasons)",
