@@ -125,3 +125,13 @@ public enum BasicAuth {
         }
     }
 }
+
+extension Credentials {
+    /// Whether a Kerberos principal (`alice@REALM`) is this user (`alice`, `alice@realm`, `REALM\\alice`).
+    func isUser(ofPrincipal principal: String?) -> Bool {
+        guard let principal else { return false }
+        let name = principal.split(separator: "@").first.map { String($0).lowercased() } ?? ""
+        let user = ntlmUserAndDomain.user.split(separator: "@").first.map { String($0).lowercased() } ?? ""
+        return name == user
+    }
+}

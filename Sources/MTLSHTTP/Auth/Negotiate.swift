@@ -73,7 +73,7 @@ public final class NegotiateContext: @unchecked Sendable {
         case .automatic(let name):
             do throws(KerberosFailure) {
                 try acquire(cache: name)
-                if let credentials, !LoginStateMachine.samePrincipal(clientPrincipal, credentials) {
+                if let credentials, !credentials.isUser(ofPrincipal: clientPrincipal) {
                     // Another user's ticket is not the login of the user given.
                     let held = clientPrincipal
                     mtls_gss_release_cred(credential)

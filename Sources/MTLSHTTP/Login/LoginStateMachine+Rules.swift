@@ -54,14 +54,6 @@ extension LoginStateMachine {
         Array("tls-server-end-point:".utf8) + NTLM.tlsServerEndPoint(certificate)
     }
 
-    /// Whether a principal (`alice@REALM`) is the user given (`alice`, `alice@realm`, `REALM\alice`).
-    static func samePrincipal(_ principal: String?, _ credentials: Credentials) -> Bool {
-        guard let principal else { return false }
-        let name = principal.split(separator: "@").first.map { String($0).lowercased() } ?? ""
-        let user = credentials.ntlmUserAndDomain.user.split(separator: "@").first.map { String($0).lowercased() } ?? ""
-        return name == user
-    }
-
     /// Picks the strongest scheme offered and prepares its answer.
     static func choose(_ challenges: [AuthChallenge], host: String) throws(HTTPSError) -> AuthAttempt {
         var attempt = AuthAttempt()

@@ -306,7 +306,7 @@ struct LoginStateMachine {
                 do throws(KerberosFailure) {
                     let context = try NegotiateContext(host: request.url.host, source: options.kerberos!, credentials: options.credentials)
                     if case .credentialsCache = options.kerberos!, let wanted = options.credentials, options.allowedSchemes.count > 1,
-                        !Self.samePrincipal(context.clientPrincipal, wanted)
+                        !wanted.isUser(ofPrincipal: context.clientPrincipal)
                     {
                         // --auth any with --user: another user's ticket is not that user's login.
                         throw KerberosFailure(
