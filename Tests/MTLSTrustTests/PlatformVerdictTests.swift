@@ -242,7 +242,8 @@ final class PlatformVerdictTests: XCTestCase {
         XCTAssertTrue(reason.contains("is revoked (keyCompromise) according to CRL http://ca.test/ca.crl"), reason)
         for platform in [Platform.android, .java, .chrome] {
             XCTAssertEqual(publicRevoked[platform]?.outcome, .accepted, "\(platform)")
-            XCTAssertTrue(publicRevoked[platform]?.notes.contains { $0.contains("yet \(platform.displayName) accepts it") } == true, "\(platform): \(publicRevoked[platform]?.notes ?? [])")
+            XCTAssertTrue(
+                publicRevoked[platform]?.notes.contains { $0.contains("yet \(platform.displayName) accepts it") } == true, "\(platform): \(publicRevoked[platform]?.notes ?? [])")
         }
         XCTAssertTrue(publicRevoked[.java]?.notes.contains { $0.contains("-Dcom.sun.net.ssl.checkRevocation=true") } == true)
 

@@ -557,7 +557,8 @@ public enum PlatformEvaluator {
                 passed.append(what)
             }
         }
-        let how = "\(platform.displayName) \(check == .none ? "does not check revocation \(anchorWords)" : "checks revocation \(anchorWords) \(check.rawValue)"): it \(policy.summary)"
+        let how =
+            "\(platform.displayName) \(check == .none ? "does not check revocation \(anchorWords)" : "checks revocation \(anchorWords) \(check.rawValue)"): it \(policy.summary)"
         if passed.isEmpty {
             notes.append("revocation: \(how)" + (report.certificates.allSatisfy { $0.status == .good } ? "; every certificate below the anchor is good" : ""))
         } else {

@@ -167,13 +167,17 @@ public enum PlatformRules {
         summary: "RSA keys under 1024 bits refused anywhere in the chain, under 2048 bits under a public root (ERR_CERT_WEAK_KEY)",
         source: chromeWeakKeySource, url: chromeWeakKeySourceURL, proof: "platform/rsa768.pem / platform/rsa1024.pem; \(tests)")
 
-    static let appleRevocationSource = "Apple Developer Documentation, SecPolicyCreateRevocation (no CRL or OCSP fetch by default; stapled OCSP and Apple's aggregated revocation of publicly trusted CAs, valid.apple.com)"
+    static let appleRevocationSource =
+        "Apple Developer Documentation, SecPolicyCreateRevocation (no CRL or OCSP fetch by default; stapled OCSP and Apple's aggregated revocation of publicly trusted CAs, valid.apple.com)"
     static let appleRevocationSourceURL = "https://developer.apple.com/documentation/security/1397939-secpolicycreaterevocation"
     static let androidRevocationSource = "AOSP Conscrypt TrustManagerImpl.java (PKIX revocation checking disabled: no CRL or OCSP fetch)"
-    static let androidRevocationSourceURL = "https://android.googlesource.com/platform/external/conscrypt/+/refs/heads/main/common/src/main/java/org/conscrypt/TrustManagerImpl.java"
-    static let javaRevocationSource = "JSSE Reference Guide, OpenJDK 17: com.sun.net.ssl.checkRevocation (default false), ocsp.enable, com.sun.security.enableCRLDP; PKIXRevocationChecker hard-fails without SOFT_FAIL"
+    static let androidRevocationSourceURL =
+        "https://android.googlesource.com/platform/external/conscrypt/+/refs/heads/main/common/src/main/java/org/conscrypt/TrustManagerImpl.java"
+    static let javaRevocationSource =
+        "JSSE Reference Guide, OpenJDK 17: com.sun.net.ssl.checkRevocation (default false), ocsp.enable, com.sun.security.enableCRLDP; PKIXRevocationChecker hard-fails without SOFT_FAIL"
     static let javaRevocationSourceURL = "https://docs.oracle.com/en/java/javase/17/security/java-secure-socket-extension-jsse-reference-guide.html"
-    static let chromeRevocationSource = "Chromium cert_verify_proc_builtin.cc: CRLSet only; online checks only with the EnableOnlineRevocationChecks (soft-fail) or RequireOnlineRevocationChecksForLocalAnchors (hard-fail) policies, both off by default"
+    static let chromeRevocationSource =
+        "Chromium cert_verify_proc_builtin.cc: CRLSet only; online checks only with the EnableOnlineRevocationChecks (soft-fail) or RequireOnlineRevocationChecksForLocalAnchors (hard-fail) policies, both off by default"
     static let chromeRevocationSourceURL = "https://chromium.googlesource.com/chromium/src/+/main/net/cert/cert_verify_proc_builtin.cc"
 
     /// A certificate of the chain is revoked and the platform learns it its own way (Apple:
@@ -181,7 +185,8 @@ public enum PlatformRules {
     /// behaviour (``PlatformRevocationPolicy``) only ever adds notes by default.
     public static let appleRevoked = PlatformRule(
         id: "apple.revoked", platform: .apple, code: "MTLS_APPLE_REVOKED",
-        summary: "Under a publicly trusted root, a revoked certificate is refused (Apple aggregates public CAs' revocations); no CRL or OCSP is fetched, so an undeterminable status passes; under a private anchor revocation is not checked",
+        summary:
+            "Under a publicly trusted root, a revoked certificate is refused (Apple aggregates public CAs' revocations); no CRL or OCSP is fetched, so an undeterminable status passes; under a private anchor revocation is not checked",
         source: appleRevocationSource, url: appleRevocationSourceURL,
         proof: "\(tests).testRevocationIsAppliedAsEachPlatformChecksIt; RevocationCommandTests.testPlatformVerdictsApplyRevocationAsEachPlatformDoes")
 
@@ -202,7 +207,8 @@ public enum PlatformRules {
     public static let revocation: [PlatformRevocationPolicy] = [
         PlatformRevocationPolicy(
             platform: .apple, privateAnchor: .none, publicRoot: .softFail,
-            summary: "fetches no CRL and asks no OCSP responder by default; it refuses a revoked certificate of a publicly trusted CA (Apple's aggregated revocation data) and a stapled revoked answer",
+            summary:
+                "fetches no CRL and asks no OCSP responder by default; it refuses a revoked certificate of a publicly trusted CA (Apple's aggregated revocation data) and a stapled revoked answer",
             enable: "an app opts in with SecPolicyCreateRevocation(kSecRevocationRequirePositiveResponse) for hard-fail",
             source: appleRevocationSource, url: appleRevocationSourceURL),
         PlatformRevocationPolicy(

@@ -234,11 +234,13 @@ public struct RevocationChecker: Sendable {
         }
         guard RevocationData.isIndirect(crl) else {
             return invalid(
-                "the CRL is issued by \(crl.issuer), not by the certificate's issuer \(issuer.subject), and is not an indirect CRL (no indirectCRL in its issuingDistributionPoint)")
+                "the CRL is issued by \(crl.issuer), not by the certificate's issuer \(issuer.subject), and is not an indirect CRL (no indirectCRL in its issuingDistributionPoint)"
+            )
         }
         guard RevocationData.names(indirect.names, contain: crl) else {
             return invalid(
-                "the indirect CRL is issued by \(crl.issuer), which the certificate's distribution point \(url) does not name as its cRLIssuer: not authorised for \(issuer.displayName) (RFC 5280 6.3.3 (b))")
+                "the indirect CRL is issued by \(crl.issuer), which the certificate's distribution point \(url) does not name as its cRLIssuer: not authorised for \(issuer.displayName) (RFC 5280 6.3.3 (b))"
+            )
         }
         var candidates = indirect.above + [issuer]
         for location in RevocationData.caIssuersURLs(crl) {
@@ -255,11 +257,13 @@ public struct RevocationChecker: Sendable {
             indirect.log(attempt)
         }
         guard let signer = candidates.first(where: { RevocationData.sameName(crl, $0) && RevocationData.verifies(crl, with: $0) }) else {
-            return invalid("the certificate of the indirect CRL's issuer \(crl.issuer) was not found (neither in the chain nor at the CRL's caIssuers URL), so the CRL cannot be verified")
+            return invalid(
+                "the certificate of the indirect CRL's issuer \(crl.issuer) was not found (neither in the chain nor at the CRL's caIssuers URL), so the CRL cannot be verified")
         }
         guard indirect.above.contains(where: { RevocationData.issued(signer, by: $0) }) else {
             return invalid(
-                "the indirect CRL's issuer \(signer.displayName) was not issued by a CA of \(certificate.displayName)'s chain: it does not chain to the same anchor (RFC 5280 6.3.3 (f))")
+                "the indirect CRL's issuer \(signer.displayName) was not issued by a CA of \(certificate.displayName)'s chain: it does not chain to the same anchor (RFC 5280 6.3.3 (f))"
+            )
         }
         guard signer.isValid(at: time) else {
             return invalid("the indirect CRL's issuer \(signer.displayName) is not valid at the evaluation time")

@@ -114,7 +114,8 @@ enum RevocationData {
         OpenSSLErrorQueue.clear()
         guard let key = X509_get0_pubkey(signer.reference.pointer), X509_CRL_verify(pointer, key) == 1 else {
             OpenSSLErrorQueue.clear()
-            let message = "the CRL's signature does not verify with the key of \(signer.displayName): it was not signed by \(indirectSigner == nil ? "the certificate's issuer" : "its issuer")"
+            let message =
+                "the CRL's signature does not verify with the key of \(signer.displayName): it was not signed by \(indirectSigner == nil ? "the certificate's issuer" : "its issuer")"
             return verdict(.invalidData(message), message)
         }
         if let usage = signer.keyUsage, !usage.contains(.cRLSign) {
