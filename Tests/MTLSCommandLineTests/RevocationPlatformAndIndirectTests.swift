@@ -128,6 +128,12 @@ extension RevocationCommandTests {
         XCTAssertEqual(unauthorisedEntries[0]["status"] as? String, "invalid", "\(unauthorisedEntries[0])")
         XCTAssertContains(unauthorisedEntries[0]["detail"] as? String ?? "", "does not name as its cRLIssuer")
         XCTAssertContains(try opensslIndirect("unauthorized"), "different CRL scope")
+        // The CRL issuer is named, but the CRL covers another distribution point (RFC 5280 6.3.3 (b)(2)(i)).
+        let (scope, _, scopeEntries) = try check("indirect-other-scope")
+        XCTAssertEqual(scope.exitCode, 1, "\(scope)")
+        XCTAssertEqual(scopeEntries[0]["status"] as? String, "invalid", "\(scopeEntries[0])")
+        XCTAssertContains(scopeEntries[0]["detail"] as? String ?? "", "covers another distribution point")
+        XCTAssertContains(try opensslIndirect("other-scope"), "different CRL scope")
         // Soft-fail lets invalid data pass, as it does for an unauthorised OCSP responder.
         XCTAssertEqual(try check("indirect-unauthorized", "soft").result.exitCode, 0)
     }

@@ -26,8 +26,10 @@
 #                        root): an indirect CRL (RFC 5280 5.2.5) that does not list it
 #   indirect-revoked     the same; the indirect CRL lists it (certificateIssuer: the issuing CA)
 #   indirect-unauthorized the same CRL, but its CDP names no cRLIssuer: the CRL's signer is not authorised
+#   indirect-other-scope its CDP (indirect-copy.crl) serves that CRL, whose issuingDistributionPoint
+#                        names indirect.crl: it covers another distribution point
 # URLs: http://127.0.0.1:HTTP_PORT/{root.crl,issuing.crl,issuing-delta.crl,revoked-ca.crl,stale.crl,
-# root.crt,issuing.crt,indirect.crl,crl-issuer.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
+# root.crt,issuing.crt,indirect.crl,indirect-copy.crl,crl-issuer.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
 # DIR/staple-good.der and DIR/staple-revoked.der are the issuing CA's OCSP answers for those
 # leaves, for `openssl s_server -status_file` (OCSP stapling; `curl --cert-status` judges).
 # The server is scripts/peers/revocation/server.py (python3; log in DIR/server.log).
@@ -159,6 +161,9 @@ CN = Corp Indirect CRL Issuer"
 $indirect_dp"
   issue leaf-indirect-revoked "/CN=indirect-revoked.corp.test" issuing 0x100C "$leaf
 $indirect_dp"
+  # The CRL issuer named, but the CRL served (a copy of indirect.crl) covers another distribution point.
+  issue leaf-indirect-other-scope "/CN=indirect-other-scope.corp.test" issuing 0x100E "$leaf
+${indirect_dp//indirect.crl/indirect-copy.crl}"
   # The same CRL, but this certificate's distribution point does not name the CRL issuer.
   issue leaf-indirect-unauthorized "/CN=indirect-unauthorized.corp.test" issuing 0x100D "$leaf
 crlDistributionPoints = URI:$u/indirect.crl"
@@ -185,6 +190,7 @@ crlDistributionPoints = URI:$u/indirect.crl"
   for f in "$D"/www/*.pem.crl; do ossl crl -in "$f" -outform DER -out "${f%.pem.crl}.crl"; rm -f "$f"; done
   ossl x509 -in "$D/root.pem" -outform DER -out "$D/www/root.crt"
   make_indirect_crl "$u"
+  cp "$D/www/indirect.crl" "$D/www/indirect-copy.crl"
   ossl x509 -in "$D/issuing.pem" -outform DER -out "$D/www/issuing.crt"
   # The delta CRL revokes delta-revoked; the responder must not know it yet (it answers from the
   # database as it stood at the base CRL, so that only the delta CRL tells).
@@ -200,7 +206,7 @@ crlDistributionPoints = URI:$u/indirect.crl"
       -reqin "$D/ocsp-request-$n.der" -respout "$D/staple-$n.der"
   done
   for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info \
-    indirect-good indirect-revoked indirect-unauthorized; do
+    indirect-good indirect-revoked indirect-unauthorized indirect-other-scope; do
     cat "$D/leaf-$n.pem" "$D/issuing.pem" >"$D/chain-$n.pem"
   done
   cat "$D/leaf-revoked-ca.pem" "$D/revoked-ca.pem" >"$D/chain-revoked-ca.pem"

@@ -225,7 +225,7 @@ public struct RevocationChecker: Sendable {
     /// above the certificate (so by the same anchor). Entries count for the certificate only when
     /// their certificateIssuer (5.3.3) is its issuer.
     private func judgeIndirect(
-        _ crl: CertificateRevocationList, url: String, certificate: Certificate, issuer: Certificate, at time: Date, deadline: Date,
+        _ crl: CertificateRevocationList, url: String, allCRLURLs: [String], certificate: Certificate, issuer: Certificate, at time: Date, deadline: Date,
         indirect: (names: [[UInt8]], above: [Certificate], log: (RevocationAttempt) -> Void)
     ) -> CRLVerdict {
         func invalid(_ message: String) -> CRLVerdict {
@@ -242,8 +242,16 @@ public struct RevocationChecker: Sendable {
                 "the indirect CRL is issued by \(crl.issuer), which the certificate's distribution point \(url) does not name as its cRLIssuer: not authorised for \(issuer.displayName) (RFC 5280 6.3.3 (b))"
             )
         }
+        // The CRL must cover the distribution point it was fetched from (6.3.3 (b)(2)(i)).
+        let scope = RevocationData.distributionPointURIs(crl)
+        if !scope.isEmpty, !scope.contains(where: { allCRLURLs.contains($0) }) {
+            return invalid(
+                "the indirect CRL at \(url) covers another distribution point (its issuingDistributionPoint names \(scope.joined(separator: ", "))), not this certificate's")
+        }
         var candidates = indirect.above + [issuer]
-        for location in RevocationData.caIssuersURLs(crl) {
+        // The CRL issuer's certificate from the CRL's caIssuers only when the chain does not hold it.
+        let inChain = candidates.contains { RevocationData.sameName(crl, $0) && RevocationData.verifies(crl, with: $0) }
+        for location in inChain ? [] : RevocationData.caIssuersURLs(crl) {
             let response = fetch(RevocationRequest(url: location), deadline: deadline)
             var attempt = RevocationAttempt(
                 kind: "CRL issuer", method: "GET", url: location, httpStatus: response.status, bytes: response.body.count, seconds: response.seconds,
@@ -300,7 +308,8 @@ public struct RevocationChecker: Sendable {
         }
         var verdict: CRLVerdict
         if let indirect, !RevocationData.sameName(crl, issuer) {
-            verdict = judgeIndirect(crl, url: url, certificate: certificate, issuer: issuer, at: time, deadline: deadline, indirect: indirect)
+            verdict = judgeIndirect(
+                crl, url: url, allCRLURLs: RevocationLocations(certificate).crls, certificate: certificate, issuer: issuer, at: time, deadline: deadline, indirect: indirect)
         } else {
             verdict = RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time)
         }
