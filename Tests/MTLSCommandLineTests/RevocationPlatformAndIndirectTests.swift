@@ -105,6 +105,30 @@ extension RevocationCommandTests {
     }
 }
 
+extension RevocationCommandTests {
+    /// A fleet shares one fetcher: the second target's caIssuers fetch and CRLs come from the cache.
+    func testFleetFetchesOurIssuerOnce() throws {
+        let server = try SServerPeer(
+            certificate: "\(dir)/leaf-good.pem", key: "\(dir)/leaf-good.key", ["-cert_chain", "\(dir)/issuing.pem", "-verify", "1"])
+        defer { server.stop() }
+        let targets = FileManager.default.temporaryDirectory.appendingPathComponent("revocation-fleet-\(UUID().uuidString).txt")
+        try "https://127.0.0.1:\(server.port)/\nhttps://127.0.0.1:\(server.port)/\n".write(to: targets, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: targets) }
+        let result = mtls([
+            "probe", "--targets", targets.path, "--concurrency", "1", "--anchors", "\(dir)/root.pem", "--cert", "\(dir)/leaf-revoked.pem", "--key",
+            "\(dir)/leaf-revoked.key", "--revocation", "soft", "--json",
+        ])
+        let lines = result.stdout.split(separator: "\n").filter { $0.hasPrefix("{") }
+        XCTAssertEqual(lines.count, 2, "\(result)")
+        let fetches = try lines.map { line -> [String: Any] in
+            let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let entries = (json["clientRevocation"] as? [String: Any])?["certificates"] as? [[String: Any]] ?? []
+            return try XCTUnwrap((entries.first?["attempts"] as? [[String: Any]])?.first { $0["kind"] as? String == "CA issuers" }, "\(json)")
+        }
+        XCTAssertEqual(fetches.map { $0["cached"] as? Bool }, [false, true], "\(fetches)")
+    }
+}
+
 /// Indirect CRLs (RFC 5280 5.2.5, 6.3.3): indirect.crl is signed by "Corp Indirect CRL Issuer" (under
 /// the root); the issuing CA's certificates name it as cRLIssuer. `openssl verify -extended_crl` judges.
 extension RevocationCommandTests {
