@@ -138,6 +138,7 @@ extension RevocationCommandTests {
         XCTAssertEqual(goodEntries[0]["status"] as? String, "good", "\(goodEntries[0])")
         let kinds = attempts(goodEntries[0]).map { "\($0["kind"] ?? "") \($0["url"] ?? "")" }
         XCTAssertTrue(kinds.contains("CRL issuer http://127.0.0.1:\(httpPort)/crl-issuer.crt"), "the CRL issuer's certificate from the CRL's caIssuers: \(kinds)")
+        XCTAssertTrue(kinds.contains("CRL issuer's CRL http://127.0.0.1:\(httpPort)/root.crl"), "the CRL issuer's own status, from the root's CRL: \(kinds)")
         XCTAssertEqual(try opensslIndirect("good"), "OK")
 
         let (revoked, revokedJSON, revokedEntries) = try check("indirect-revoked", "soft")
@@ -158,6 +159,12 @@ extension RevocationCommandTests {
         XCTAssertEqual(scopeEntries[0]["status"] as? String, "invalid", "\(scopeEntries[0])")
         XCTAssertContains(scopeEntries[0]["detail"] as? String ?? "", "covers another distribution point")
         XCTAssertContains(try opensslIndirect("other-scope"), "different CRL scope")
+        // A CRL issuer the root has revoked cannot vouch for anything (RFC 5280 6.3.3 (f)).
+        let (revokedIssuer, _, revokedIssuerEntries) = try check("indirect-revoked-issuer", "soft")
+        XCTAssertEqual(revokedIssuer.exitCode, 0, "soft: invalid data passes\n\(revokedIssuer)")
+        XCTAssertEqual(revokedIssuerEntries[0]["status"] as? String, "invalid", "\(revokedIssuerEntries[0])")
+        XCTAssertContains(revokedIssuerEntries[0]["detail"] as? String ?? "", "is itself revoked according to CRL http://127.0.0.1:\(httpPort)/root.crl")
+        XCTAssertEqual(try check("indirect-revoked-issuer").result.exitCode, 1, "hard: invalid data fails")
         // Soft-fail lets invalid data pass, as it does for an unauthorised OCSP responder.
         XCTAssertEqual(try check("indirect-unauthorized", "soft").result.exitCode, 0)
     }

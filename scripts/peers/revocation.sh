@@ -28,6 +28,8 @@
 #   indirect-unauthorized the same CRL, but its CDP names no cRLIssuer: the CRL's signer is not authorised
 #   indirect-other-scope its CDP (indirect-copy.crl) serves that CRL, whose issuingDistributionPoint
 #                        names indirect.crl: it covers another distribution point
+#   indirect-revoked-issuer its CDP names "Corp Revoked CRL Issuer", whose indirect CRL does not list it,
+#                        but the root has revoked that CRL issuer: its CRL cannot be relied on
 # URLs: http://127.0.0.1:HTTP_PORT/{root.crl,issuing.crl,issuing-delta.crl,revoked-ca.crl,stale.crl,
 # root.crt,issuing.crt,indirect.crl,indirect-copy.crl,crl-issuer.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
 # DIR/staple-good.der and DIR/staple-revoked.der are the issuing CA's OCSP answers for those
@@ -150,7 +152,8 @@ freshestCRL = URI:$u/issuing-delta.crl"
   issue crl-issuer "/CN=Corp Indirect CRL Issuer" root 0x14 "basicConstraints = critical, CA:FALSE
 keyUsage = critical, cRLSign, digitalSignature
 subjectKeyIdentifier = hash
-authorityKeyIdentifier = keyid:always"
+authorityKeyIdentifier = keyid:always
+crlDistributionPoints = URI:$u/root.crl"
   local indirect_dp="crlDistributionPoints = dp_indirect
 [ dp_indirect ]
 fullname = URI:$u/indirect.crl
@@ -164,6 +167,15 @@ $indirect_dp"
   # The CRL issuer named, but the CRL served (a copy of indirect.crl) covers another distribution point.
   issue leaf-indirect-other-scope "/CN=indirect-other-scope.corp.test" issuing 0x100E "$leaf
 ${indirect_dp//indirect.crl/indirect-copy.crl}"
+  # An indirect CRL whose issuer the root has revoked.
+  issue crl-issuer-revoked "/CN=Corp Revoked CRL Issuer" root 0x15 "basicConstraints = critical, CA:FALSE
+keyUsage = critical, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+crlDistributionPoints = URI:$u/root.crl"
+  local revoked_issuer_dp=${indirect_dp//indirect.crl/indirect-revoked-issuer.crl}
+  issue leaf-indirect-revoked-issuer "/CN=indirect-revoked-issuer.corp.test" issuing 0x100F "$leaf
+${revoked_issuer_dp//Corp Indirect CRL Issuer/Corp Revoked CRL Issuer}"
   # The same CRL, but this certificate's distribution point does not name the CRL issuer.
   issue leaf-indirect-unauthorized "/CN=indirect-unauthorized.corp.test" issuing 0x100D "$leaf
 crlDistributionPoints = URI:$u/indirect.crl"
@@ -174,6 +186,8 @@ crlDistributionPoints = URI:$u/indirect.crl"
   ossl ca -config "$db" -revoke "$D/leaf-revoked.pem" -crl_reason keyCompromise
   ossl ca -config "$D/db-root/ca.cnf" -valid "$D/issuing.pem"
   ossl ca -config "$D/db-root/ca.cnf" -valid "$D/stale-ca.pem"
+  ossl ca -config "$D/db-root/ca.cnf" -valid "$D/crl-issuer.pem"
+  ossl ca -config "$D/db-root/ca.cnf" -revoke "$D/crl-issuer-revoked.pem" -crl_reason keyCompromise
   ossl ca -config "$D/db-root/ca.cnf" -revoke "$D/revoked-ca.pem" -crl_reason cACompromise
   ossl ca -config "$D/db-revoked-ca/ca.cnf" -valid "$D/leaf-revoked-ca.pem"
   ossl ca -config "$D/db-stale-ca/ca.cnf" -valid "$D/leaf-stale-crl.pem"
@@ -190,6 +204,7 @@ crlDistributionPoints = URI:$u/indirect.crl"
   for f in "$D"/www/*.pem.crl; do ossl crl -in "$f" -outform DER -out "${f%.pem.crl}.crl"; rm -f "$f"; done
   ossl x509 -in "$D/root.pem" -outform DER -out "$D/www/root.crt"
   make_indirect_crl "$u"
+  make_indirect_crl "$u" indirect-revoked-issuer crl-issuer-revoked "Corp Revoked CRL Issuer"
   cp "$D/www/indirect.crl" "$D/www/indirect-copy.crl"
   ossl x509 -in "$D/issuing.pem" -outform DER -out "$D/www/issuing.crt"
   # The delta CRL revokes delta-revoked; the responder must not know it yet (it answers from the
@@ -206,7 +221,7 @@ crlDistributionPoints = URI:$u/indirect.crl"
       -reqin "$D/ocsp-request-$n.der" -respout "$D/staple-$n.der"
   done
   for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info \
-    indirect-good indirect-revoked indirect-unauthorized indirect-other-scope; do
+    indirect-good indirect-revoked indirect-unauthorized indirect-other-scope indirect-revoked-issuer; do
     cat "$D/leaf-$n.pem" "$D/issuing.pem" >"$D/chain-$n.pem"
   done
   cat "$D/leaf-revoked-ca.pem" "$D/revoked-ca.pem" >"$D/chain-revoked-ca.pem"
@@ -220,7 +235,7 @@ crlDistributionPoints = URI:$u/indirect.crl"
 # certificateIssuer, so the TBSCertList is described for `openssl asn1parse -genconf`, signed with
 # `openssl dgst -sign`, and described again with its signature.
 make_indirect_crl() {
-  local u=$1 g=$D/indirect-crl.cnf
+  local u=$1 name=${2:-indirect} signer=${3:-crl-issuer} signer_cn=${4:-Corp Indirect CRL Issuer} g=$D/indirect-crl.cnf
   local this next
   this=$(date -u -d '-1 hour' +%y%m%d%H%M%SZ)
   next=$(date -u -d '+7 days' +%y%m%d%H%M%SZ)
@@ -241,7 +256,7 @@ cn = SET:cn_crl_issuer
 attribute = SEQUENCE:cn_crl_issuer_value
 [ cn_crl_issuer_value ]
 type = OID:commonName
-value = UTF8:Corp Indirect CRL Issuer
+value = UTF8:$signer_cn
 [ issuing_name ]
 dc1 = SET:dc_test
 dc2 = SET:dc_corp
@@ -296,7 +311,7 @@ indirectCRL = IMPLICIT:4,BOOLEAN:TRUE
 [ idp_name ]
 fullName = IMPLICIT:0,SEQUENCE:idp_full_name
 [ idp_full_name ]
-uri = IMPLICIT:6,IA5:$u/indirect.crl
+uri = IMPLICIT:6,IA5:$u/$name.crl
 [ crl_aia ]
 id = OID:authorityInfoAccess
 value = OCTWRAP,SEQUENCE:crl_aia_value
@@ -304,16 +319,16 @@ value = OCTWRAP,SEQUENCE:crl_aia_value
 caIssuers = SEQUENCE:crl_aia_ca_issuers
 [ crl_aia_ca_issuers ]
 method = OID:caIssuers
-location = IMPLICIT:6,IA5:$u/crl-issuer.crt
+location = IMPLICIT:6,IA5:$u/$signer.crt
 CNF
   { echo 'asn1 = SEQUENCE:tbs'; cat "$g"; } >"$g.tbs"
   ossl asn1parse -genconf "$g.tbs" -noout -out "$D/indirect-tbs.der"
-  ossl dgst -sha256 -sign "$D/crl-issuer.key" -out "$D/indirect-sig.der" "$D/indirect-tbs.der"
+  ossl dgst -sha256 -sign "$D/$signer.key" -out "$D/indirect-sig.der" "$D/indirect-tbs.der"
   { echo 'asn1 = SEQUENCE:crl'; echo '[ crl ]'; echo 'tbs = SEQUENCE:tbs'; echo 'algorithm = SEQUENCE:ecdsa_sha256'
     echo "signature = FORMAT:HEX,BITSTRING:$(od -An -v -tx1 "$D/indirect-sig.der" | tr -d ' \n')"; cat "$g"; } >"$g.crl"
-  ossl asn1parse -genconf "$g.crl" -noout -out "$D/www/indirect.crl"
-  ossl crl -inform DER -in "$D/www/indirect.crl" -noout -verify -CAfile "$D/crl-issuer.pem"
-  ossl x509 -in "$D/crl-issuer.pem" -outform DER -out "$D/www/crl-issuer.crt"
+  ossl asn1parse -genconf "$g.crl" -noout -out "$D/www/$name.crl"
+  ossl crl -inform DER -in "$D/www/$name.crl" -noout -verify -CAfile "$D/$signer.pem"
+  ossl x509 -in "$D/$signer.pem" -outform DER -out "$D/www/$signer.crt"
   rm -f "$g" "$g.tbs" "$g.crl" "$D/indirect-tbs.der" "$D/indirect-sig.der"
 }
 

@@ -76,7 +76,11 @@ public struct RevocationChecker: Sendable {
         var label: String
     }
 
-    private func checkOne(_ certificate: Certificate, issuer: Certificate, above: [Certificate], depth: Int, at time: Date, deadline: Date) -> CertificateRevocation {
+    /// `allowsIndirect` is false while checking an indirect CRL's own issuer, so that a CRL
+    /// issuer whose status an indirect CRL would give cannot vouch for itself (RFC 5280 6.3.3 (f)).
+    private func checkOne(
+        _ certificate: Certificate, issuer: Certificate, above: [Certificate], depth: Int, at time: Date, deadline: Date, allowsIndirect: Bool = true
+    ) -> CertificateRevocation {
         let locations = RevocationLocations(certificate)
         var attempts: [RevocationAttempt] = []
         var sources: [Source] = []
@@ -100,7 +104,7 @@ public struct RevocationChecker: Sendable {
                 var issuerFetches: [RevocationAttempt] = []
                 let (attempt, verdict) = crlAttempt(
                     url, kind: "CRL", certificate: certificate, issuer: issuer, at: time, deadline: deadline,
-                    indirect: (locations.crlIssuers[url] ?? [], above, { issuerFetches.append($0) }))
+                    indirect: allowsIndirect ? (locations.crlIssuers[url] ?? [], above, { issuerFetches.append($0) }) : nil)
                 attempts.append(attempt)
                 attempts += issuerFetches
                 if let verdict {
@@ -275,6 +279,31 @@ public struct RevocationChecker: Sendable {
         }
         guard signer.isValid(at: time) else {
             return invalid("the indirect CRL's issuer \(signer.displayName) is not valid at the evaluation time")
+        }
+        // The CRL issuer's own certificate is checked as any certificate of a path is (6.3.3 (f)),
+        // its attempts listed with this certificate's; only a good status lets its CRL count.
+        if let position = indirect.above.firstIndex(where: { RevocationData.issued(signer, by: $0) }), signer.derBytes != issuer.derBytes,
+            !indirect.above.contains(where: { $0.derBytes == signer.derBytes })
+        {
+            let own = checkOne(
+                signer, issuer: indirect.above[position], above: Array(indirect.above[position...]), depth: 0, at: time, deadline: deadline,
+                allowsIndirect: false)
+            for var attempt in own.attempts {
+                attempt.kind = "CRL issuer's \(attempt.kind)"
+                indirect.log(attempt)
+            }
+            switch own.status {
+            case .good:
+                break
+            case .revoked:
+                return invalid("the indirect CRL's issuer \(signer.displayName) is itself \(own.status.name)\(own.decidedBy.map { " according to \($0)" } ?? "")")
+            case .unknown, .cannotCheck, .invalidData:
+                if mode == .hard {
+                    let message = "the revocation status of the indirect CRL's issuer \(signer.displayName) cannot be determined (\(own.status.name))"
+                    return CRLVerdict(
+                        status: .cannotCheck(message), thisUpdate: nil, nextUpdate: nil, isDelta: false, number: nil, baseNumber: nil, outcome: message)
+                }
+            }
         }
         return RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time, signer: signer)
     }
