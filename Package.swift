@@ -38,9 +38,12 @@ let package = Package(
         // The test processes wipe OpenSSL's frees like `mtls` does; the one load-time constructor
         // left is here, because which test first touches OpenSSL is not known.
         .target(name: "CTestWipingAllocator", dependencies: ["COpenSSLShims"], path: "Tests/CTestWipingAllocator"),
+        .target(
+            name: "MTLSTestSupport", dependencies: ["MTLSTrust", "MTLSHTTP", "COpenSSL", "COpenSSLShims", "CZlib"], path: "Tests/MTLSTestSupport"),
         .testTarget(name: "MTLSTrustTests", dependencies: ["MTLSTrust", "CTestWipingAllocator"]),
-        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust", "MTLSTestServer", "CTestWipingAllocator"]),
-        .testTarget(name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP", "MTLSTestServer", "CTestWipingAllocator"]),
+        .testTarget(name: "MTLSHTTPTests", dependencies: ["MTLSHTTP", "MTLSTrust", "MTLSTestServer", "MTLSTestSupport", "CTestWipingAllocator"]),
+        .testTarget(
+            name: "MTLSCommandLineTests", dependencies: ["MTLSCommandLine", "MTLSTrust", "MTLSHTTP", "MTLSTestServer", "MTLSTestSupport", "CTestWipingAllocator"]),
     ],
     swiftLanguageModes: [.v6]
 )

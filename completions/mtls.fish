@@ -94,7 +94,7 @@ complete -c mtls -n '__fish_seen_subcommand_from probe' -s H -l header -x -d 'An
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l data -x -d 'A request body (sent with Expect: 100-continue).'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l user -x -d 'User for Basic, Digest, NTLM or Kerberos (DOMAIN\\\\user for NTLM, user@REALM for Kerberos).'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l user-password -x -d 'The user\'s password (pass:, env:, file:, fd:, stdin); asked for on a terminal.'
-complete -c mtls -n '__fish_seen_subcommand_from probe' -l auth -x -a 'basic digest ntlm negotiate any' -d 'basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user\'s password) or any (the strongest offered). (default: any)'
+complete -c mtls -n '__fish_seen_subcommand_from probe' -l auth -x -a 'basic digest ntlm negotiate any' -d 'basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user\'s password) or any (Kerberos when a ticket can be had, else the strongest offered). (default: any)'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l no-channel-binding -d 'NTLM and Kerberos: send no TLS channel binding (as curl does), to test whether the server requires Extended Protection; sent by default.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l auth-origin -x -d 'Another origin (https://idp.example:8443) allowed to receive the credentials.'
 complete -c mtls -n '__fish_seen_subcommand_from probe' -l saml -d 'Submit SAML/WS-Federation POST-binding forms automatically, as a browser would.'

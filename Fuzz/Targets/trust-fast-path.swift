@@ -7,7 +7,8 @@
 // leaf → intermediate). Also checked: when `Certificate(derBytes:)` defers `d2i_X509`
 // (`CertificateLayout`), `d2i_X509` accepts the input, `i2d_X509` gives it back, and the answers
 // read from the DER equal OpenSSL's; when it keeps the input bytes as `derBytes`
-// (`CertificateSummaryReader.reencodesVerbatim`), `i2d_X509` gives exactly those bytes.
+// (`CertificateSummaryReader.reencodesVerbatim`), `i2d_X509` gives exactly those bytes; and for every
+// input `d2i_X509` accepts, the one certificate walk (`CertificateFacts`) reads what OpenSSL reads.
 import COpenSSL
 import Foundation
 @testable import MTLSTrust
@@ -132,6 +133,17 @@ private func encoded(_ pointer: OpaquePointer) -> [UInt8] {
 private func differential(_ bytes: [UInt8]) {
     guard let leaf = try? Certificate(derBytes: bytes) else { return }
     tally.parsed += 1
+    // The one certificate walk (`CertificateStructure`, read as `CertificateFacts`) against
+    // OpenSSL's decode of the same bytes, on a copy so that `leaf` stays undecoded.
+    bytes.withUnsafeBufferPointer { buffer in
+        var cursor = buffer.baseAddress
+        guard let decoded = d2i_X509(nil, &cursor, buffer.count) else { return }
+        defer { X509_free(decoded) }
+        let facts = CertificateFacts(der: encoded(decoded))
+        guard facts.isReadable else { return }  // BER that OpenSSL tolerates: the walk declines it
+        let differences = facts.differences(from: decoded)
+        check(differences.isEmpty, "the certificate walk and OpenSSL read different facts: \(differences)")
+    }
     for evaluator in setup.evaluators {
         // A fresh copy for each policy: the reference path below decodes the leaf it is given,
         // and the fast path checks an undecoded leaf on its DER.

@@ -44,6 +44,8 @@ static OM_uint32 (*initSecContext)(OM_uint32 *, gss_cred_id_t, gss_ctx_id_t *, g
                                    gss_buffer_desc *, gss_OID_desc **, gss_buffer_desc *, OM_uint32 *, OM_uint32 *);
 static OM_uint32 (*deleteSecContext)(OM_uint32 *, gss_ctx_id_t *, gss_buffer_desc *);
 
+static const char *(*errorMessage)(long);
+
 static const char *failure = "libgssapi_krb5 is not loaded";
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -68,6 +70,8 @@ static void load(void) {
     SYMBOL(releaseCred, "gss_release_cred");
     SYMBOL(initSecContext, "gss_init_sec_context");
     SYMBOL(deleteSecContext, "gss_delete_sec_context");
+    // libcom_err is a dependency of libgssapi_krb5: dlsym on the handle searches it too. Optional.
+    SYMBOL(errorMessage, "error_message");
 #undef SYMBOL
     if (!importName || !releaseName || !releaseBuffer || !displayStatus || !displayName || !acquireCred || !acquireCredFrom || !acquireCredWithPassword ||
         !inquireCred || !releaseCred || !initSecContext || !deleteSecContext) {
@@ -210,4 +214,9 @@ void mtls_gss_release_cred(mtls_gss_opaque *cred) {
     OM_uint32 minor;
     gss_cred_id_t handle = (gss_cred_id_t)cred;
     releaseCred(&minor, &handle);
+}
+
+const char *mtls_krb5_error_message(int32_t code) {
+    if (mtls_gss_load() != NULL || errorMessage == NULL) return NULL;
+    return errorMessage((long)code);
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import MTLSTestSupport
 
 /// `mtls probe --auth negotiate` against a private MIT KDC and Apache mod_auth_gssapi
 /// (scripts/peers/kerberos.sh, started once for the class), run as a user runs it: the built
@@ -10,9 +11,16 @@ final class ProbeKerberosTests: XCTestCase {
 
     private static var script: String { Fixtures.packageRoot.appendingPathComponent("scripts/peers/kerberos.sh").path }
 
+    nonisolated(unsafe) private static var ntlmPeer: [String: String]?
+
     override class func tearDown() {
         if let dir = peer?["DIR"] { _ = spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" stop --dir \"$1\" </dev/null >/dev/null 2>&1", script, dir]) }
         peer = nil
+        if let dir = ntlmPeer?["DIR"] {
+            let ntlm = Fixtures.packageRoot.appendingPathComponent("scripts/peers/ntlm/ntlm.sh").path
+            _ = spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" stop --dir \"$1\" </dev/null >/dev/null 2>&1", ntlm, dir])
+        }
+        ntlmPeer = nil
         super.tearDown()
     }
 
@@ -35,27 +43,41 @@ final class ProbeKerberosTests: XCTestCase {
             Self.startFailure = "\(binary) is not installed (see scripts/install-deps.sh)"
             throw XCTSkip(Self.startFailure!)
         }
+        do {
+            Self.peer = try Self.start(Self.script)
+        } catch let skip as XCTSkip {
+            Self.startFailure = "\(skip)"
+            throw skip
+        }
+        return Self.peer!
+    }
+
+    /// The NTLM peer (scripts/peers/ntlm/ntlm.sh), started once for the class when first needed.
+    private func ntlmPeer() throws -> [String: String] {
+        if let peer = Self.ntlmPeer { return peer }
+        Self.ntlmPeer = try Self.start(Fixtures.packageRoot.appendingPathComponent("scripts/peers/ntlm/ntlm.sh").path)
+        return Self.ntlmPeer!
+    }
+
+    /// `script start`, its KEY=value lines. Exit status 3 (a dependency missing) skips.
+    private static func start(_ script: String) throws -> [String: String] {
         // The script's output goes to files, not pipes: Foundation's Process can miss the exit of
         // a script whose daemons outlive it (as LoginPeer in MTLSHTTPTests notes).
-        let base = NSTemporaryDirectory() + "mtls-kerberos-start-\(UUID().uuidString)"
+        let base = NSTemporaryDirectory() + "mtls-peer-start-\(UUID().uuidString)"
         defer {
             try? FileManager.default.removeItem(atPath: base + ".out")
             try? FileManager.default.removeItem(atPath: base + ".err")
         }
-        let status = Self.spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" start </dev/null >\"$1.out\" 2>\"$1.err\"", Self.script, base])
+        let status = spawn(["/bin/sh", "-c", "exec /bin/bash \"$0\" start </dev/null >\"$1.out\" 2>\"$1.err\"", script, base])
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
-        if status == 3 {
-            Self.startFailure = err
-            throw XCTSkip(err)
-        }
+        if status == 3 { throw XCTSkip(err) }
         XCTAssertEqual(status, 0, err)
         var values: [String: String] = [:]
         for line in out.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
             values[String(line[..<equals])] = String(line[line.index(after: equals)...])
         }
-        Self.peer = values
         return values
     }
 
@@ -111,6 +133,7 @@ final class ProbeKerberosTests: XCTestCase {
         XCTAssertTrue(text.stdoutText.contains("alice@MTLS.TEST → HTTP/localhost"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("mutual auth     verified"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("Persistent-Auth: true"), text.stdoutText)
+        XCTAssertTrue(text.stdoutText.contains("Verdict: OK — 200 OK, logged in with Kerberos (alice@MTLS.TEST)"), text.stdoutText)
     }
 
     func testUserAndPasswordNeedNoKinit() throws {
@@ -190,5 +213,94 @@ final class ProbeKerberosTests: XCTestCase {
         XCTAssertEqual(withCertificate.status, 0, withCertificate.description)
         let client = try XCTUnwrap(try json(withCertificate)["clientCertificate"] as? [String: Any])
         XCTAssertEqual(client["requestPhases"] as? [String], ["renegotiation"])
+    }
+
+    private func events(_ result: ProcessResult) throws -> [String] {
+        try XCTUnwrap(try json(result)["events"] as? [[String: Any]]).compactMap { $0["line"] as? String }
+    }
+
+    /// IIS's order: the 401 Negotiate first, the certificate on the authenticated request (TLS 1.2
+    /// renegotiation; TLS 1.3 post-handshake auth), in the JSON event log and the text report's
+    /// "order" row; Apache's /kerberos-cert asks in the other order, and the row says so too.
+    func testTheCertificateRequestAfterTheKerberos401IsShownInOrder() throws {
+        let peer = try peer()
+        let cache = try kinit(peer)
+        let identity = ["--cert", Fixtures.path("client-alice.pem"), "--key", Fixtures.path("client-alice.key")]
+        for (port, phase) in [("IIS_PORT", "renegotiation"), ("IIS_PHA_PORT", "post-handshake")] {
+            let url = "https://localhost:\(peer[port]!)/kerberos-cert"
+            let result = try probe(peer, cache: cache, url, identity)
+            XCTAssertEqual(result.status, 0, "\(port): \(result.description)")
+            let lines = try events(result)
+            let unauthorized = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("< 401") }, "\(port): \(lines)")
+            let request = try XCTUnwrap(lines.firstIndex { $0 == "<<< CertificateRequest (\(phase))" }, "\(port): \(lines)")
+            let ok = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("< 200") }, "\(port): \(lines)")
+            XCTAssertTrue(unauthorized < request && request < ok, "\(port): \(lines)")
+            XCTAssertEqual((try json(result)["clientCertificate"] as? [String: Any])?["requestPhases"] as? [String], [phase])
+            let text = try runProcess(
+                try BuiltBinary.path(), ["probe", url, "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate"] + identity,
+                environment: environment(peer, cache: cache))
+            XCTAssertTrue(
+                text.stdoutText.contains(
+                    "order           GET /kerberos-cert → 401 Negotiate → GET /kerberos-cert (Kerberos answer) → CertificateRequest (\(phase)) → 200"),
+                "\(port): \(text.stdoutText)")
+            XCTAssertTrue(text.stdoutText.contains("logged in with the client certificate and Kerberos (alice@MTLS.TEST)"), text.stdoutText)
+        }
+        let apache = try runProcess(
+            try BuiltBinary.path(),
+            ["probe", "https://localhost:\(peer["RENEG_PORT"]!)/kerberos-cert", "--anchors", Fixtures.path("root-ca.pem"), "--auth", "negotiate"] + identity,
+            environment: environment(peer, cache: cache))
+        XCTAssertEqual(apache.status, 0, apache.description)
+        XCTAssertTrue(
+            apache.stdoutText.contains("order           GET /kerberos-cert → CertificateRequest (renegotiation) → 401 Negotiate → GET /kerberos-cert (Kerberos answer) → 200"),
+            apache.stdoutText)
+    }
+
+    /// `--auth any` (the default) with a ticket in the cache: Kerberos, no --user needed.
+    func testAuthAnyPrefersKerberosWhenTheCacheHoldsATicket() throws {
+        let peer = try peer()
+        let result = try runProcess(
+            try BuiltBinary.path(), ["probe", "https://localhost:\(peer["PORT"]!)/kerberos", "--anchors", Fixtures.path("root-ca.pem"), "--json"],
+            environment: environment(peer, cache: try kinit(peer)))
+        XCTAssertEqual(result.status, 0, result.description)
+        let negotiate = try XCTUnwrap((try json(result)["http"] as? [[String: Any]])?.last?["negotiate"] as? [String: Any])
+        XCTAssertEqual(negotiate["mechanism"] as? String, "Kerberos")
+        XCTAssertEqual(negotiate["ticket"] as? String, "credentials cache")
+        XCTAssertEqual(negotiate["mutualAuthentication"] as? Bool, true)
+    }
+
+    /// `--auth any` without a ticket or --user: the 401 stands, and the cause says why Kerberos could not answer.
+    func testAuthAnyWithoutATicketSaysWhyNotKerberos() throws {
+        let peer = try peer()
+        let result = try runProcess(
+            try BuiltBinary.path(), ["probe", "https://localhost:\(peer["PORT"]!)/kerberos", "--anchors", Fixtures.path("root-ca.pem"), "--json"],
+            environment: environment(peer, cache: "FILE:\(peer["DIR"]!)/no-cache"))
+        XCTAssertEqual(result.status, 1, result.description)
+        let cause = try XCTUnwrap(try causes(result).first)
+        XCTAssertEqual(cause["rule"] as? String, "credentials-wanted")
+        XCTAssertTrue((cause["cause"] as? String)?.contains("Kerberos could not answer: no Kerberos ticket") ?? false, "\(cause)")
+        XCTAssertTrue((cause["fix"] as? String)?.contains("kinit") ?? false, "\(cause)")
+        let fallback = (((try json(result)["http"] as? [[String: Any]])?.last?["negotiate"] as? [String: Any])?["fallback"] as? [String: Any])
+        XCTAssertEqual(fallback?["reason"] as? String, "no-credentials")
+    }
+
+    /// `--auth any --user DOMAIN\\user` and no ticket to be had: NTLM inside Negotiate (IIS's
+    /// provider order), and the report says why Kerberos was not used.
+    func testAuthAnyFallsBackToNTLMWithUserAndSaysWhy() throws {
+        let peer = try peer()
+        let ntlm = try ntlmPeer()
+        var env = environment(peer, cache: "FILE:\(peer["DIR"]!)/no-cache")
+        env["NPW"] = ntlm["NTLM_PASSWORD"]!
+        let arguments = [
+            "probe", "https://localhost:\(ntlm["PORT"]!)/negotiate", "--anchors", Fixtures.path("root-ca.pem"), "--user", "\(ntlm["NTLM_DOMAIN"]!)\\\(ntlm["NTLM_USER"]!)",
+            "--user-password", "env:NPW",
+        ]
+        let result = try runProcess(try BuiltBinary.path(), arguments + ["--json"], environment: env)
+        XCTAssertEqual(result.status, 0, result.description)
+        let negotiate = try XCTUnwrap((try json(result)["http"] as? [[String: Any]])?.last?["negotiate"] as? [String: Any], result.stdoutText)
+        XCTAssertEqual(negotiate["mechanism"] as? String, "NTLM")
+        XCTAssertEqual((negotiate["fallback"] as? [String: Any])?["reason"] as? String, "kdc-unreachable")
+        let text = try runProcess(try BuiltBinary.path(), arguments, environment: env)
+        XCTAssertTrue(text.stdoutText.contains("answered with NTLM"), text.stdoutText)
+        XCTAssertTrue(text.stdoutText.contains("kerberos        not used (kdc-unreachable)"), text.stdoutText)
     }
 }

@@ -4,6 +4,7 @@ import Synchronization
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import MTLSHTTP
 import MTLSTrust
 import XCTest
+import MTLSTestSupport
 
 final class AuthTests: XCTestCase {
     // MARK: WWW-Authenticate parsing

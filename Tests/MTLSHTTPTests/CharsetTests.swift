@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import XCTest
+import MTLSTestSupport
 
 final class CharsetTests: XCTestCase {
     func testShiftJISLabelsMeanCP932() {

@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import XCTest
+import MTLSTestSupport
 
 final class CookieJarTests: XCTestCase {
     private let now = Date(timeIntervalSince1970: 1_780_272_000)  // 2026-06-01T00:00:00Z

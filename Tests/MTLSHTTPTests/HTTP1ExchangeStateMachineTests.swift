@@ -1,6 +1,7 @@
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 /// The exchange state machine, event by event, with no sockets.
 final class HTTP1ExchangeStateMachineTests: XCTestCase {

@@ -5,6 +5,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTestServer
+import MTLSTestSupport
 
 /// The client against a scripted hostile server on loopback (``HostileServer``): every scenario
 /// must end in a clear ``HTTPSError`` — the phase and a fragment of the message are asserted —

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 /// `mtls probe --json` against servers it was not built with — Node.js, gnutls-serv, Go net/http,
 /// Python ssl (post-handshake auth), Java JSSE and lighttpd, each started by `scripts/peers/` —

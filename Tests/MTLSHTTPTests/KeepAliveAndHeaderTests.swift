@@ -5,6 +5,7 @@ import XCTest
 #endif
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 /// Connection reuse decisions, header-name matching and the resolver cache: the behaviour behind
 /// the keep-alive fast path (read ahead, one session store per connection, no Foundation string

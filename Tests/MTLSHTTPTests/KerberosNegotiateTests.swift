@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestSupport
 
 /// Negotiate with Kerberos against a real MIT KDC and Apache mod_auth_gssapi (scripts/peers/kerberos.sh):
 /// the login from a credentials cache and from a password, mutual authentication, the
@@ -109,6 +110,63 @@ final class KerberosNegotiateTests: XCTestCase {
         XCTAssertEqual(result.response.tls.certificateRequests.map(\.phase), [.renegotiation], "the certificate was asked for after the request")
         XCTAssertEqual(result.hops.map(\.status), [401, 200])
         XCTAssertTrue(result.hops.last?.reusedConnection ?? false)
+    }
+
+    /// IIS's order (scripts/peers/kerberos/iis_negotiate.py): the anonymous request gets the 401
+    /// Negotiate, and the certificate is asked for only on the authenticated request of the same
+    /// connection — by TLS 1.2 renegotiation, and by TLS 1.3 post-handshake auth. The client's
+    /// event log and the server's own record both show the 401 before the CertificateRequest.
+    func testIISOrderTheCertificateIsAskedForAfterTheKerberos401() throws {
+        let peer = try peer()
+        let identity = try ClientIdentity.files(certificatePath: LoginFixtures.cert("client-alice.pem"), keyPath: LoginFixtures.cert("client-alice.key"))
+        let cache = try kinit(peer)
+        let cases: [(String, CertificateRequestPhase, String)] = [("IIS_PORT", .renegotiation, "TLSv1.2"), ("IIS_PHA_PORT", .postHandshake, "TLSv1.3")]
+        for (port, phase, version) in cases {
+            var configuration = try LoginFixtures.configuration()
+            configuration.identities = [identity]
+            let session = try LoginSession(configuration: configuration, options: LoginOptions(allowedSchemes: [.negotiate], kerberos: .credentialsCache(cache)))
+            let result = try session.get("https://localhost:\(peer[port])/kerberos-cert")
+            XCTAssertEqual(result.status, 200, "\(port): \(result.text.text)")
+            let fields = LoginFixtures.fields(result.text.text)
+            XCTAssertEqual(fields["remote_user"], "alice@MTLS.TEST", port)
+            XCTAssertEqual(fields["verify"], "SUCCESS", port)
+            XCTAssertEqual(fields["protocol"], version, port)
+            XCTAssertEqual(
+                fields["order"], "GET /kerberos-cert,401 Negotiate,GET /kerberos-cert,authenticated alice@MTLS.TEST,CertificateRequest \(phase.rawValue),200 alice@MTLS.TEST",
+                "\(port): the server asked after the login")
+            XCTAssertEqual(result.hops.map(\.status), [401, 200], port)
+            XCTAssertTrue(result.hops.last?.reusedConnection ?? false, "\(port): one connection")
+            XCTAssertEqual(result.hops.last?.negotiate?.mutualAuthentication, true, port)
+            XCTAssertEqual(result.response.tls.certificateRequests.map(\.phase), [phase], port)
+            // The client's event log: 401, then the CertificateRequest, then 200.
+            let events = result.response.tls.events.events
+            let unauthorized = try XCTUnwrap(events.firstIndex { if case .httpResponse(401, _) = $0 { true } else { false } }, "\(port): \(events.map(\.line))")
+            let request = try XCTUnwrap(
+                events.firstIndex { if case .message(false, "CertificateRequest", phase == .renegotiation ? .renegotiation : .postHandshake) = $0 { true } else { false } })
+            let ok = try XCTUnwrap(events.firstIndex { if case .httpResponse(200, _) = $0 { true } else { false } })
+            XCTAssertTrue(unauthorized < request && request < ok, "\(port): \(events.map(\.line))")
+        }
+        // Apache asks in the other order: the certificate before the 401 (mod_ssl's access hook runs first).
+        var configuration = try LoginFixtures.configuration()
+        configuration.identities = [identity]
+        let session = try LoginSession(configuration: configuration, options: LoginOptions(allowedSchemes: [.negotiate], kerberos: .credentialsCache(cache)))
+        let apache = try session.get("https://localhost:\(peer["RENEG_PORT"])/kerberos-cert")
+        XCTAssertEqual(apache.status, 200)
+        let events = apache.response.tls.events.events
+        let request = try XCTUnwrap(events.firstIndex { if case .message(false, "CertificateRequest", .renegotiation) = $0 { true } else { false } })
+        let unauthorized = try XCTUnwrap(events.firstIndex { if case .httpResponse(401, _) = $0 { true } else { false } })
+        XCTAssertLessThan(request, unauthorized, events.map(\.line).joined(separator: "\n"))
+    }
+
+    /// Without a certificate, the IIS-ordered peer answers the authenticated request with 403.7.
+    func testIISOrderWithoutACertificateIs403AfterTheLogin() throws {
+        let peer = try peer()
+        let session = try session(peer, source: .credentialsCache(try kinit(peer)))
+        let result = try session.get("https://localhost:\(peer["IIS_PORT"])/kerberos-cert")
+        XCTAssertEqual(result.status, 403, result.text.text)
+        XCTAssertEqual(result.hops.map(\.status), [401, 403])
+        XCTAssertEqual(result.response.tls.certificateRequests.map(\.phase), [.renegotiation])
+        XCTAssertTrue(result.text.text.contains("403.7"), result.text.text)
     }
 
     // MARK: Client-side failures, before anything is sent
@@ -243,6 +301,106 @@ final class KerberosNegotiateTests: XCTestCase {
     }
 
     // MARK: Fallback
+
+    /// `.automatic` (`--auth any`): the ticket cache when it holds a ticket, no password needed.
+    func testAutomaticUsesTheTicketCache() throws {
+        let peer = try peer()
+        let options = LoginOptions(kerberos: .automatic(try kinit(peer)))
+        let result = try LoginFixtures.session(options).get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        XCTAssertEqual(result.hops.last?.negotiate?.mechanism, "Kerberos")
+        XCTAssertEqual(result.hops.last?.negotiate?.ticketSource, "credentials cache")
+        XCTAssertEqual(result.hops.last?.negotiate?.mutualAuthentication, true)
+    }
+
+    /// `.automatic` with a password and no cache: a ticket from the password, still Kerberos.
+    func testAutomaticGetsATicketFromThePasswordWhenTheCacheHasNone() throws {
+        let peer = try peer()
+        let options = LoginOptions(
+            credentials: Credentials(user: peer["USER"], password: Secret(peer["PASSWORD"])), kerberos: .automatic("FILE:\(peer["DIR"])/no-such-cache"))
+        let result = try LoginFixtures.session(options).get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        XCTAssertEqual(result.hops.last?.sentAuthorization, .negotiate)
+        XCTAssertEqual(result.hops.last?.negotiate?.ticketSource, "password")
+        XCTAssertEqual(LoginFixtures.fields(result.text.text)["remote_user"], "alice@MTLS.TEST")
+    }
+
+    /// `.automatic` without a ticket or a password: the 401 is the answer, and the hop says why.
+    func testAutomaticWithoutATicketLeavesThe401Explained() throws {
+        let peer = try peer()
+        let session = try LoginFixtures.session(LoginOptions(kerberos: .automatic("FILE:\(peer["DIR"])/no-such-cache")))
+        let result = try session.get("https://localhost:\(peer.port)/kerberos")
+        XCTAssertEqual(result.status, 401)
+        XCTAssertEqual(result.hops.count, 1, "nothing was sent")
+        XCTAssertEqual(result.hops.last?.negotiate?.mechanism, "none")
+        XCTAssertEqual(result.hops.last?.negotiate?.fallback?.reason, .noCredentials)
+        // A site reached by IP address: the SPN is unknown, also explained without an error.
+        let byAddress = try LoginFixtures.session(LoginOptions(kerberos: .automatic(try kinit(peer)))).get("https://127.0.0.1:\(peer.port)/kerberos")
+        XCTAssertEqual(byAddress.status, 401)
+        XCTAssertEqual(byAddress.hops.last?.negotiate?.fallback?.reason, .servicePrincipalUnknown)
+    }
+
+    /// IIS's provider order with a user: no ticket can be had (no cache; the NTLM domain is no
+    /// Kerberos realm here), so NTLM answers inside Negotiate, and the hop says why not Kerberos.
+    func testAutomaticFallsBackToNTLMInsideNegotiate() throws {
+        guard OpenSSLInfo.legacyProviderAvailable else { throw XCTSkip("OpenSSL's legacy provider (MD4) is not installed") }
+        let peer = try peer()
+        let ntlm = try LoginPeers.shared.ntlm()
+        let options = LoginOptions(
+            credentials: Credentials(user: ntlm["NTLM_USER"], password: Secret(ntlm["NTLM_PASSWORD"]), domain: ntlm["NTLM_DOMAIN"]),
+            kerberos: .automatic("FILE:\(peer["DIR"])/no-such-cache"))
+        let result = try LoginFixtures.session(options).get("https://localhost:\(ntlm.port)/negotiate")
+        XCTAssertEqual(result.status, 200, result.text.text)
+        XCTAssertEqual(result.hops.dropFirst().map(\.sentAuthorization), [.ntlm, .ntlm])
+        let outcome = try XCTUnwrap(result.hops.last?.negotiate)
+        XCTAssertEqual(outcome.mechanism, "NTLM")
+        XCTAssertEqual(outcome.fallback?.reason, .kdcUnreachable, outcome.fallback?.gssMessage ?? "")
+        XCTAssertEqual(outcome.fallback?.clientPrincipal, "alice@MTLS")
+        XCTAssertTrue(outcome.fallback?.gssMessage.contains("before that, the credentials cache") ?? false, outcome.fallback?.gssMessage ?? "")
+    }
+
+    /// A password the KDC refuses is not tried again with NTLM (as Windows' Negotiate does): the
+    /// domain would count a second failed logon toward the account's lockout.
+    func testAutomaticDoesNotTryNTLMWithAPasswordTheKDCRefused() throws {
+        guard OpenSSLInfo.legacyProviderAvailable else { throw XCTSkip("OpenSSL's legacy provider (MD4) is not installed") }
+        let peer = try peer()
+        let ntlm = try LoginPeers.shared.ntlm()
+        for (user, password, reason) in [(peer["USER"], "wrong", KerberosFailure.Reason.wrongPassword), (peer["DISABLED_USER"], peer["PASSWORD"], .accountDisabled)] {
+            let options = LoginOptions(credentials: Credentials(user: user, password: Secret(password)), kerberos: .automatic("FILE:\(peer["DIR"])/no-such-cache"))
+            let session = try LoginFixtures.session(options)
+            let error = try XCTUnwrap(failure { _ = try session.get("https://localhost:\(ntlm.port)/negotiate") }, user)
+            XCTAssertEqual(error.kerberos?.reason, reason, "\(user): \(error.description)")
+            XCTAssertTrue(error.kerberos?.judgesTheAccount ?? false, user)
+        }
+    }
+
+    /// The class comes from the krb5 error code in GSSAPI's minor status, whatever the text says.
+    func testClassificationKeysOnTheKrb5ErrorCode() throws {
+        func minor(_ code: Int32) -> UInt32 { UInt32(bitPattern: KerberosFailure.krb5TableBase + code) }
+        let failure = UInt32(13 << 16)
+        XCTAssertEqual(KerberosFailure.classify(major: failure, minor: minor(7), text: "Serveur inconnu"), .servicePrincipalUnknown)
+        XCTAssertEqual(KerberosFailure.classify(major: failure, minor: minor(23), text: ""), .passwordExpired)
+        XCTAssertEqual(KerberosFailure.classify(major: failure, minor: minor(18), text: ""), .accountDisabled)
+        XCTAssertEqual(KerberosFailure.classify(major: failure, minor: minor(156), text: ""), .kdcUnreachable)
+        XCTAssertEqual(KerberosFailure.classify(major: failure, minor: minor(37), text: ""), .clockSkew)
+        XCTAssertNil(KerberosFailure.krb5ErrorCode(minor: 39_756_044), "the GSS krb5 mechanism's own table is not krb5's")
+        XCTAssertEqual(KerberosFailure.classify(major: failure, minor: 39_756_044, text: "No Kerberos credentials available"), .noCredentials, "text as the last resort")
+        // Through SPNEGO, MIT re-maps the krb5 code to a process-local minor status, so the real
+        // failure is classed by the krb5 table's own message for the code (error_message).
+        let peer = try peer()
+        XCTAssertEqual(KerberosFailure.krb5TableMessages.first { $0.reason == .servicePrincipalUnknown }?.text, "Server not found in Kerberos database")
+        let context = try NegotiateContext(host: "127.0.0.1", source: .credentialsCache(try kinit(peer)))
+        do throws(KerberosFailure) {
+            _ = try context.step(input: nil, channelBindings: nil)
+            XCTFail("no SPN for an IP address")
+        } catch {
+            XCTAssertNil(KerberosFailure.krb5ErrorCode(minor: error.minorStatus), "SPNEGO's minor status is process-local: \(error.minorStatus)")
+            XCTAssertEqual(KerberosFailure.classify(tableText: error.gssMessage), .servicePrincipalUnknown, error.gssMessage)
+            XCTAssertEqual(error.reason, .servicePrincipalUnknown)
+        }
+        XCTAssertEqual(KerberosFailure.classify(tableText: "Client's credentials have been revoked"), .accountDisabled)
+        XCTAssertEqual(KerberosFailure.classify(tableText: "Password has expired"), .passwordExpired)
+    }
 
     /// `any` with a password but no ticket of that user: Basic answers instead; the Kerberos reason is kept.
     func testAnyFallsBackWhenNoTicketCanBeHad() throws {

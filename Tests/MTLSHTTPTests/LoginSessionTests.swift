@@ -1,6 +1,7 @@
 import Foundation
 import MTLSHTTP
 import XCTest
+import MTLSTestSupport
 
 final class LoginSessionTests: XCTestCase {
     private func sp(_ peer: LoginPeer, _ path: String) -> String { "https://127.0.0.1:\(peer["SP_PORT"])\(path)" }

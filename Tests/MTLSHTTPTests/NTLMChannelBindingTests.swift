@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestSupport
 
 /// IIS Extended Protection: the NTLMv2 response carries the TLS channel binding (RFC 5929
 /// tls-server-end-point as MS-NLMP MsvAvChannelBindings), and the NTLM peer's /epa path (IIS

@@ -3,54 +3,23 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
-
-/// A real peer started by `scripts/peers/*.sh` (Apache httpd with mod_ssl, nginx), stopped by PID.
-final class Peer {
-    let values: [String: String]
-    private let script: String
-
-    init(_ script: String, _ arguments: [String] = []) throws {
-        let path = HTTPFixtures.root.appendingPathComponent("scripts/peers/\(script)").path
-        let binary = script == "apache.sh" ? "/usr/sbin/apache2" : "/usr/sbin/nginx"
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw XCTSkip("\(binary) is not installed: run scripts/install-deps.sh")
-        }
-        self.script = path
-        let result = Subprocess.run("/bin/bash", [path, "start"] + arguments)
-        var values: [String: String] = [:]
-        for line in result.stdout.split(separator: "\n") {
-            let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
-            if parts.count == 2 { values[parts[0]] = parts[1] }
-        }
-        guard result.status == 0, values["PORT"] != nil else {
-            throw NSError(domain: "Peer", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "\(script) start failed: \(values)"])
-        }
-        self.values = values
-    }
-
-    func port(_ key: String = "PORT") -> Int { Int(values[key] ?? "") ?? 0 }
-
-    func stop() {
-        guard let directory = values["DIR"] else { return }
-        _ = Subprocess.run("/bin/bash", [script, "stop", "--dir", directory])
-    }
-}
+import MTLSTestSupport
 
 /// The client against Apache (per-location `SSLVerifyClient require`: renegotiation on TLS 1.2,
 /// post-handshake auth on TLS 1.3 — the IIS per-path behaviour) and nginx (certificate in the
 /// handshake), with curl as the independent judge of each outcome.
 final class PeerInteropTests: XCTestCase {
-    nonisolated(unsafe) static var apache13: Peer?
-    nonisolated(unsafe) static var apache12: Peer?
-    nonisolated(unsafe) static var nginx: Peer?
+    nonisolated(unsafe) static var apache13: InteropPeer?
+    nonisolated(unsafe) static var apache12: InteropPeer?
+    nonisolated(unsafe) static var nginx: InteropPeer?
     nonisolated(unsafe) static var startError: Error?
 
     override class func setUp() {
         super.setUp()
         do {
-            apache13 = try Peer("apache.sh")
-            apache12 = try Peer("apache.sh", ["--tls-max", "1.2"])
-            nginx = try Peer("nginx.sh")
+            apache13 = try InteropPeer("apache.sh")
+            apache12 = try InteropPeer("apache.sh", ["--tls-max", "1.2"])
+            nginx = try InteropPeer("nginx.sh")
         } catch {
             startError = error
         }
@@ -63,7 +32,7 @@ final class PeerInteropTests: XCTestCase {
         super.tearDown()
     }
 
-    private func peer(_ peer: Peer?) throws -> Peer {
+    private func peer(_ peer: InteropPeer?) throws -> InteropPeer {
         if let error = PeerInteropTests.startError { throw error }
         return try XCTUnwrap(peer)
     }

@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestSupport
 
 /// `mtls probe` against the NTLM peer's `/epa` path (IIS Extended Protection, tokenChecking
 /// "Require"): with the TLS channel binding that mtls sends by default the login succeeds; with

@@ -4,6 +4,7 @@ import XCTest
 @testable import MTLSHTTP
 import MTLSTrust
 import MTLSTestServer
+import MTLSTestSupport
 
 /// A server-initiated TLS 1.2 renegotiation is a full handshake from our side: a server that
 /// resumes sessions in renegotiations (Node.js, OpenSSL servers by default) still gets to send its

@@ -2,6 +2,7 @@ import Foundation
 import MTLSHTTP
 import MTLSTrust
 import XCTest
+import MTLSTestSupport
 
 /// A SAML 2.0 login end to end: Apache mod_auth_mellon as the service provider, the pysaml2 IdP of
 /// scripts/peers/saml/idp.py behind Basic auth, signed responses posted back through an

@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSHTTP
 import MTLSTrust
+import MTLSTestSupport
 
 /// The transport's event log against the in-process server: every handshake message in order with
 /// its direction and phase, the ServerHello's choice, finished handshakes, HTTP heads, and the

@@ -11,6 +11,7 @@
 #   PORT=<main vhost, TLS 1.2+1.3>  RENEG_PORT=<TLS 1.2 only>  WRONG_SPN_PORT  OLD_KVNO_PORT  SKEW_PORT
 #   USER=alice  PASSWORD=<password>  EXPIRED_USER=expired  DISABLED_USER=disabled (same password)
 #   KDC_PID  PID=<httpd parent>  SKEW_PID=<httpd under faketime, +2 hours>
+#   IIS_PORT=<TLS 1.2>  IIS_PHA_PORT=<TLS 1.3>  IIS_PID=<kerberos/iis_negotiate.py>
 # Principals (realm MTLS.TEST): alice, expired (password expired), disabled (-allow_tix),
 # HTTP/localhost (keytab DIR/http.keytab, kvno 2 after one re-key: DIR/old.keytab keeps kvno 1),
 # HTTP/other.test (DIR/other.keytab). No HTTP/127.0.0.1: a site reached by IP has no SPN.
@@ -22,6 +23,11 @@
 #   /                  200 without authentication
 # WRONG_SPN_PORT's keytab holds only HTTP/other.test; OLD_KVNO_PORT's holds HTTP/localhost kvno 1;
 # SKEW_PORT is a second Apache run under faketime two hours ahead.
+# Apache asks for /kerberos-cert's certificate BEFORE the 401 (mod_ssl's access hook runs before
+# authentication). IIS_PORT / IIS_PHA_PORT are kerberos/iis_negotiate.py (python3-gssapi + libssl):
+# IIS's order, the 401 Negotiate first, then the certificate on the authenticated request of the
+# same connection, by TLS 1.2 renegotiation (IIS_PORT) or TLS 1.3 post-handshake auth (IIS_PHA_PORT);
+# /kerberos and /kerberos-cert, whoami bodies with an `order=` line; log DIR/iis.log.
 # Client environment: KRB5_CONFIG=DIR/krb5.conf, KRB5CCNAME=FILE:DIR/... of the caller's choice.
 # The krb5.conf sets rdns = false and dns_canonicalize_hostname = false: names are used as typed.
 # Logs: DIR/kdc.log, DIR/error.log, DIR/skew-error.log. Exit status 3: a dependency is missing.
@@ -196,6 +202,7 @@ do_start() {
   [[ -x /usr/sbin/krb5kdc && -x /usr/sbin/kdb5_util && -x /usr/sbin/kadmin.local ]] || missing "krb5-kdc and krb5-admin-server (apt-get install krb5-kdc krb5-admin-server)"
   [[ -x "$HTTPD" && -f "$MODDIR/mod_auth_gssapi.so" ]] || missing "apache2 and libapache2-mod-auth-gssapi"
   command -v faketime >/dev/null || missing "faketime"
+  /usr/bin/python3 -c 'import gssapi' 2>/dev/null || missing "python3-gssapi (apt-get install python3-gssapi)"
   make_instance_dir kerberos "$DIR"
   local d=$INST_DIR
   if read_env "$d" && pid_alive "${ENV_KDC_PID:-}" krb5kdc; then die "an instance is already running in $d; stop it first"; fi
@@ -212,10 +219,20 @@ printf 'path=%s\nremote_user=%s\nauth_type=%s\nprotocol=%s\nverify=%s\nsubject=%
 CGI
   chmod 755 "$d/cgi-bin/whoami.cgi"
 
-  local attempt base kdc_pid pid skew_pid
+  # RFC 5929 tls-server-end-point of the server certificate, for iis_negotiate.py's acceptor.
+  local sigalg digest cb_hash
+  sigalg=$(openssl x509 -in "$d/certs/server-chain.pem" -noout -text | sed -n 's/^ *Signature Algorithm: *//p' | head -n 1)
+  case $sigalg in
+    *[Ss][Hh][Aa]384*) digest=sha384 ;;
+    *[Ss][Hh][Aa]512*) digest=sha512 ;;
+    *) digest=sha256 ;;
+  esac
+  cb_hash=$(openssl x509 -in "$d/certs/server-chain.pem" -outform DER | openssl dgst "-$digest" -binary | od -An -v -tx1 | tr -d ' \n')
+
+  local attempt base kdc_pid pid skew_pid iis_pid
   for attempt in 1 2 3 4 5; do
-    base=$(free_base 6)
-    local kdc=$base port=$((base + 1)) reneg=$((base + 2)) wrong=$((base + 3)) old=$((base + 4)) skew=$((base + 5))
+    base=$(free_base 8)
+    local kdc=$base port=$((base + 1)) reneg=$((base + 2)) wrong=$((base + 3)) old=$((base + 4)) skew=$((base + 5)) iis=$((base + 6)) iis_pha=$((base + 7))
     write_krb5 "$d" "$kdc"
     if [[ ! -f "$d/db/stash" ]]; then
       : >"$d/db/kadm5.acl"
@@ -248,7 +265,12 @@ CGI
     pid=$!
     KRB5_CONFIG=$d/krb5.conf KRB5RCACHETYPE=none setsid faketime -f +2h "$HTTPD" -f "$d/skew-apache.conf" -DFOREGROUND </dev/null >"$d/skew-startup.log" 2>&1 &
     skew_pid=$!
-    if wait_ready 15 "$pid" "$d/apache.conf" "$port" "$reneg" "$wrong" "$old" && wait_ready 15 "$skew_pid" "$d/skew-apache.conf" "$skew"; then
+    : >"$d/iis.log"
+    KRB5_CONFIG=$d/krb5.conf KRB5RCACHETYPE=none setsid /usr/bin/python3 "$PEERS_DIR/kerberos/iis_negotiate.py" "$d" "$iis" "$iis_pha" "$cb_hash" \
+      </dev/null >"$d/iis-startup.log" 2>&1 &
+    iis_pid=$!
+    if wait_ready 15 "$pid" "$d/apache.conf" "$port" "$reneg" "$wrong" "$old" && wait_ready 15 "$skew_pid" "$d/skew-apache.conf" "$skew" \
+      && wait_ready 15 "$iis_pid" iis_negotiate.py "$iis" "$iis_pha"; then
       {
         echo "REALM=$REALM"
         echo "KDC_PORT=$kdc"
@@ -266,20 +288,24 @@ CGI
         echo "KDC_PID=$kdc_pid"
         echo "PID=$pid"
         echo "SKEW_PID=$skew_pid"
+        echo "IIS_PORT=$iis"
+        echo "IIS_PHA_PORT=$iis_pha"
+        echo "IIS_PID=$iis_pid"
       } | tee "$d/instance.env"
       return 0
     fi
     stop_pid "$pid" "$d/apache.conf" 5
     stop_pid "$skew_pid" "$d/skew-apache.conf" 5
+    stop_pid "$iis_pid" iis_negotiate.py 5
     stop_pid "$kdc_pid" krb5kdc 5
-    if grep -qiE 'could not bind|Address already in use' "$d/startup.log" "$d/error.log" "$d/skew-startup.log" 2>/dev/null; then
+    if grep -qiE 'could not bind|Address already in use' "$d/startup.log" "$d/error.log" "$d/skew-startup.log" "$d/iis-startup.log" 2>/dev/null; then
       note "port range $base busy, retrying"
       continue
     fi
     break
   done
   note "the Kerberos peer failed to start; see $d/startup.log, $d/error.log and $d/kdc.log"
-  tail -n 20 "$d/startup.log" "$d/error.log" "$d/skew-startup.log" >&2 || true
+  tail -n 20 "$d/startup.log" "$d/error.log" "$d/skew-startup.log" "$d/iis-startup.log" >&2 || true
   exit 1
 }
 
@@ -290,6 +316,7 @@ do_stop() {
   if read_env "$d"; then
     [[ -n "${ENV_PID:-}" ]] && stop_pid "$ENV_PID" "$d/apache.conf" 10
     [[ -n "${ENV_SKEW_PID:-}" ]] && stop_pid "$ENV_SKEW_PID" "$d/skew-apache.conf" 10
+    [[ -n "${ENV_IIS_PID:-}" ]] && stop_pid "$ENV_IIS_PID" iis_negotiate.py 10
     [[ -n "${ENV_KDC_PID:-}" ]] && stop_pid "$ENV_KDC_PID" krb5kdc 10
   fi
   local p conf

@@ -69,6 +69,10 @@ mtls_gss_status mtls_gss_init(mtls_gss_opaque *_Nullable cred, mtls_gss_opaque *
                               const uint8_t *_Nullable bindings, size_t bindings_length, const uint8_t *_Nullable input, size_t input_length,
                               uint8_t *_Nullable *_Nonnull output, size_t *output_length, uint32_t *ret_flags);
 
+/// The message of a com_err code (MIT's error_message, from libcom_err, which libgssapi_krb5
+/// loads): the text krb5 itself gives that code in this process's locale. NULL when not loaded.
+const char *_Nullable mtls_krb5_error_message(int32_t code);
+
 /// Deletes a context (NULL is fine).
 void mtls_gss_delete_context(mtls_gss_opaque *_Nullable context);
 

@@ -50,12 +50,20 @@ struct ProbeAnalysis {
     /// 0 exactly when the flow succeeded and no rule found a cause; else the top cause's code.
     var exitCode: Int32 { ProbeRules.exitCode(causes) }
 
+    /// `, logged in with the client certificate and Kerberos (alice@REALM)`: what the login used.
+    var loginWords: String {
+        var ways: [String] = []
+        if requests.contains(where: { $0.sentCertificate != nil }) { ways.append("the client certificate") }
+        if let outcome = loginHops.last?.negotiate, outcome.mechanism == "Kerberos" { ways.append("Kerberos (\(outcome.clientPrincipal ?? "?"))") }
+        return ways.isEmpty ? "" : ", logged in with " + ways.joined(separator: " and ")
+    }
+
     /// The one-line verdict, also written to stderr.
     var verdictLine: String {
         let causes = self.causes
         guard let top = causes.first else {
             let status = final.map { "\($0.status)\($0.head.reason.isEmpty ? "" : " \($0.head.reason)")" } ?? ""
-            return "Verdict: OK — \(status)" + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : "")
+            return "Verdict: OK — \(status)" + loginWords
                 + (warnings.isEmpty ? "" : " (\(warnings.count) warning\(warnings.count == 1 ? "" : "s"))")
         }
         return "Verdict: FAILED (exit \(exitCode)) — \(top.text)"
@@ -101,6 +109,46 @@ struct ProbeAnalysis {
         if facts.renegotiationResumed { return "no: the server renegotiated but resumed the session, so it could not ask" }
         if facts.handshakeFinished { return "no: the server never asked on this connection" }
         return "unknown: the handshake did not finish"
+    }
+
+    /// The order of the HTTP exchanges and the certificate requests on the final connection
+    /// (`GET /x → 401 Negotiate → GET /x (Negotiate answer) → CertificateRequest (renegotiation) → 200`),
+    /// when the server asked after a request: IIS asks after the login's 401, Apache before it.
+    static func requestOrder(_ events: [TLSEvent], hops: [LoginHop]) -> String? {
+        let asksLate = events.contains { if case .message(false, "CertificateRequest", let phase) = $0 { phase != .handshake } else { false } }
+        guard asksLate else { return nil }
+        // The responses logged on this connection are the last hops' (the connection is reused
+        // through a login); they name the challenge and the answer when their statuses agree.
+        let responses = events.filter { if case .httpResponse = $0 { true } else { false } }.count
+        let onConnection = Array(hops.suffix(responses))
+        var requestIndex = 0
+        var responseIndex = 0
+        var steps: [String] = []
+        for event in events {
+            switch event {
+            case .httpRequest(let method, let target):
+                var text = "\(method) \(target)"
+                if requestIndex < onConnection.count, let scheme = onConnection[requestIndex].sentAuthorization {
+                    text += " (\(scheme == .negotiate ? "Kerberos" : scheme.displayName) answer)"
+                }
+                requestIndex += 1
+                steps.append(text)
+            case .httpResponse(let status, _):
+                var text = "\(status)"
+                if responseIndex < onConnection.count, onConnection[responseIndex].status == status, status == 401,
+                    let challenge = onConnection[responseIndex].challenges.first
+                {
+                    text += " \(challenge.scheme)"
+                }
+                responseIndex += 1
+                steps.append(text)
+            case .message(false, "CertificateRequest", let phase):
+                steps.append("CertificateRequest (\(phase.rawValue))")
+            default:
+                break
+            }
+        }
+        return steps.joined(separator: " → ")
     }
 
     /// Whether the server sent the path from its leaf up to the anchor, less the root: followed
@@ -194,6 +242,7 @@ struct ProbeAnalysis {
         console.out()
         section("Client certificate")
         if let line = ProbeAnalysis.requestedLine(facts) { row("requested", line) }
+        if let order = ProbeAnalysis.requestOrder(facts.events, hops: loginHops) { row("order", order) }
         for request in requests {
             row("requested", "yes, \(ProbeRules.phaseWords(request.phase))")
             row("accepted CAs", request.acceptedCANames.isEmpty ? "none sent (any issuer; IIS 2012+ sends none by default)" : request.acceptedCANames.joined(separator: "; "))
@@ -241,7 +290,12 @@ struct ProbeAnalysis {
                 for challenge in hop.challenges { row("auth offered", challenge.description) }
                 if let scheme = hop.sentAuthorization { row("credentials", "answered with \(scheme.displayName) (secret not shown)") }
                 if let outcome = hop.negotiate {
-                    row("kerberos", "\(outcome.clientPrincipal ?? "?") → \(outcome.servicePrincipal)" + (hop.channelBindingSent == true ? ", TLS channel binding sent" : ""))
+                    if outcome.fallback == nil {
+                        row(
+                            "kerberos",
+                            "\(outcome.clientPrincipal ?? "?") → \(outcome.servicePrincipal)" + (outcome.ticketSource.map { ", ticket from the \($0)" } ?? "")
+                                + (hop.channelBindingSent == true ? ", TLS channel binding sent" : ""))
+                    }
                     if let mutual = outcome.mutualAuthentication {
                         row(
                             "mutual auth",
@@ -276,7 +330,7 @@ struct ProbeAnalysis {
         if causes.isEmpty {
             let status = final.map { "\($0.status)\($0.head.reason.isEmpty ? "" : " \($0.head.reason)")" } ?? ""
             console.out(
-                "Verdict: " + console.paint("OK", .green) + " — \(status)" + (requests.contains { $0.sentCertificate != nil } ? ", logged in with the client certificate" : ""))
+                "Verdict: " + console.paint("OK", .green) + " — \(status)" + loginWords)
         } else {
             console.out("Verdict: " + console.paint("FAILED", .red) + " (exit \(exitCode))")
             for (index, cause) in causes.enumerated() {
@@ -531,7 +585,7 @@ extension ProbeAnalysis {
                     ("mechanism", .string(outcome.mechanism)), ("clientPrincipal", JSON.optional(outcome.clientPrincipal)),
                     ("servicePrincipal", .string(outcome.servicePrincipal)), ("mutualAuthentication", outcome.mutualAuthentication.map { .bool($0) } ?? .null),
                     ("persistentAuth", JSON.optional(outcome.persistentAuth)), ("channelBinding", hop.channelBindingSent.map { .bool($0) } ?? .null),
-                    ("fallback", outcome.fallback.map(kerberosJSON) ?? .null),
+                    ("fallback", outcome.fallback.map(kerberosJSON) ?? .null), ("ticket", JSON.optional(outcome.ticketSource)),
                 ])
             )
         ]

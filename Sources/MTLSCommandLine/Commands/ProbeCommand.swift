@@ -49,7 +49,8 @@ enum ProbeCommand {
             OptionSpec(.user, valueName: "NAME", help: "User for Basic, Digest, NTLM or Kerberos (DOMAIN\\\\user for NTLM, user@REALM for Kerberos)."),
             OptionSpec(.userPassword, valueName: "SPEC", help: "The user's password (pass:, env:, file:, fd:, stdin); asked for on a terminal."),
             OptionSpec(
-                .auth, valueName: "SCHEME", help: "basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user's password) or any (the strongest offered).",
+                .auth, valueName: "SCHEME",
+                help: "basic, digest, ntlm, negotiate (Kerberos: the ticket cache, or --user's password) or any (Kerberos when a ticket can be had, else the strongest offered).",
                 kind: .choice(["basic", "digest", "ntlm", "negotiate", "any"]),
                 defaultValue: "any"),
             OptionSpec(
@@ -262,9 +263,10 @@ enum ProbeCommand {
             allowed = [scheme]
             // Kerberos as `curl --negotiate -u :`: the credentials cache, or a ticket from --user's password.
             if chosen == .negotiate { loginOptions.kerberos = credentials == nil ? .credentialsCache() : .password }
-        } else if credentials != nil {
-            // --auth any with --user: Kerberos when the cache holds that user's ticket, else NTLM (IIS's provider order).
-            loginOptions.kerberos = .credentialsCache()
+        } else {
+            // --auth any: Kerberos first when a ticket can be had (the cache's, of --user's user when
+            // given, else one from --user's password), then NTLM with --user: IIS's provider order.
+            loginOptions.kerberos = .automatic()
         }
         if let trace { loginOptions.trace = { line in trace.append("* " + line) } }
         let session = LoginSession(client: client, cookies: jar, options: loginOptions)

@@ -41,6 +41,8 @@ struct ProbeFacts {
         var offered: [String]
         /// For an NTLM/Negotiate answer: whether a TLS channel binding was sent (nil: not known).
         var channelBindingSent: Bool?
+        /// Why Kerberos did not answer a Negotiate challenge (`--auth any`), when it did not.
+        var kerberosNotUsed: KerberosFailure? = nil
     }
 
     /// The error that ended the probe.
@@ -202,7 +204,8 @@ extension ProbeFacts {
             }
             if let scheme = hop.sentAuthorization { answered = scheme.displayName }
             return Exchange(
-                kind: kind, status: hop.status, answeredWith: answered, offered: hop.challenges.map { $0.scheme }, channelBindingSent: hop.channelBindingSent ?? channelBindingSent)
+                kind: kind, status: hop.status, answeredWith: answered, offered: hop.challenges.map { $0.scheme }, channelBindingSent: hop.channelBindingSent ?? channelBindingSent,
+                kerberosNotUsed: hop.negotiate?.fallback)
         }
         if let final = analysis.final {
             finalStatus = final.status

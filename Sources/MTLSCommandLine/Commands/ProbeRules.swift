@@ -307,6 +307,13 @@ enum ProbeRules {
         let offeredWords = offered.joined(separator: ", ")
         guard let user = facts.user else {
             let windows = offered.contains { ["ntlm", "negotiate"].contains($0.lowercased()) }
+            // --auth any tried Kerberos first (a ticket from the cache): say why it could not answer.
+            if let kerberos = last.kerberosNotUsed {
+                let (why, fix) = kerberos.explanation
+                return ProbeFinding(
+                    id: "credentials-wanted", text: "the server wants credentials (\(offeredWords)), and Kerberos could not answer: \(why)",
+                    fix: fix + "; or pass --user DOMAIN\\user --user-password SPEC for NTLM", exitCode: ExitCode.no)
+            }
             return ProbeFinding(
                 id: "credentials-wanted", text: "the server wants credentials (\(offeredWords))",
                 fix: "pass --user NAME --user-password SPEC" + (windows ? " (Windows auth: DOMAIN\\user, answered with NTLM)" : ""), exitCode: ExitCode.no)

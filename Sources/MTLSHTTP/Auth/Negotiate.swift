@@ -19,6 +19,12 @@ public enum KerberosCredentialSource: Sendable, Equatable {
     /// A ticket obtained without `kinit` from ``LoginOptions/credentials`` (user principal and
     /// password, `gss_acquire_cred_with_password`); it lives in memory only, never in a cache.
     case password
+    /// Whatever can be had, in the order of Windows' Negotiate provider (`--auth any`): the
+    /// credentials cache (nil: `KRB5CCNAME` or the default) when it holds a ticket — of
+    /// ``LoginOptions/credentials``' user when they are given — else, with credentials, a ticket
+    /// from their password. When neither works the login falls back to NTLM (with credentials) or
+    /// leaves the 401 as the answer, and ``NegotiateOutcome/fallback`` says why.
+    case automatic(String? = nil)
 }
 
 /// Why a Kerberos (`Negotiate`) login failed, as GSSAPI and the KDC or server said it.
@@ -27,6 +33,11 @@ public enum KerberosCredentialSource: Sendable, Equatable {
 /// `error-code`) the server returned in its `WWW-Authenticate: Negotiate` token, or else on MIT
 /// krb5's message text (GSSAPI minor codes through SPNEGO are process-local, not comparable).
 public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
+    /// True when the KDC judged the account itself (wrong password, password expired, account
+    /// disabled or locked out). Windows' Negotiate does not then try NTLM with the same password:
+    /// the domain controller would refuse it too, and count a second failed logon toward lockout.
+    public var judgesTheAccount: Bool { [.wrongPassword, .passwordExpired, .accountDisabled].contains(reason) }
+
     /// The failure classes a user can act on.
     public enum Reason: String, Sendable, Equatable {
         /// No ticket in the credentials cache (no `kinit`), or no cache at all.
@@ -77,6 +88,9 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
     public var kerberosErrorCode: Int?
     /// Whether the failure happened here before anything was sent (else the server refused).
     public var beforeSending: Bool
+    /// The GSSAPI minor status as the library returned it (for MIT krb5 usually a com_err code
+    /// of the krb5 table; see ``KerberosFailure/krb5ErrorCode(minor:)``), 0 when not known.
+    public var minorStatus: UInt32 = 0
 
     /// One sentence: what happened, to which principal.
     public var description: String { explanation.message }
@@ -152,10 +166,82 @@ public struct KerberosFailure: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The class of a client-side GSSAPI failure, from the major status and MIT krb5's text.
-    static func classify(major: UInt32, text: String) -> Reason {
+    /// MIT krb5's com_err table `krb5` (ERROR_TABLE_BASE_krb5): its first 128 codes are the
+    /// protocol's own error codes (RFC 4120 §7.5.9), the rest the library's (krb5_err.et).
+    static let krb5TableBase: Int32 = -1_765_328_384
+
+    /// The offset in MIT's `krb5` error table of a GSSAPI minor status, or nil when the status is
+    /// from another table (SPNEGO's, the GSS krb5 mechanism's own) or not a com_err code.
+    ///
+    /// MIT's mechglue passes a mechanism's minor status up unchanged the first time a value is
+    /// seen, and re-maps it to a process-local number when another mechanism reported the same
+    /// value (gssint_mecherrmap_map). A call to the krb5 mechanism keeps the code; through SPNEGO
+    /// (what HTTP Negotiate uses) MIT 1.20 re-maps it, so there the code is recovered from the
+    /// text by ``classify(tableText:)``. The code is read first wherever it survives.
+    public static func krb5ErrorCode(minor: UInt32) -> Int? {
+        let offset = Int64(Int32(bitPattern: minor)) - Int64(krb5TableBase)
+        return (0..<256).contains(offset) ? Int(offset) : nil
+    }
+
+    /// The codes classified, as offsets in the `krb5` table (see ``classify(krb5Code:)``).
+    static let classifiedKrb5Codes = [6, 7, 18, 23, 24, 31, 32, 37, 148, 154, 156, 220, 141, 195]
+
+    /// The library's own message of each classified code (MIT's `error_message`, in the locale
+    /// GSSAPI writes its texts in), longest first; empty when the library is not loaded.
+    static let krb5TableMessages: [(text: String, reason: Reason)] = {
+        classifiedKrb5Codes.compactMap { code -> (String, Reason)? in
+            guard let message = mtls_krb5_error_message(krb5TableBase + Int32(code)), let reason = classify(krb5Code: code) else { return nil }
+            let text = String(cString: message)
+            return text.isEmpty || text.hasPrefix("Unknown code") ? nil : (text, reason)
+        }.sorted { $0.0.count > $1.0.count }
+    }()
+
+    /// The class of a GSSAPI text by the krb5 table's own message for a classified code: the
+    /// message (whose principal names are cut out, as MIT's extended messages insert them, e.g.
+    /// "Server HTTP/x@R not found in Kerberos database") contains the table's text.
+    static func classify(tableText text: String) -> Reason? {
+        let words = normalized(text)
+        return krb5TableMessages.first { words.contains(normalized($0.text)) }?.reason
+    }
+
+    /// Lower case, words naming principals or quoted realms cut out.
+    private static func normalized(_ text: String) -> String {
+        text.split(separator: " ").filter { !$0.contains("@") && !$0.contains("\"") }.joined(separator: " ").lowercased()
+    }
+
+    /// The class of a `krb5` error table offset (krb5.h's KRB5KDC_ERR_*, KRB5KRB_AP_ERR_*, KRB5_*).
+    static func classify(krb5Code code: Int) -> Reason? {
+        switch code {
+        case 6: .clientUnknown  // KRB5KDC_ERR_C_PRINCIPAL_UNKNOWN
+        case 7: .servicePrincipalUnknown  // KRB5KDC_ERR_S_PRINCIPAL_UNKNOWN
+        case 18: .accountDisabled  // KRB5KDC_ERR_CLIENT_REVOKED (disabled, locked out, -allow_tix)
+        case 23: .passwordExpired  // KRB5KDC_ERR_KEY_EXP
+        case 24: .wrongPassword  // KRB5KDC_ERR_PREAUTH_FAILED
+        case 31: .wrongPassword  // KRB5KRB_AP_ERR_BAD_INTEGRITY: the AS-REP did not decrypt (no pre-authentication)
+        case 32: .ticketExpired  // KRB5KRB_AP_ERR_TKT_EXPIRED
+        case 37, 148: .clockSkew  // KRB5KRB_AP_ERR_SKEW, KRB5_KDCREP_SKEW
+        case 154, 156, 220: .kdcUnreachable  // KRB5_REALM_UNKNOWN ("Cannot find KDC"), KRB5_KDC_UNREACH, KRB5_REALM_CANT_RESOLVE
+        case 141, 195: .noCredentials  // KRB5_CC_NOTFOUND, KRB5_FCC_NOFILE
+        default: nil
+        }
+    }
+
+    /// The class of a client-side GSSAPI failure: the krb5 error code in the minor status first,
+    /// then the major status, and MIT krb5's text last.
+    static func classify(major: UInt32, minor: UInt32 = 0, text: String) -> Reason {
         let error = major & UInt32(MTLS_GSS_ERROR_MASK)
         if major == UInt32(MTLS_GSS_S_UNAVAILABLE) && text.contains("could not be loaded") { return .libraryUnavailable }
+        if let code = krb5ErrorCode(minor: minor), let reason = classify(krb5Code: code) { return reason }
+        // Through SPNEGO the minor status is a process-local number (MIT's SPNEGO re-maps the
+        // krb5 mechanism's code, which the mechglue then sees a second time: 100001, 100002, …),
+        // so the code is recovered from the text, by the krb5 table's own message for each code
+        // (error_message), not by English literals: that follows the library and its locale.
+        if let reason = classify(tableText: text) { return reason }
+        // The English literals below stay as the last resort, for MIT's extended messages that
+        // reword the table's ("Cannot find KDC for realm \"X\"" for "Cannot find KDC for
+        // requested realm") and for codes of other tables (the GSS krb5 mechanism's own says
+        // "No Kerberos credentials available"). mtls does not call setlocale, so these are the
+        // texts MIT writes (krb5-locales' translations apply only after setlocale).
         // The krb5 error table's messages (krb5/krb5_err.et), as gss_display_status gives them.
         let rules: [(String, Reason)] = [
             ("Server not found in Kerberos database", .servicePrincipalUnknown),
@@ -227,6 +313,8 @@ public final class NegotiateContext: @unchecked Sendable {
     public private(set) var isEstablished = false
     /// True when the server proved its identity (mutual authentication was granted).
     public private(set) var mutualAuthenticated = false
+    /// Where the ticket came from: the credentials cache, or the password (``KerberosCredentialSource/automatic(_:)`` resolves to one).
+    public private(set) var usedSource: KerberosCredentialSource = .credentialsCache()
 
     /// Whether MIT krb5's GSSAPI can be loaded; nil when it can, else why not.
     public static var libraryFailure: String? { mtls_gss_load().map { String(cString: $0) } }
@@ -241,28 +329,71 @@ public final class NegotiateContext: @unchecked Sendable {
     /// - Throws: ``KerberosFailure`` naming the cause.
     public init(host: String, source: KerberosCredentialSource, credentials: Credentials? = nil) throws(KerberosFailure) {
         servicePrincipal = "HTTP/\(host)"
-        var cred: OpaquePointer? = nil
-        var lifetime: UInt32 = 0
-        let status: mtls_gss_status
         switch source {
         case .credentialsCache(let name):
-            status = mtls_gss_acquire(nil, nil, 0, name, &cred, &lifetime)
+            try acquire(cache: name)
         case .password:
             guard let credentials else {
                 throw KerberosFailure(
                     reason: .noCredentials, clientPrincipal: nil, servicePrincipal: servicePrincipal, gssMessage: "a password source needs a user and password",
                     majorStatus: UInt32(MTLS_GSS_S_NO_CRED), beforeSending: true)
             }
-            let principal = Self.principal(credentials)
-            clientPrincipal = principal
-            status = credentials.password.withUnsafeBytes { bytes in
-                mtls_gss_acquire(principal, bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, nil, &cred, &lifetime)
+            try acquire(password: credentials)
+        case .automatic(let name):
+            do throws(KerberosFailure) {
+                try acquire(cache: name)
+                if let credentials, !LoginStateMachine.samePrincipal(clientPrincipal, credentials) {
+                    // Another user's ticket is not the login of the user given.
+                    let held = clientPrincipal
+                    mtls_gss_release_cred(credential)
+                    credential = nil
+                    clientPrincipal = nil
+                    throw KerberosFailure(
+                        reason: .noCredentials, clientPrincipal: held, servicePrincipal: servicePrincipal,
+                        gssMessage: "the credentials cache holds a ticket of \(held ?? "another user"), not of \(credentials.user)", majorStatus: 0, beforeSending: true)
+                }
+                usedSource = .credentialsCache(name)
+            } catch {
+                guard let credentials else { throw error }
+                let fromCache = error
+                do throws(KerberosFailure) {
+                    try acquire(password: credentials)
+                } catch {
+                    // The password's reason decides (it was the last chance); the cache's is kept in the text.
+                    var failure = error
+                    failure.gssMessage += (failure.gssMessage.isEmpty ? "" : "; ") + "before that, the credentials cache: \(fromCache.gssMessage)"
+                    throw failure
+                }
             }
         }
-        if let failure = Self.failure(status, service: servicePrincipal, client: clientPrincipal) {
-            throw failure
-        }
+    }
+
+    /// Initiator credentials from a credentials cache (nil: KRB5CCNAME or the default).
+    private func acquire(cache name: String?) throws(KerberosFailure) {
+        var cred: OpaquePointer? = nil
+        var lifetime: UInt32 = 0
+        let status = mtls_gss_acquire(nil, nil, 0, name, &cred, &lifetime)
+        if let failure = Self.failure(status, service: servicePrincipal, client: clientPrincipal) { throw failure }
         credential = cred
+        usedSource = .credentialsCache(name)
+        if let cred, let name = mtls_gss_cred_name(cred) {
+            clientPrincipal = String(cString: name)
+            free(name)
+        }
+    }
+
+    /// A fresh ticket-granting ticket from a password, held in memory only.
+    private func acquire(password credentials: Credentials) throws(KerberosFailure) {
+        var cred: OpaquePointer? = nil
+        var lifetime: UInt32 = 0
+        let principal = Self.principal(credentials)
+        clientPrincipal = principal
+        let status = credentials.password.withUnsafeBytes { bytes in
+            mtls_gss_acquire(principal, bytes.baseAddress ?? UnsafePointer(bitPattern: 1), bytes.count, nil, &cred, &lifetime)
+        }
+        if let failure = Self.failure(status, service: servicePrincipal, client: clientPrincipal) { throw failure }
+        credential = cred
+        usedSource = .password
         if let cred, let name = mtls_gss_cred_name(cred) {
             clientPrincipal = String(cString: name)
             free(name)
@@ -305,7 +436,8 @@ public final class NegotiateContext: @unchecked Sendable {
             if let input, let code = Self.kerberosErrorCode(in: input) {
                 failure.kerberosErrorCode = code
                 failure.reason = KerberosFailure.classify(kerberosError: code)
-            } else if input != nil, failure.reason == .other {
+            } else if input != nil, [.other, .wrongPassword, .cannotDecrypt].contains(failure.reason) {
+                // The server's token did not verify (KRB5KRB_AP_ERR_BAD_INTEGRITY here is the AP-REP, not a password).
                 failure.reason = .mutualAuthenticationFailed
             }
             throw failure
@@ -326,8 +458,8 @@ public final class NegotiateContext: @unchecked Sendable {
         free(status.text)
         guard status.major & UInt32(MTLS_GSS_ERROR_MASK) != 0 else { return nil }
         return KerberosFailure(
-            reason: KerberosFailure.classify(major: status.major, text: text), clientPrincipal: client, servicePrincipal: service, gssMessage: text,
-            majorStatus: status.major, beforeSending: true)
+            reason: KerberosFailure.classify(major: status.major, minor: status.minor, text: text), clientPrincipal: client, servicePrincipal: service,
+            gssMessage: text, majorStatus: status.major, beforeSending: true, minorStatus: status.minor)
     }
 
     /// The `error-code` of a `KRB-ERROR` (RFC 4120 §5.9.1, `[APPLICATION 30]`) inside a server's
@@ -392,8 +524,11 @@ public struct NegotiateOutcome: Sendable, Equatable, CustomStringConvertible {
     /// The server's `Persistent-Auth` header (`true`: the login holds for the connection, as IIS
     /// and mod_auth_gssapi's `GssapiConnectionBound` say).
     public var persistentAuth: String?
-    /// Why Kerberos was not used when another scheme answered instead (`--auth any`).
+    /// Why Kerberos was not used when another scheme answered instead, or when nothing could
+    /// answer (`--auth any`; then ``mechanism`` is `none`).
     public var fallback: KerberosFailure?
+    /// Where the Kerberos ticket came from: `credentials cache` or `password`; nil after a fallback.
+    public var ticketSource: String?
 
     public init(
         mechanism: String, clientPrincipal: String? = nil, servicePrincipal: String, mutualAuthentication: Bool? = nil, persistentAuth: String? = nil,
@@ -408,6 +543,16 @@ public struct NegotiateOutcome: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `Kerberos alice@REALM → HTTP/host, mutual auth verified, Persistent-Auth: true`.
+    /// The ticket's source, as a user would name it.
+    static func ticketSourceName(_ source: KerberosCredentialSource) -> String {
+        switch source {
+        case .credentialsCache: "credentials cache"
+        case .password: "password"
+        case .automatic: "credentials cache or password"
+        }
+    }
+
+    /// `Kerberos alice@REALM → HTTP/host, mutual auth verified, Persistent-Auth: true`.
     public var description: String {
         var text = "\(mechanism) \(clientPrincipal ?? "?") → \(servicePrincipal)"
         switch mutualAuthentication {
@@ -416,6 +561,7 @@ public struct NegotiateOutcome: Sendable, Equatable, CustomStringConvertible {
         case nil: break
         }
         if let persistentAuth { text += ", Persistent-Auth: \(persistentAuth)" }
+        if let ticketSource { text += ", ticket from the \(ticketSource)" }
         if let fallback { text += ", Kerberos not used: \(fallback.reason.rawValue)" }
         return text
     }

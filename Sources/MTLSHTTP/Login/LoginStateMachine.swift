@@ -203,6 +203,7 @@ struct LoginStateMachine {
             hop.negotiate = NegotiateOutcome(
                 mechanism: "Kerberos", clientPrincipal: context.clientPrincipal, servicePrincipal: context.servicePrincipal,
                 persistentAuth: response.headers["Persistent-Auth"])
+            hop.negotiate?.ticketSource = NegotiateOutcome.ticketSourceName(context.usedSource)
             if response.status != 401 {
                 // Mutual authentication: the server's last token proves it holds the service key.
                 let token = challenges.isEmpty ? Self.negotiateToken(in: response) : nil
@@ -323,7 +324,15 @@ struct LoginStateMachine {
                     kind = .authentication(.negotiate)
                     return nextHop(request)
                 } catch {
-                    guard !usable.isEmpty else { throw error.httpsError(host: host) }
+                    if usable.isEmpty, case .automatic? = options.kerberos {
+                        // --auth any without a password: the 401 stands as the answer, and the hop
+                        // says why Kerberos could not answer it (no ticket, SPN unknown, ...).
+                        options.trace?("Kerberos not used (\(error.reason.rawValue)): \(error.explanation.message)")
+                        hops[hops.count - 1].negotiate = NegotiateOutcome(
+                            mechanism: "none", clientPrincipal: error.clientPrincipal, servicePrincipal: error.servicePrincipal, fallback: error)
+                        return finish(response)
+                    }
+                    guard !usable.isEmpty, !error.judgesTheAccount else { throw error.httpsError(host: host) }
                     options.trace?("Kerberos not used (\(error.reason.rawValue)): \(error.explanation.message); falling back")
                     attempt = try Self.choose(usable, host: host)
                     attempt.kerberosFallback = error

@@ -4,7 +4,8 @@
     import Foundation
 #endif
 
-/// The parts of a certificate the Swift policies judge, read from its DER with ``DER/element(in:at:limit:)``.
+/// The parts of a certificate the Swift policies judge, read from the one walk of its DER
+/// (``CertificateStructure``).
 ///
 /// OpenSSL has already parsed and checked the certificate; this reader only gathers what OpenSSL
 /// does not expose plainly (extension criticality, the raw SAN and name-constraint entries, an
@@ -91,67 +92,31 @@ struct CertificateFacts: Sendable {
     init(_ certificate: Certificate) { self.init(der: certificate.derBytes) }
 
     init(der: [UInt8]) {
-        guard let outer = DER.element(in: der, at: 0), outer.tag == 0x30,
-            let tbs = DER.element(in: der, at: outer.contentStart, limit: outer.contentEnd), tbs.tag == 0x30
-        else { return }
-        var cursor = tbs.contentStart
-        func next() -> DER.Element? {
-            guard cursor < tbs.contentEnd, let element = DER.element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
-            cursor = element.end
-            return element
+        if let facts = CertificateStructure.walk(der, CertificateFacts.init) { self = facts }
+    }
+
+    private init(_ p: UnsafePointer<UInt8>, _ walk: CertificateStructure) {
+        func bytes(_ range: Range<Int>) -> [UInt8] { Array(UnsafeBufferPointer(start: p + range.lowerBound, count: range.count)) }
+        func content(_ element: StrictDER.Element) -> [UInt8] { bytes(element.start..<element.end) }
+        if let wrapper = walk.version, let integer = StrictDER.element(p, wrapper.start, wrapper.end), integer.tag == 0x02, integer.length == 1 {
+            version = Int(Int8(bitPattern: p[integer.start]))  // an INTEGER is signed, as OpenSSL reads it
         }
-        guard var item = next() else { return }
-        if item.tag == 0xA0 {  // [0] EXPLICIT version
-            if let integer = DER.element(in: der, at: item.contentStart, limit: item.contentEnd), integer.tag == 0x02, integer.contentEnd == integer.contentStart + 1 {
-                version = Int(der[integer.contentStart])
-            }
-            guard let following = next() else { return }
-            item = following
+        serial = content(walk.serial)
+        subjectIsEmpty = walk.subject.length == 0
+        issuerDER = bytes(walk.issuer.header..<walk.issuer.end)
+        subjectDER = bytes(walk.subject.header..<walk.subject.end)
+        let algorithm = walk.innerAlgorithm
+        if let oid = StrictDER.element(p, algorithm.start, algorithm.end), oid.tag == 0x06 {
+            signatureAlgorithm = (CertificateFacts.dotted(content(oid)), bytes(oid.end..<algorithm.end))
         }
-        guard item.tag == 0x02 else { return }
-        serial = Array(der[item.contentStart..<item.contentEnd])
-        // signature, issuer, validity, subject, subjectPublicKeyInfo
-        var fields: [DER.Element] = []
-        for _ in 0..<5 {
-            guard let field = next(), field.tag == 0x30 else { return }
-            fields.append(field)
-        }
-        subjectIsEmpty = fields[3].contentStart == fields[3].contentEnd
-        issuerDER = Array(der[fields[1].headerStart..<fields[1].contentEnd])
-        subjectDER = Array(der[fields[3].headerStart..<fields[3].contentEnd])
-        if let algorithm = DER.element(in: der, at: fields[0].contentStart, limit: fields[0].contentEnd), algorithm.tag == 0x06 {
-            signatureAlgorithm = (
-                CertificateFacts.dotted(der[algorithm.contentStart..<algorithm.contentEnd]), Array(der[algorithm.end..<fields[0].contentEnd])
-            )
-        }
-        if let start = DER.element(in: der, at: fields[2].contentStart, limit: fields[2].contentEnd),
-            let end = DER.element(in: der, at: start.end, limit: fields[2].contentEnd)
-        {
-            notBefore = (start.tag, String(decoding: der[start.contentStart..<start.contentEnd], as: UTF8.self))
-            notAfter = (end.tag, String(decoding: der[end.contentStart..<end.contentEnd], as: UTF8.self))
-        }
-        while let optional = next() {
-            guard optional.tag == 0xA3 else { continue }  // [1] issuerUID, [2] subjectUID are skipped
-            guard let list = DER.element(in: der, at: optional.contentStart, limit: optional.contentEnd), list.tag == 0x30 else { return }
-            var position = list.contentStart
-            while position < list.contentEnd {
-                guard let entry = DER.element(in: der, at: position, limit: list.contentEnd), entry.tag == 0x30,
-                    let oid = DER.element(in: der, at: entry.contentStart, limit: entry.contentEnd), oid.tag == 0x06
-                else { return }
-                position = entry.end
-                var critical = false
-                guard var field = DER.element(in: der, at: oid.end, limit: entry.contentEnd) else { return }
-                if field.tag == 0x01 {
-                    critical = field.contentEnd > field.contentStart && der[field.contentStart] != 0
-                    guard let value = DER.element(in: der, at: field.end, limit: entry.contentEnd) else { return }
-                    field = value
-                }
-                guard field.tag == 0x04 else { return }
-                extensions.append(
-                    Extension(
-                        oid: CertificateFacts.dotted(der[oid.contentStart..<oid.contentEnd]), critical: critical,
-                        value: Array(der[field.contentStart..<field.contentEnd])))
-            }
+        notBefore = (walk.notBefore.tag, String(decoding: content(walk.notBefore), as: UTF8.self))
+        notAfter = (walk.notAfter.tag, String(decoding: content(walk.notAfter), as: UTF8.self))
+        // Criticality as OpenSSL reads a BOOLEAN (any non-zero octet is TRUE); a DER FALSE written
+        // out is the rule catalogue's to report, not a reason to stop reading.
+        extensions = walk.extensions.map { ext in
+            Extension(
+                oid: CertificateFacts.dotted(content(ext.oid)), critical: ext.critical.map { $0.length > 0 && p[$0.start] != 0 } ?? false,
+                value: content(ext.value))
         }
         isReadable = true
     }
@@ -282,7 +247,6 @@ struct CertificateFacts: Sendable {
         }
     }
 
-    /// Dotted text of an OBJECT IDENTIFIER's content octets.
     /// True for an object identifier in dotted form: two or more arcs of decimal digits, the
     /// first 0, 1 or 2, no leading zeros (`2.16.840.1.101.3.2.1.48.1`).
     static func isDottedOID(_ text: String) -> Bool {
@@ -291,10 +255,13 @@ struct CertificateFacts: Sendable {
         return arcs.allSatisfy { arc in !arc.isEmpty && arc.count <= 20 && arc.allSatisfy(\.isASCII) && arc.allSatisfy(\.isNumber) && (arc == "0" || !arc.hasPrefix("0")) }
     }
 
+    /// Dotted text of an OBJECT IDENTIFIER's content octets, with arcs of any size as OpenSSL prints
+    /// them: an arc past 64 bits must not wrap around into the arc of another OID.
     static func dotted<C: Collection>(_ content: C) -> String where C.Element == UInt8 {
         var text = ""
         var value: UInt64 = 0
         for byte in content {
+            guard value >> 56 == 0 else { return dottedLongArcs(content) }
             value = (value << 7) | UInt64(byte & 0x7F)
             if byte & 0x80 != 0 { continue }
             if text.isEmpty {
@@ -306,6 +273,70 @@ struct CertificateFacts: Sendable {
             value = 0
         }
         return text
+    }
+
+    private static func dottedLongArcs<C: Collection>(_ content: C) -> String where C.Element == UInt8 {
+        var arcs: [String] = []
+        var value = DecimalArc()
+        for byte in content {
+            value.shiftIn(byte & 0x7F)
+            if byte & 0x80 != 0 { continue }
+            if arcs.isEmpty {
+                let head = value.firstArc
+                arcs.append(String(head))
+                value.subtract(UInt32(head) * 40)
+            }
+            arcs.append(value.text)
+            value = DecimalArc()
+        }
+        return arcs.joined(separator: ".")
+    }
+
+    /// A non-negative integer in base 10⁹ limbs (least significant first), for OID arcs.
+    private struct DecimalArc {
+        private static let base: UInt64 = 1_000_000_000
+        private var limbs: [UInt64] = [0]
+
+        /// value = value × 128 + digit
+        mutating func shiftIn(_ digit: UInt8) {
+            var carry = UInt64(digit)
+            for index in limbs.indices {
+                let product = limbs[index] * 128 + carry
+                limbs[index] = product % Self.base
+                carry = product / Self.base
+            }
+            if carry > 0 { limbs.append(carry) }
+        }
+
+        /// The first arc of the first subidentifier (X.690 8.19.4): 0, 1 or 2.
+        var firstArc: Int {
+            guard limbs.count == 1 else { return 2 }
+            return Int(min(limbs[0] / 40, 2))
+        }
+
+        /// value -= amount (amount ≤ value).
+        mutating func subtract(_ amount: UInt32) {
+            var borrow = UInt64(amount)
+            for index in limbs.indices where borrow > 0 {
+                if limbs[index] >= borrow {
+                    limbs[index] -= borrow
+                    borrow = 0
+                } else {
+                    limbs[index] = limbs[index] + Self.base - borrow
+                    borrow = 1
+                }
+            }
+            while limbs.count > 1 && limbs.last == 0 { limbs.removeLast() }
+        }
+
+        var text: String {
+            var result = String(limbs[limbs.count - 1])
+            for limb in limbs.dropLast().reversed() {
+                let digits = String(limb)
+                result += String(repeating: "0", count: 9 - digits.count) + digits
+            }
+            return result
+        }
     }
 
     /// authorityInfoAccess (RFC 5280 4.2.2.1): the (method OID, location) pairs, or nil when the syntax is wrong or the list is empty.

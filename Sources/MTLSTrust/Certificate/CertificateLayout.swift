@@ -1,7 +1,8 @@
 internal import COpenSSL
 internal import COpenSSLShims
 
-/// Where the parts of a DER certificate lie, read by a strict walk instead of `d2i_X509`.
+/// Where the parts of a DER certificate lie (``CertificateStructure``), for certificates in the
+/// strict subset that lets `d2i_X509` wait.
 ///
 /// OpenSSL 3.0's `d2i_X509` decodes the public key through the provider decoders (a new
 /// `OSSL_DECODER_CTX` per certificate), about half of what verifying a leaf costs. A certificate
@@ -87,45 +88,30 @@ struct CertificateLayout: Sendable {
     ///   trust, such as the pin path's summaries).
     init?(_ p: UnsafePointer<UInt8>, count: Int, readsLeafProfile: Bool = true) {
         typealias D = StrictDER
-        guard let outer = D.element(p, 0, count), outer.tag == 0x30, outer.end == count,
-            let tbs = D.element(p, outer.start, outer.end), tbs.tag == 0x30,
-            let signatureAlgorithm = D.element(p, tbs.end, outer.end), D.validAlgorithm(p, signatureAlgorithm),
-            let signature = D.element(p, signatureAlgorithm.end, outer.end), D.validBitString(p, signature), signature.end == outer.end,
-            let version = D.element(p, tbs.start, tbs.end), version.tag == 0xA0, version.length == 3,
+        guard let walk = CertificateStructure(p, count: count),
+            D.validAlgorithm(p, walk.envelope.signatureAlgorithm), D.validBitString(p, walk.envelope.signature),
+            let version = walk.version, version.length == 3,
             p[version.start] == 0x02, p[version.start + 1] == 0x01, p[version.start + 2] == 0x02,
-            let serial = D.element(p, version.end, tbs.end), D.validInteger(p, serial),
-            let innerAlgorithm = D.element(p, serial.end, tbs.end), D.validAlgorithm(p, innerAlgorithm),
-            let issuer = D.element(p, innerAlgorithm.end, tbs.end), issuer.tag == 0x30,
-            let validity = D.element(p, issuer.end, tbs.end), validity.tag == 0x30,
-            let notBeforeElement = D.element(p, validity.start, validity.end), let notBefore = D.time(p, notBeforeElement),
-            let notAfterElement = D.element(p, notBeforeElement.end, validity.end), notAfterElement.end == validity.end,
-            let notAfter = D.time(p, notAfterElement),
-            let subject = D.element(p, validity.end, tbs.end), subject.tag == 0x30,
-            let spki = D.element(p, subject.end, tbs.end), spki.tag == 0x30,
-            let keyAlgorithm = D.element(p, spki.start, spki.end), D.validAlgorithm(p, keyAlgorithm),
-            let key = D.element(p, keyAlgorithm.end, spki.end), D.validBitString(p, key), key.end == spki.end,
-            let explicit = D.element(p, spki.end, tbs.end), explicit.tag == 0xA3, explicit.end == tbs.end,
-            let extensions = D.element(p, explicit.start, explicit.end), extensions.tag == 0x30, extensions.end == explicit.end,
-            extensions.length > 0
+            D.validInteger(p, walk.serial), D.validAlgorithm(p, walk.innerAlgorithm),
+            let notBefore = D.time(p, walk.notBefore), let notAfter = D.time(p, walk.notAfter),
+            let keyAlgorithm = D.element(p, walk.subjectPublicKeyInfo.start, walk.subjectPublicKeyInfo.end), D.validAlgorithm(p, keyAlgorithm),
+            let key = D.element(p, keyAlgorithm.end, walk.subjectPublicKeyInfo.end), D.validBitString(p, key), key.end == walk.subjectPublicKeyInfo.end,
+            !walk.hasUniqueIdentifiers, let extensionList = walk.extensionList, extensionList.length > 0
         else { return nil }
-        // Every extension: SEQUENCE { OID, [BOOLEAN TRUE], OCTET STRING }.
+        // Every extension's OID valid; criticality only in its DER form (TRUE, since FALSE is the default).
         var list: [Extension] = []
-        var cursor = extensions.start
-        while cursor < extensions.end {
-            guard let ext = D.element(p, cursor, extensions.end), ext.tag == 0x30,
-                let oid = D.element(p, ext.start, ext.end), D.validOID(p, oid),
-                var value = D.element(p, oid.end, ext.end)
-            else { return nil }
-            var critical = false
-            if value.tag == 0x01 {
-                guard value.length == 1, p[value.start] == 0xFF, let next = D.element(p, value.end, ext.end) else { return nil }
-                value = next
-                critical = true
+        list.reserveCapacity(walk.extensions.count)
+        for ext in walk.extensions {
+            guard D.validOID(p, ext.oid) else { return nil }
+            if let critical = ext.critical {
+                guard critical.length == 1, p[critical.start] == 0xFF else { return nil }
             }
-            guard value.tag == 0x04, value.end == ext.end else { return nil }
-            list.append(Extension(oid: oid, critical: critical, value: value))
-            cursor = ext.end
+            list.append(Extension(oid: ext.oid, critical: ext.critical != nil, value: ext.value))
         }
+        let (tbs, signatureAlgorithm, signature, issuer, subject, innerAlgorithm, spki) = (
+            walk.tbs, walk.envelope.signatureAlgorithm, walk.envelope.signature, walk.issuer, walk.subject, walk.innerAlgorithm,
+            walk.subjectPublicKeyInfo
+        )
         // Names: plain ones need no OpenSSL; any other must be accepted by `d2i_X509_NAME`, as
         // `d2i_X509` needs (it canonicalises every name).
         let subjectEntries = D.plainName(p, subject)

@@ -211,13 +211,8 @@ public enum CertificateSummaryReader {
     static func reencodesVerbatim(_ der: [UInt8]) -> Bool {
         der.withUnsafeBufferPointer { buffer in
             guard let p = buffer.baseAddress else { return false }
-            let count = buffer.count
-            guard let outer = StrictDER.element(p, 0, count), outer.tag == 0x30, outer.end == count,
-                let tbs = StrictDER.element(p, outer.start, outer.end), tbs.tag == 0x30,
-                let signatureAlgorithm = StrictDER.element(p, tbs.end, outer.end), StrictDER.validAlgorithm(p, signatureAlgorithm),
-                let signature = StrictDER.element(p, signatureAlgorithm.end, outer.end), StrictDER.validBitString(p, signature), signature.end == outer.end
-            else { return false }
-            return true
+            guard let envelope = CertificateStructure.envelope(p, count: buffer.count) else { return false }
+            return StrictDER.validAlgorithm(p, envelope.signatureAlgorithm) && StrictDER.validBitString(p, envelope.signature)
         }
     }
 

@@ -79,31 +79,6 @@ public enum DER {
     /// True when the bytes start like a PKCS#12 file (DER or BER, complete or not).
     public static func looksLikePKCS12(_ bytes: [UInt8]) -> Bool { pkcs12HeaderLength(bytes) != nil }
 
-    /// The byte range of the SubjectPublicKeyInfo in a DER certificate, found by walking
-    /// `Certificate → TBSCertificate → (version, serial, signature, issuer, validity, subject, SPKI)`.
-    public static func subjectPublicKeyInfoRange(inCertificate der: [UInt8]) -> Range<Int>? {
-        guard let outer = element(in: der, at: 0), outer.tag == 0x30, outer.end == der.count,
-            let tbs = element(in: der, at: outer.contentStart, limit: outer.contentEnd), tbs.tag == 0x30
-        else { return nil }
-        var cursor = tbs.contentStart
-        guard var item = element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
-        if item.tag == 0xA0 {  // [0] version
-            cursor = item.end
-            guard let next = element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
-            item = next
-        }
-        // serial, signature, issuer, validity, subject
-        let expected: [UInt8] = [0x02, 0x30, 0x30, 0x30, 0x30]
-        for tag in expected {
-            guard item.tag == tag else { return nil }
-            cursor = item.end
-            guard let next = element(in: der, at: cursor, limit: tbs.contentEnd) else { return nil }
-            item = next
-        }
-        guard item.tag == 0x30 else { return nil }
-        return item.headerStart..<item.end
-    }
-
     /// What a DER blob looks like, judged from its outer structure only.
     public enum Shape: Sendable, Equatable {
         case certificate, pkcs12, privateKey, encryptedPrivateKey, publicKey, crl

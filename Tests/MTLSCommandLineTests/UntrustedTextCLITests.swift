@@ -4,6 +4,7 @@ import MTLSTrust
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 /// `mtls probe` (the built binary) against a server whose every string is hostile: the certificate's
 /// subject and alternative names, the CA names of its certificate request, the status line's reason,
@@ -16,7 +17,7 @@ final class UntrustedTextCLITests: XCTestCase {
     static let hostile = "\u{1B}[2J\u{1B}]0;pwned\u{07}\u{9B}31m\u{202E}gnp.exe\u{200B}\u{2028}"
 
     private func binary() throws -> String {
-        let path = HTTPFixtures.root.appendingPathComponent(".build/debug/mtls").path
+        let path = SupportFixtures.mtlsExecutable
         guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("build the mtls executable first: \(path)") }
         return path
     }
@@ -96,7 +97,7 @@ final class UntrustedTextCLITests: XCTestCase {
         }
         defer { server.stop() }
         let url = try server.url().description
-        let anchors = HTTPFixtures.path("root-ca.pem")
+        let anchors = SupportFixtures.path("root-ca.pem")
         for arguments in [["probe", url, "--anchors", anchors], ["probe", url, "--anchors", anchors, "--user", "alice", "--user-password", "pass:secret"]] {
             let result = try run(arguments)
             XCTAssertEqual(result.status, 1, result.stdout)

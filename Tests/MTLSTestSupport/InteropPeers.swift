@@ -3,16 +3,16 @@ import XCTest
 
 /// A peer started by `scripts/peers/<script> start [arguments]`, stopped by its recorded PIDs.
 /// Exit status 3 from start (a server not installed) skips the test.
-final class InteropPeer: @unchecked Sendable {
+public final class InteropPeer: @unchecked Sendable {
     // @unchecked Sendable: immutable after init.
-    let script: String
-    let values: [String: String]
+    public let script: String
+    public let values: [String: String]
 
-    subscript(key: String) -> String { values[key] ?? "" }
-    func port(_ key: String) -> Int { Int(values[key] ?? "") ?? 0 }
+    public subscript(key: String) -> String { values[key] ?? "" }
+    public func port(_ key: String = "PORT") -> Int { Int(values[key] ?? "") ?? 0 }
 
-    init(_ script: String, _ arguments: [String] = []) throws {
-        let path = HTTPFixtures.root.appendingPathComponent("scripts/peers").appendingPathComponent(script).path
+    public init(_ script: String, _ arguments: [String] = []) throws {
+        let path = SupportFixtures.root.appendingPathComponent("scripts/peers").appendingPathComponent(script).path
         guard FileManager.default.fileExists(atPath: path) else { throw XCTSkip("scripts/peers/\(script) does not exist") }
         let result = Subprocess.run("/bin/bash", [path, "start"] + arguments)
         if result.status == 3 { throw XCTSkip("scripts/peers/\(script): a dependency is missing (run scripts/install-deps.sh)") }
@@ -28,5 +28,5 @@ final class InteropPeer: @unchecked Sendable {
         self.values = values
     }
 
-    func stop() { _ = Subprocess.run("/bin/bash", [script, "stop", "--dir", self["DIR"]]) }
+    public func stop() { _ = Subprocess.run("/bin/bash", [script, "stop", "--dir", self["DIR"]]) }
 }

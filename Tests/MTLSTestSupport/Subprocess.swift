@@ -7,13 +7,13 @@ import Foundation
 /// Runs a program with posix_spawn and waitpid, reading its stdout to the end. Foundation's
 /// `Process.waitUntilExit` can miss the exit of a child that daemonises helpers (seen with the
 /// peer start scripts), so the peers use this instead.
-enum Subprocess {
-    struct Result {
-        var status: Int32
-        var stdout: String
+public enum Subprocess {
+    public struct Result {
+        public var status: Int32
+        public var stdout: String
     }
 
-    static func run(_ path: String, _ arguments: [String], directory: String? = nil) -> Result {
+    public static func run(_ path: String, _ arguments: [String], directory: String? = nil) -> Result {
         var pipe: [Int32] = [0, 0]
         guard Glibc.pipe(&pipe) == 0 else { return Result(status: -1, stdout: "") }
         var actions = posix_spawn_file_actions_t()

@@ -21,37 +21,43 @@ import XCTest
 // threads only, so that the client under test still sees the process's real signal disposition.
 
 /// How the hostile server's TLS side is set up.
-struct HostileTLSOptions {
+public struct HostileTLSOptions {
     /// The leaf and its key (default: TestCerts `server.pem` / `server.key`).
-    var leaf: Certificate
-    var key: PrivateKey
+    public var leaf: Certificate
+    public var key: PrivateKey
     /// Sent after the leaf.
-    var chain: [Certificate]
+    public var chain: [Certificate]
     /// `TLS1_2_VERSION` …; 0 = OpenSSL's default.
-    var minimumVersion: Int32 = 0
-    var maximumVersion: Int32 = 0
+    public var minimumVersion: Int32 = 0
+    public var maximumVersion: Int32 = 0
     /// Lower the security level to 0 (TLS 1.0 with SHA-1 signatures).
-    var legacySecurityLevel = false
+    public var legacySecurityLevel = false
     /// Ask for a client certificate in the first handshake.
-    var requestsCertificateAtHandshake = false
+    public var requestsCertificateAtHandshake = false
     /// …and fail the handshake when none comes.
-    var requiresCertificate = false
+    public var requiresCertificate = false
     /// The CA names sent with the certificate request, as DER `Name`s.
-    var caNames: [[UInt8]] = []
+    public var caNames: [[UInt8]] = []
+
+    public init(leaf: Certificate, key: PrivateKey, chain: [Certificate]) {
+        self.leaf = leaf
+        self.key = key
+        self.chain = chain
+    }
 
     /// The TestCerts server identity with its intermediate.
-    static func standard() throws -> HostileTLSOptions {
+    public static func standard() throws -> HostileTLSOptions {
         HostileTLSOptions(
-            leaf: try HTTPFixtures.certificates("server.pem")[0], key: try HTTPFixtures.key("server.key"), chain: try HTTPFixtures.certificates("intermediate-ca.pem"))
+            leaf: try SupportFixtures.certificates("server.pem")[0], key: try SupportFixtures.key("server.key"), chain: try SupportFixtures.certificates("intermediate-ca.pem"))
     }
 }
 
 /// OpenSSL objects owned by the hostile server (freed in `deinit`).
-final class HostileTLSContext: @unchecked Sendable {
+public final class HostileTLSContext: @unchecked Sendable {
     // @unchecked Sendable: configured in init, read-only afterwards; OpenSSL locks the SSL_CTX.
-    let context: OpaquePointer
+    public let context: OpaquePointer
 
-    init(_ options: HostileTLSOptions) throws {
+    public init(_ options: HostileTLSOptions) throws {
         guard let ctx = SSL_CTX_new(TLS_server_method()) else { throw HostileError("SSL_CTX_new failed") }
         context = ctx
         if options.legacySecurityLevel {
@@ -96,19 +102,19 @@ final class HostileTLSContext: @unchecked Sendable {
     deinit { SSL_CTX_free(context) }
 }
 
-struct HostileError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct HostileError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// Raw OpenSSL helpers for the test side.
-enum Raw {
+public enum Raw {
     /// A new `X509*` (the caller frees it) from a certificate's DER.
-    static func x509(_ certificate: Certificate) throws -> OpaquePointer {
+    public static func x509(_ certificate: Certificate) throws -> OpaquePointer {
         try x509(der: certificate.derBytes)
     }
 
-    static func x509(der: [UInt8]) throws -> OpaquePointer {
+    public static func x509(der: [UInt8]) throws -> OpaquePointer {
         var pointer: UnsafePointer<UInt8>? = nil
         let x509: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
             pointer = buffer.baseAddress
@@ -119,7 +125,7 @@ enum Raw {
     }
 
     /// A new `EVP_PKEY*` (the caller frees it).
-    static func key(_ key: PrivateKey) throws -> OpaquePointer {
+    public static func key(_ key: PrivateKey) throws -> OpaquePointer {
         let der = try key.pkcs8DER()
         var pointer: UnsafePointer<UInt8>? = nil
         let evp: OpaquePointer? = der.withUnsafeBufferPointer { buffer in
@@ -130,7 +136,7 @@ enum Raw {
         return evp
     }
 
-    static func der(of x509: OpaquePointer) -> [UInt8] {
+    public static func der(of x509: OpaquePointer) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>? = nil
         let length = i2d_X509(x509, &out)
         guard length > 0, let out else { return [] }
@@ -138,7 +144,7 @@ enum Raw {
         return Array(UnsafeBufferPointer(start: out, count: Int(length)))
     }
 
-    static func errors() -> String {
+    public static func errors() -> String {
         var reasons: [String] = []
         while case let code = ERR_get_error(), code != 0 {
             reasons.append(ERR_reason_error_string(code).map { String(cString: $0) } ?? "\(code)")
@@ -148,7 +154,7 @@ enum Raw {
 
     /// A copy of `certificate` with a non-critical private extension holding `padding` bytes,
     /// re-signed by `issuerKey` (a well-formed certificate, just enormous).
-    static func padded(_ certificate: Certificate, padding: Int, issuerKey: PrivateKey) throws -> Certificate {
+    public static func padded(_ certificate: Certificate, padding: Int, issuerKey: PrivateKey) throws -> Certificate {
         let x509 = try x509(certificate)
         defer { X509_free(x509) }
         guard let object = OBJ_txt2obj("1.3.6.1.4.1.55555.1", 1), let octets = ASN1_OCTET_STRING_new() else { throw HostileError("OBJ_txt2obj failed") }
@@ -168,7 +174,7 @@ enum Raw {
     }
 
     /// The DER of a `Name` with one CN (empty `cn` gives the empty name `30 00`).
-    static func nameDER(commonName cn: String) -> [UInt8] {
+    public static func nameDER(commonName cn: String) -> [UInt8] {
         guard let name = X509_NAME_new() else { return [0x30, 0x00] }
         defer { X509_NAME_free(name) }
         if !cn.isEmpty { X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, cn, -1, -1, 0) }
@@ -180,7 +186,7 @@ enum Raw {
     }
 
     /// The subject `Name` of a certificate, as DER.
-    static func subjectDER(_ certificate: Certificate) throws -> [UInt8] {
+    public static func subjectDER(_ certificate: Certificate) throws -> [UInt8] {
         let x509 = try x509(certificate)
         defer { X509_free(x509) }
         var out: UnsafeMutablePointer<UInt8>? = nil
@@ -191,7 +197,7 @@ enum Raw {
     }
 
     /// gzip of `count` zero bytes (a decompression bomb when `count` is large).
-    static func gzipZeros(_ count: Int) -> [UInt8] {
+    public static func gzipZeros(_ count: Int) -> [UInt8] {
         var stream = z_stream()
         guard deflateInit2_(&stream, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK else { return [] }
         defer { deflateEnd(&stream) }
@@ -222,31 +228,31 @@ enum Raw {
 }
 
 /// One accepted connection, driven by a scenario script on the server's thread.
-final class HostileConnection: @unchecked Sendable {
+public final class HostileConnection: @unchecked Sendable {
     // @unchecked Sendable: used by the one thread that runs its script; `shutdown` (from `stop`) only
     // touches the descriptor.
-    let fd: Int32
+    public let fd: Int32
     private(set) var ssl: OpaquePointer?
     private let server: HostileServer
     private var closed = false
     private var pending: [UInt8] = []
     /// Handshake messages seen (through OpenSSL's message callback).
-    let messages = HandshakeMessageCounter()
+    public let messages = HandshakeMessageCounter()
     /// Request heads read so far on this connection.
     private(set) var requests: [String] = []
 
-    init(fd: Int32, server: HostileServer) {
+    public init(fd: Int32, server: HostileServer) {
         self.fd = fd
         self.server = server
     }
 
     deinit { finish() }
 
-    var isStopping: Bool { server.isStopping }
+    public var isStopping: Bool { server.isStopping }
 
     /// Completes the TLS handshake with the server's context; false when it fails.
     @discardableResult
-    func handshake() -> Bool {
+    public func handshake() -> Bool {
         guard let context = server.tls, let ssl = SSL_new(context.context) else { return false }
         self.ssl = ssl
         SSL_set_msg_callback(ssl, hostileMessageCallback)
@@ -259,7 +265,7 @@ final class HostileConnection: @unchecked Sendable {
     /// Reads a request head (and a Content-Length body), returning the head; nil when the client
     /// closed or the read failed.
     @discardableResult
-    func readRequest() -> String? {
+    public func readRequest() -> String? {
         while true {
             if let end = find([0x0D, 0x0A, 0x0D, 0x0A], in: pending) {
                 let head = String(decoding: pending[0..<end], as: UTF8.self)
@@ -283,7 +289,7 @@ final class HostileConnection: @unchecked Sendable {
     }
 
     /// Reads whatever comes (TLS application data, or raw bytes before a handshake); nil on error.
-    func receive(max: Int = 65536) -> [UInt8]? {
+    public func receive(max: Int = 65536) -> [UInt8]? {
         var buffer = [UInt8](repeating: 0, count: max)
         if let ssl {
             var count = 0
@@ -299,7 +305,7 @@ final class HostileConnection: @unchecked Sendable {
 
     /// Writes (through TLS once the handshake is done); false once the peer is gone.
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
+    public func send(_ bytes: [UInt8]) -> Bool {
         if bytes.isEmpty { return true }
         if let ssl {
             var offset = 0
@@ -316,11 +322,11 @@ final class HostileConnection: @unchecked Sendable {
     }
 
     @discardableResult
-    func send(_ text: String) -> Bool { send(Array(text.utf8)) }
+    public func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     /// Writes bytes on the TCP socket, bypassing TLS.
     @discardableResult
-    func sendRaw(_ bytes: [UInt8]) -> Bool {
+    public func sendRaw(_ bytes: [UInt8]) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
@@ -332,7 +338,7 @@ final class HostileConnection: @unchecked Sendable {
 
     /// Sends `bytes` one at a time, `interval` seconds apart, until done, the peer leaves or the server stops.
     @discardableResult
-    func drip(_ bytes: [UInt8], every interval: Double, raw: Bool = false) -> Bool {
+    public func drip(_ bytes: [UInt8], every interval: Double, raw: Bool = false) -> Bool {
         for byte in bytes {
             guard !isStopping, raw ? sendRaw([byte]) : send([byte]) else { return false }
             if !pause(interval) { return false }
@@ -342,7 +348,7 @@ final class HostileConnection: @unchecked Sendable {
 
     /// Waits `seconds`, returning early (false) when the peer closed the connection or the server stops.
     @discardableResult
-    func pause(_ seconds: Double) -> Bool {
+    public func pause(_ seconds: Double) -> Bool {
         let end = Date().addingTimeInterval(seconds)
         while Date() < end {
             if isStopping { return false }
@@ -354,10 +360,10 @@ final class HostileConnection: @unchecked Sendable {
     }
 
     /// Waits until the client closes the connection (or `seconds` pass).
-    func awaitClose(_ seconds: Double = 10) { _ = pause(seconds) }
+    public func awaitClose(_ seconds: Double = 10) { _ = pause(seconds) }
 
     /// Sends close_notify.
-    func closeNotify() {
+    public func closeNotify() {
         if let ssl {
             ERR_clear_error()
             _ = SSL_shutdown(ssl)
@@ -365,10 +371,10 @@ final class HostileConnection: @unchecked Sendable {
     }
 
     /// Closes the TCP connection without close_notify (a truncation).
-    func hangUp() { finish() }
+    public func hangUp() { finish() }
 
     /// Resets the TCP connection (SO_LINGER 0, so close sends RST).
-    func reset() {
+    public func reset() {
         var linger = Glibc.linger(l_onoff: 1, l_linger: 0)
         setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, socklen_t(MemoryLayout<Glibc.linger>.size))
         finish()
@@ -377,7 +383,7 @@ final class HostileConnection: @unchecked Sendable {
     /// TLS 1.2: renegotiates (optionally presenting another certificate first) and pumps the
     /// handshake to its end; false when it failed (for example, when the client refused).
     @discardableResult
-    func renegotiate(certificate: Certificate? = nil, key: PrivateKey? = nil, requireClientCertificate: Bool = false) -> Bool {
+    public func renegotiate(certificate: Certificate? = nil, key: PrivateKey? = nil, requireClientCertificate: Bool = false) -> Bool {
         guard let ssl else { return false }
         if let certificate, let key, let x509 = try? Raw.x509(certificate), let evp = try? Raw.key(key) {
             _ = SSL_use_certificate(ssl, x509)  // takes its own reference
@@ -419,7 +425,7 @@ final class HostileConnection: @unchecked Sendable {
 
     /// TLS 1.3: asks for a client certificate after the handshake, failing when none comes.
     @discardableResult
-    func requestCertificatePostHandshake() -> Bool {
+    public func requestCertificatePostHandshake() -> Bool {
         guard let ssl else { return false }
         SSL_set_verify(ssl, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, { _, _ in 1 })
         ERR_clear_error()
@@ -430,7 +436,7 @@ final class HostileConnection: @unchecked Sendable {
 
     /// Writes a status line, headers and body.
     @discardableResult
-    func respond(_ status: String = "200 OK", headers: [String] = [], body: [UInt8] = [], contentLength: Bool = true) -> Bool {
+    public func respond(_ status: String = "200 OK", headers: [String] = [], body: [UInt8] = [], contentLength: Bool = true) -> Bool {
         var head = "HTTP/1.1 \(status)\r\n"
         for header in headers { head += header + "\r\n" }
         if contentLength && !headers.contains(where: { $0.lowercased().hasPrefix("content-length:") || $0.lowercased().hasPrefix("transfer-encoding:") }) {
@@ -441,12 +447,12 @@ final class HostileConnection: @unchecked Sendable {
     }
 
     @discardableResult
-    func respond(_ status: String = "200 OK", headers: [String] = [], text: String) -> Bool {
+    public func respond(_ status: String = "200 OK", headers: [String] = [], text: String) -> Bool {
         respond(status, headers: headers, body: Array(text.utf8))
     }
 
     /// Frees the SSL object and closes the descriptor (idempotent).
-    func finish() {
+    public func finish() {
         guard !closed else { return }
         closed = true
         if let ssl { SSL_free(ssl) }
@@ -464,12 +470,12 @@ final class HostileConnection: @unchecked Sendable {
 }
 
 /// A loopback listener whose every connection runs `script` on its own thread.
-final class HostileServer: @unchecked Sendable {
+public final class HostileServer: @unchecked Sendable {
     // @unchecked Sendable: the mutable state is guarded by `lock`.
-    typealias Script = @Sendable (HostileConnection) -> Void
+    public typealias Script = @Sendable (HostileConnection) -> Void
 
-    let port: Int
-    let tls: HostileTLSContext?
+    public let port: Int
+    public let tls: HostileTLSContext?
     private let listener: Int32
     private let script: Script
     private let lock = NSLock()
@@ -486,7 +492,7 @@ final class HostileServer: @unchecked Sendable {
     ///   - tls: The TLS set-up; nil for a plain TCP server (the script may still call `handshake`).
     ///   - script: What to do with each connection (runs on its own thread; the connection is
     ///     closed after it returns).
-    init(tls: HostileTLSOptions?, script: @escaping Script) throws {
+    public init(tls: HostileTLSOptions?, script: @escaping Script) throws {
         self.tls = try tls.map { try HostileTLSContext($0) }
         self.script = script
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -511,31 +517,31 @@ final class HostileServer: @unchecked Sendable {
     }
 
     /// Convenience: a TLS server with the standard identity.
-    convenience init(script: @escaping Script) throws {
+    public convenience init(script: @escaping Script) throws {
         try self.init(tls: try HostileTLSOptions.standard(), script: script)
     }
 
-    var isStopping: Bool {
+    public var isStopping: Bool {
         lock.lock()
         defer { lock.unlock() }
         return stopping
     }
 
     /// The request heads received, over all connections.
-    var requestHeads: [String] {
+    public var requestHeads: [String] {
         lock.lock()
         defer { lock.unlock() }
         return heads
     }
 
     /// The number of connections accepted.
-    var connections: Int {
+    public var connections: Int {
         lock.lock()
         defer { lock.unlock() }
         return acceptedCount
     }
 
-    func url(_ path: String = "/", host: String = "127.0.0.1") throws -> HTTPSURL {
+    public func url(_ path: String = "/", host: String = "127.0.0.1") throws -> HTTPSURL {
         try HTTPSURL("https://\(host):\(port)\(path)")
     }
 
@@ -592,7 +598,7 @@ final class HostileServer: @unchecked Sendable {
 
     /// Stops accepting, wakes every connection's script (shutting its socket down), waits for them
     /// and closes the listener. Idempotent.
-    func stop() {
+    public func stop() {
         lock.lock()
         let already = stopping
         stopping = true
@@ -623,9 +629,9 @@ private let pollRDHUP: Int16 = 0x2000
 
 /// Counts the handshake messages a hostile connection sends, so that a script knows when a
 /// renegotiation it started is over.
-final class HandshakeMessageCounter: @unchecked Sendable {
+public final class HandshakeMessageCounter: @unchecked Sendable {
     // @unchecked Sendable: touched only inside SSL calls on the connection's one thread.
-    var finishedSent = 0
+    public var finishedSent = 0
 }
 
 private func hostileMessageCallback(

@@ -2,20 +2,21 @@ import Foundation
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 /// `mtls probe` (the built binary) against Apache and nginx: each outcome asserted on the human and
 /// the JSON output — after-request requests on TLS 1.2 and 1.3, handshake requests, CA names sent or
 /// not, no certificate, an expired one, and a good one.
 final class ProbePeersCLITests: XCTestCase {
-    nonisolated(unsafe) static var apache: Peer?
-    nonisolated(unsafe) static var nginx: Peer?
+    nonisolated(unsafe) static var apache: InteropPeer?
+    nonisolated(unsafe) static var nginx: InteropPeer?
     nonisolated(unsafe) static var startError: Error?
 
     override class func setUp() {
         super.setUp()
         do {
-            apache = try Peer("apache.sh")
-            nginx = try Peer("nginx.sh")
+            apache = try InteropPeer("apache.sh")
+            nginx = try InteropPeer("nginx.sh")
         } catch {
             startError = error
         }
@@ -23,7 +24,7 @@ final class ProbePeersCLITests: XCTestCase {
 
     /// The peer, or a skip when its server is not installed; a peer that is installed but did not
     /// start is a failure, not a skip.
-    private static func started(_ peer: Peer?, _ name: String) throws -> Peer {
+    private static func started(_ peer: InteropPeer?, _ name: String) throws -> InteropPeer {
         if let peer { return peer }
         let binary = name == "apache" ? "/usr/sbin/apache2" : "/usr/sbin/nginx"
         guard FileManager.default.isExecutableFile(atPath: binary) else { throw XCTSkip("\(binary) is not installed (scripts/install-deps.sh)") }
@@ -38,9 +39,9 @@ final class ProbePeersCLITests: XCTestCase {
 
     private func mtls(_ arguments: [String]) throws -> Subprocess.Result {
         if let error = Self.startError { throw error }
-        let path = HTTPFixtures.root.appendingPathComponent(".build/debug/mtls").path
+        let path = SupportFixtures.mtlsExecutable
         guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("build the mtls executable first: \(path)") }
-        return Subprocess.run(path, arguments + ["--anchors", HTTPFixtures.path("root-ca.pem")])
+        return Subprocess.run(path, arguments + ["--anchors", SupportFixtures.path("root-ca.pem")])
     }
 
     private func json(_ result: Subprocess.Result) throws -> [String: Any] {
@@ -51,7 +52,7 @@ final class ProbePeersCLITests: XCTestCase {
         ((object["clientCertificate"] as? [String: Any])?["requests"] as? [[String: Any]]) ?? []
     }
 
-    private let alice = ["--cert", HTTPFixtures.path("client-alice.pem"), "--key", HTTPFixtures.path("client-alice.key")]
+    private let alice = ["--cert", SupportFixtures.path("client-alice.pem"), "--key", SupportFixtures.path("client-alice.key")]
 
     func testApacheAfterRequestOnBothVersionsWithAndWithoutTheIdentity() throws {
         let port = try Self.started(Self.apache, "apache").port()
@@ -71,7 +72,7 @@ final class ProbePeersCLITests: XCTestCase {
             XCTAssertEqual(noneJSON["exitCode"] as? Int, 1)
 
             let expired = try mtls([
-                "probe", url, "--tls-max", version, "--cert", HTTPFixtures.path("client-alice-expired.pem"), "--key", HTTPFixtures.path("client-alice-expired.key"),
+                "probe", url, "--tls-max", version, "--cert", SupportFixtures.path("client-alice-expired.pem"), "--key", SupportFixtures.path("client-alice-expired.key"),
             ])
             // The server refusing our certificate is 1 (issue 15's policy), whatever the TLS version.
             XCTAssertEqual(expired.status, 1, expired.stdout)

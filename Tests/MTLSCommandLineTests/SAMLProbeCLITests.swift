@@ -2,12 +2,13 @@ import Foundation
 import XCTest
 
 @testable import MTLSHTTP
+import MTLSTestSupport
 
 /// `mtls probe --saml`: one command from a SAML-protected URL (mod_auth_mellon) to its content,
 /// through the pysaml2 IdP's Basic challenge and the POST-binding form — run as the built binary.
 final class SAMLProbeCLITests: XCTestCase {
     private func binary() throws -> String {
-        let path = HTTPFixtures.root.appendingPathComponent(".build/debug/mtls").path
+        let path = SupportFixtures.mtlsExecutable
         guard FileManager.default.isExecutableFile(atPath: path) else { throw XCTSkip("build the mtls executable first (swift build): \(path)") }
         return path
     }
@@ -28,7 +29,7 @@ final class SAMLProbeCLITests: XCTestCase {
         let arguments = [
             "probe", "https://127.0.0.1:\(peer["SP_PORT"])/secret/", "--saml", "--user", peer["IDP_USER"],
             "--user-password", "file:" + (try passwordFile(peer["IDP_PASSWORD"])), "--auth-origin", idp,
-            "--anchors", HTTPFixtures.path("root-ca.pem"),
+            "--anchors", SupportFixtures.path("root-ca.pem"),
         ]
         let json = Subprocess.run(mtls, arguments + ["--json", "--cookie-jar", jar])
         XCTAssertEqual(json.status, 0, json.stdout)
@@ -52,7 +53,7 @@ final class SAMLProbeCLITests: XCTestCase {
     func testWrongPasswordEndsInAClearRefusalAndTheIdPGetsNothingWithoutAuthOrigin() throws {
         let mtls = try binary()
         let peer = try LoginPeers.shared.saml()
-        let base = ["probe", "https://127.0.0.1:\(peer["SP_PORT"])/secret/", "--saml", "--user", peer["IDP_USER"], "--anchors", HTTPFixtures.path("root-ca.pem")]
+        let base = ["probe", "https://127.0.0.1:\(peer["SP_PORT"])/secret/", "--saml", "--user", peer["IDP_USER"], "--anchors", SupportFixtures.path("root-ca.pem")]
         let wrong = Subprocess.run(mtls, base + ["--user-password", "file:" + (try passwordFile("not the password")), "--auth-origin", "https://localhost:\(peer["IDP_PORT"])"])
         XCTAssertEqual(wrong.status, 1, wrong.stdout)
         let noOrigin = Subprocess.run(mtls, base + ["--user-password", "file:" + (try passwordFile(peer["IDP_PASSWORD"]))])

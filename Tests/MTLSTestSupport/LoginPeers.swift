@@ -4,31 +4,30 @@ import MTLSTrust
 import XCTest
 
 /// Paths and client settings for the login tests.
-enum LoginFixtures {
-    /// The repository root (Tests/MTLSHTTPTests/Support/ → three levels up).
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+public enum LoginFixtures {
+    public static var root: URL { SupportFixtures.root }
 
-    static func cert(_ name: String) -> String { root.appendingPathComponent("TestCerts").appendingPathComponent(name).path }
+    public static func cert(_ name: String) -> String { root.appendingPathComponent("TestCerts").appendingPathComponent(name).path }
 
     /// A client configuration trusting only the test root.
-    static func configuration() throws -> TLSClientConfiguration {
+    public static func configuration() throws -> TLSClientConfiguration {
         let anchors = try CertificateLoader.certificates(atPath: cert("root-ca.pem"))
         return TLSClientConfiguration(
             trust: TrustPolicy(anchors: anchors), timeouts: Timeouts(connect: .seconds(5), handshake: .seconds(5), idleRead: .seconds(15), total: .seconds(30)))
     }
 
     /// A new login session trusting the test root.
-    static func session(credentials: Credentials? = nil, authOrigins: Set<String> = []) throws -> LoginSession {
+    public static func session(credentials: Credentials? = nil, authOrigins: Set<String> = []) throws -> LoginSession {
         try session(LoginOptions(credentials: credentials, authOrigins: authOrigins))
     }
 
     /// A new login session trusting the test root, with these options.
-    static func session(_ options: LoginOptions) throws -> LoginSession {
+    public static func session(_ options: LoginOptions) throws -> LoginSession {
         try LoginSession(configuration: configuration(), options: options)
     }
 
     /// `key=value` lines of a text body.
-    static func fields(_ text: String) -> [String: String] {
+    public static func fields(_ text: String) -> [String: String] {
         var result: [String: String] = [:]
         for line in text.split(separator: "\n") {
             guard let equals = line.firstIndex(of: "=") else { continue }
@@ -40,13 +39,13 @@ enum LoginFixtures {
 
 /// A peer started by one of the scripts under `scripts/peers/` (`start` prints KEY=value lines;
 /// exit status 3, or a missing server binary, means a dependency is missing and the test skips).
-final class LoginPeer: @unchecked Sendable {
+public final class LoginPeer: @unchecked Sendable {
     // @unchecked Sendable: immutable after init.
-    let script: String
-    let values: [String: String]
+    public let script: String
+    public let values: [String: String]
 
-    subscript(key: String) -> String { values[key] ?? "" }
-    var port: String { self["PORT"] }
+    public subscript(key: String) -> String { values[key] ?? "" }
+    public var port: String { self["PORT"] }
 
     private init(script: String, values: [String: String]) {
         self.script = script
@@ -54,7 +53,7 @@ final class LoginPeer: @unchecked Sendable {
     }
 
     /// Starts `scripts/peers/<script> start`.
-    static func start(_ script: String, requiring binaries: [String] = []) throws -> LoginPeer {
+    public static func start(_ script: String, requiring binaries: [String] = []) throws -> LoginPeer {
         for binary in binaries where !FileManager.default.isExecutableFile(atPath: binary) {
             throw XCTSkip("\(binary) is not installed; \(script) cannot run (see scripts/install-deps.sh)")
         }
@@ -76,7 +75,7 @@ final class LoginPeer: @unchecked Sendable {
     }
 
     /// Stops the peer (by the PIDs its start recorded) and removes its temp dir.
-    func stop() {
+    public func stop() {
         _ = try? LoginPeer.run(["/bin/bash", script, "stop", "--dir", self["DIR"]])
     }
 
@@ -114,9 +113,9 @@ final class LoginPeer: @unchecked Sendable {
 
 /// One running instance per peer script for the whole test process, started on first use and
 /// stopped at exit.
-final class LoginPeers: @unchecked Sendable {
+public final class LoginPeers: @unchecked Sendable {
     // @unchecked Sendable: `started` and `failures` are guarded by `lock`.
-    static let shared = LoginPeers()
+    public static let shared = LoginPeers()
     private let lock = NSLock()
     private var started: [String: LoginPeer] = [:]
     private var failures: [String: Error] = [:]
@@ -128,13 +127,13 @@ final class LoginPeers: @unchecked Sendable {
     }
 
     /// The other helper's Apache (/basic, /digest, /redirect, /cookie, /sjis, /cp932).
-    func apache() throws -> LoginPeer { try peer("apache.sh", requiring: ["/usr/sbin/apache2"]) }
+    public func apache() throws -> LoginPeer { try peer("apache.sh", requiring: ["/usr/sbin/apache2"]) }
     /// Mellon SP + pysaml2 IdP + redirect/cookie/auth test locations.
-    func saml() throws -> LoginPeer { try peer("saml/saml.sh", requiring: ["/usr/sbin/apache2", "/usr/bin/python3"]) }
+    public func saml() throws -> LoginPeer { try peer("saml/saml.sh", requiring: ["/usr/sbin/apache2", "/usr/bin/python3"]) }
     /// pyspnego NTLM endpoint.
-    func ntlm() throws -> LoginPeer { try peer("ntlm/ntlm.sh", requiring: ["/usr/bin/python3"]) }
+    public func ntlm() throws -> LoginPeer { try peer("ntlm/ntlm.sh", requiring: ["/usr/bin/python3"]) }
     /// A private MIT KDC and Apache mod_auth_gssapi (Negotiate with Kerberos).
-    func kerberos() throws -> LoginPeer { try peer("kerberos.sh", requiring: ["/usr/sbin/krb5kdc", "/usr/sbin/apache2", "/usr/bin/kinit"]) }
+    public func kerberos() throws -> LoginPeer { try peer("kerberos.sh", requiring: ["/usr/sbin/krb5kdc", "/usr/sbin/apache2", "/usr/bin/kinit"]) }
 
     private func peer(_ script: String, requiring binaries: [String]) throws -> LoginPeer {
         lock.lock()
@@ -151,7 +150,7 @@ final class LoginPeers: @unchecked Sendable {
         }
     }
 
-    func stopAll() {
+    public func stopAll() {
         lock.lock()
         let peers = Array(started.values)
         started.removeAll()
