@@ -1,6 +1,6 @@
 // CRLs and OCSP responses as a revocation check meets them: every URL of a fixed chain (a leaf
 // naming a CRL distribution point, a delta CRL and an OCSP responder) answers with the input, in
-// hard and soft mode, and the input is also read as a CRL.
+// hard and soft mode, and the input is also read as a CRL; a second chain reads it as an indirect CRL.
 import Foundation
 import MTLSTrust
 
@@ -48,6 +48,41 @@ let fuzzChain: [Certificate] = {
     return subject + issuer
 }()
 
+// A second chain whose leaf's distribution point names another authority as cRLIssuer: the input
+// is then judged as an indirect CRL (issuingDistributionPoint, cRLIssuer names, the CRL's
+// caIssuers fetch answered with the input too, certificateIssuer entries). Made once with the
+// openssl CLI; Fuzz/seeds/revocation-data/indirect-crl.der is such a CRL, signed by its issuer.
+let fuzzIndirectChain: [Certificate] = {
+    let ca = """
+        -----BEGIN CERTIFICATE-----
+        MIIBiTCCATCgAwIBAgIBATAKBggqhkjOPQQDAjAbMRkwFwYDVQQDDBBGdXp6IElu
+        ZGlyZWN0IENBMCAXDTI2MTIwNzA2MzM1MVoYDzIxMjYxMTEzMDYzMzUxWjAbMRkw
+        FwYDVQQDDBBGdXp6IEluZGlyZWN0IENBMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcD
+        QgAEo+VIaMGF31EUfcurnBkn+TcrBreX3TDV386EH3QKoVI+cydQT3tQpi5tMmC5
+        V8pdUfu0tiCa5l4n6L/enGavoKNjMGEwHQYDVR0OBBYEFCL3hTGDuwImvTEnb03Y
+        +4guJJVLMB8GA1UdIwQYMBaAFCL3hTGDuwImvTEnb03Y+4guJJVLMA8GA1UdEwEB
+        /wQFMAMBAf8wDgYDVR0PAQH/BAQDAgEGMAoGCCqGSM49BAMCA0cAMEQCIE/YjE+f
+        fxDSYB97A4YythM0O90eioowdNQJbABCLqF4AiA/6PMnHj0au522LO0SDw5lzCFA
+        f2+jrdFG8tEWbJXB0Q==
+        -----END CERTIFICATE-----
+        """
+    let leaf = """
+        -----BEGIN CERTIFICATE-----
+        MIIBzzCCAXSgAwIBAgICI0UwCgYIKoZIzj0EAwIwGzEZMBcGA1UEAwwQRnV6eiBJ
+        bmRpcmVjdCBDQTAgFw0yNjEyMDcwNjMzNTFaGA8yMTI2MTExMzA2MzM1MVowHTEb
+        MBkGA1UEAwwSZnV6ei1pbmRpcmVjdC1sZWFmMFkwEwYHKoZIzj0CAQYIKoZIzj0D
+        AQcDQgAEHPA9VE5HDwuhPnTLxeW6HOiOnaaKNxtRU5wmxjKmjpJ7J/L72hCWQR5O
+        DI7yQiNepg0uqStHBDp0LRj/4dMHc6OBozCBoDAMBgNVHRMBAf8EAjAAMFAGA1Ud
+        HwRJMEcwRaAjoCGGH2h0dHA6Ly8xMjcuMC4wLjE6OS9pbmRpcmVjdC5jcmyiHqQc
+        MBoxGDAWBgNVBAMMD0Z1enogQ1JMIElzc3VlcjAdBgNVHQ4EFgQUqOvMLLYulEL3
+        LUFFbBGlYX6JkygwHwYDVR0jBBgwFoAUIveFMYO7Aia9MSdvTdj7iC4klUswCgYI
+        KoZIzj0EAwIDSQAwRgIhAKGi8eJONOsZ62/SIx6+d3oLlE/oqs2mXjY7eietwLUP
+        AiEAoST8OwPz6lTwXnOO2SUXMPKxpF5u5amW3sYii4FDI08=
+        -----END CERTIFICATE-----
+        """
+    return ((try? Certificate.fromPEM(Array(leaf.utf8))) ?? []) + ((try? Certificate.fromPEM(Array(ca.utf8))) ?? [])
+}()
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     runFuzzer(data, size) { input in
@@ -57,6 +92,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
         let time = Date(timeIntervalSince1970: 1_800_000_000)
         for mode in [RevocationMode.hard, .soft] {
             let report = RevocationChecker(mode: mode, fetcher: InputFetcher(bytes: bytes)).check(fuzzChain, at: time)
+            let indirect = RevocationChecker(mode: mode, fetcher: InputFetcher(bytes: bytes)).check(fuzzIndirectChain, at: time)
+            for entry in indirect.certificates { _ = entry.status.name + entry.attempts.map(\.outcome).joined() }
             for entry in report.certificates {
                 _ = entry.status.name
                 for attempt in entry.attempts { _ = attempt.outcome.count + attempt.bytes }

@@ -523,4 +523,51 @@ final class ArgumentParserTests: XCTestCase {
               See 'mtls --help' for more information.
             """)
     }
+
+    // MARK: - An option whose value may be left out
+
+    /// `verify` with `--revocation [hard|soft]` (alone: hard), as the real command declares it.
+    private static let withImplicit = CommandSpec(
+        name: "verify", abstract: "Evaluate a certificate chain.",
+        arguments: [ArgumentSpec(name: "CERT", help: "The leaf.", variadic: true)],
+        options: [
+            RevocationOutput.option,
+            OptionSpec(names: ["--json"], help: "Print one JSON object."),
+            OptionSpec(names: ["--anchors"], valueName: "FILE", repeatable: true, help: "Anchors."),
+        ])
+
+    func testAnOptionAloneTakesItsImplicitValue() throws {
+        // At the end, before another option, before `--`.
+        for args in [["leaf.pem", "--revocation"], ["--revocation", "--json", "leaf.pem"], ["--revocation", "--", "leaf.pem"]] {
+            let parsed = try parse(args, Self.withImplicit)
+            XCTAssertEqual(parsed.value(.revocation), "hard", "\(args)")
+            XCTAssertEqual(parsed.positionals, ["leaf.pem"], "\(args)")
+        }
+    }
+
+    func testOnlyAChoiceWordIsTakenAsTheValueAnythingElseStaysAnArgument() throws {
+        let soft = try parse(["--revocation", "soft", "leaf.pem"], Self.withImplicit)
+        XCTAssertEqual(soft.value(.revocation), "soft")
+        XCTAssertEqual(soft.positionals, ["leaf.pem"])
+        XCTAssertEqual(try parse(["--revocation", "HARD", "leaf.pem"], Self.withImplicit).value(.revocation), "HARD")
+        // The ambiguous case: a file name after the flag is the certificate, not the mode.
+        let file = try parse(["--revocation", "leaf.pem", "--anchors", "root.pem"], Self.withImplicit)
+        XCTAssertEqual(file.value(.revocation), "hard")
+        XCTAssertEqual(file.positionals, ["leaf.pem"])
+        XCTAssertEqual(file.values(.anchors), ["root.pem"])
+        // A file that happens to be named like a mode is reached with ./ or after --.
+        XCTAssertEqual(try parse(["--revocation", "./soft"], Self.withImplicit).positionals, ["./soft"])
+        // With `=`, the value is whatever follows (and the command judges it).
+        XCTAssertEqual(try parse(["--revocation=maybe", "leaf.pem"], Self.withImplicit).value(.revocation), "maybe")
+        assertParse(["--revocation", "--revocation", "leaf.pem"], Self.withImplicit, throws: .duplicateOption("--revocation"))
+    }
+
+    func testHelpShowsTheValueAsOptionalAndSaysWhatAloneMeans() {
+        let option = RevocationOutput.option
+        XCTAssertEqual(ArgumentParser.optionSynopsis(option), "--revocation [<MODE>]")
+        XCTAssertEqual(ArgumentParser.optionLabel(option), "--revocation [<MODE>]")
+        XCTAssertContains(ArgumentParser.helpLine(option), "(alone: hard; only hard or soft is taken as its value")
+        let help = ArgumentParser.helpText(for: Self.withImplicit, commandPath: ["mtls", "verify"])
+        XCTAssertContains(help, "--revocation [<MODE>]")
+    }
 }

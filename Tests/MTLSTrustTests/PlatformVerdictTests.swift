@@ -153,9 +153,11 @@ final class PlatformVerdictTests: XCTestCase {
         let catalogue = Set(PlatformRules.all.map(\.code))
         XCTAssertTrue(seen.isSubset(of: catalogue), "\(seen.subtracting(catalogue))")
         // Every rule except the pin set and the shared chain rule has a fixture that breaks it.
-        // (The two live-server ATS rules are proved by ProbeATSTests.)
+        // (The two live-server ATS rules are proved by ProbeATSTests; the revocation rule by
+        // testRevocationIsAppliedAsEachPlatformChecksIt.)
         XCTAssertEqual(
-            catalogue.subtracting(seen), ["MTLS_ANDROID_PIN_MISMATCH", "MTLS_PLATFORM_CHAIN_NOT_TRUSTED", "MTLS_APPLE_ATS_TLS_VERSION", "MTLS_APPLE_ATS_FORWARD_SECRECY"])
+            catalogue.subtracting(seen),
+            ["MTLS_ANDROID_PIN_MISMATCH", "MTLS_PLATFORM_CHAIN_NOT_TRUSTED", "MTLS_APPLE_ATS_TLS_VERSION", "MTLS_APPLE_ATS_FORWARD_SECRECY", "MTLS_APPLE_REVOKED"])
         XCTAssertEqual(Set(PlatformRules.all.map(\.id)).count, PlatformRules.all.count, "rule ids are unique")
         let table = TrustRuleCatalogue.markdown([TrustRuleCatalogue.platforms])
         for rule in PlatformRules.all {
@@ -205,5 +207,71 @@ final class PlatformVerdictTests: XCTestCase {
             ("RSA-SHA3-256", "SHA3"),
         ]
         for (name, digest) in cases { XCTAssertEqual(PlatformEvaluator.ChainCertificate.digest(of: name), digest, name) }
+    }
+
+    // MARK: Revocation, as each platform checks it
+
+    /// A fetcher that reaches nothing (every URL offline).
+    struct OfflineFetcher: RevocationFetching {
+        func fetch(_ request: RevocationRequest, timeout: Double) -> RevocationResponse {
+            RevocationResponse(status: nil, failure: "connection refused")
+        }
+    }
+
+    private func verdicts(_ evaluation: TrustEvaluation, status: RevocationStatus, anchorKind: PlatformAnchorKind) -> [Platform: PlatformVerdict] {
+        var evaluation = evaluation
+        evaluation.revocation = RevocationReport(
+            mode: .hard,
+            certificates: [CertificateRevocation(depth: 0, subject: evaluation.chain[0].subject, status: status, decidedBy: "CRL http://ca.test/ca.crl", attempts: [])],
+            seconds: 0)
+        let input = PlatformInput(evaluation: evaluation, anchorKind: anchorKind, evaluationTime: Self.fixedTime)
+        return Dictionary(uniqueKeysWithValues: PlatformEvaluator.evaluate(input).map { ($0.platform, $0) })
+    }
+
+    func testRevocationIsAppliedAsEachPlatformChecksIt() throws {
+        let policy = TrustPolicy(anchors: [try certificate("platform/public-root-ca.pem")], evaluationTime: Self.fixedTime)
+        let evaluation = try PlatformEvaluator.evaluate(try certificate("platform/public-398.pem"), policy: policy, anchorKind: .publicRoot).evaluation
+        let revoked = RevocationStatus.revoked(reason: "keyCompromise", date: nil)
+
+        // Under a public root Apple refuses a revoked certificate (its aggregated revocation data);
+        // Chrome (CRLSet only), Android and Java (no check) accept it, and say why.
+        let publicRevoked = verdicts(evaluation, status: revoked, anchorKind: .publicRoot)
+        XCTAssertEqual(publicRevoked[.apple]?.outcome, .refused)
+        XCTAssertEqual(codes(publicRevoked[.apple]), ["MTLS_APPLE_REVOKED"])
+        let reason = publicRevoked[.apple]?.failures.first?.reason ?? ""
+        XCTAssertTrue(reason.contains("is revoked (keyCompromise) according to CRL http://ca.test/ca.crl"), reason)
+        for platform in [Platform.android, .java, .chrome] {
+            XCTAssertEqual(publicRevoked[platform]?.outcome, .accepted, "\(platform)")
+            XCTAssertTrue(
+                publicRevoked[platform]?.notes.contains { $0.contains("yet \(platform.displayName) accepts it") } == true, "\(platform): \(publicRevoked[platform]?.notes ?? [])")
+        }
+        XCTAssertTrue(publicRevoked[.java]?.notes.contains { $0.contains("-Dcom.sun.net.ssl.checkRevocation=true") } == true)
+
+        // Soft-fail: an undeterminable status passes everywhere, with a note.
+        let offline = verdicts(evaluation, status: .cannotCheck("http://ca.test/ca.crl: connection refused"), anchorKind: .publicRoot)
+        XCTAssertEqual(offline[.apple]?.outcome, .accepted)
+        XCTAssertTrue(offline[.apple]?.notes.contains { $0.contains("connection refused") && $0.contains("soft-fail") } == true, "\(offline[.apple]?.notes ?? [])")
+
+        // Under a private anchor no platform checks by default.
+        let privateRevoked = verdicts(evaluation, status: revoked, anchorKind: .privateAnchor)
+        XCTAssertTrue(privateRevoked.values.allSatisfy { $0.failures.allSatisfy { $0.rule != PlatformRules.appleRevoked } })
+        XCTAssertTrue(privateRevoked[.apple]?.notes.contains { $0.contains("does not check revocation under a private anchor") } == true)
+
+        // Every platform's behaviour is data, with a source.
+        XCTAssertEqual(Set(PlatformRules.revocation.map(\.platform)), Set(Platform.allCases))
+        XCTAssertTrue(PlatformRules.revocation.allSatisfy { $0.url.hasPrefix("https://") && !$0.source.isEmpty })
+    }
+
+    /// The evaluator fetches once and attaches the report; the chain's own findings carry no
+    /// revocation failure (each platform applies it, not the plain verdict's mode).
+    func testPlatformEvaluationFetchesRevocationOnceAndLeavesItToThePlatforms() throws {
+        var policy = TrustPolicy(anchors: [try certificate("platform/root-ca.pem")], evaluationTime: Self.fixedTime)
+        policy.revocation = .hard
+        policy.revocationFetcher = OfflineFetcher()
+        let result = try PlatformEvaluator.evaluate(try certificate("platform/compliant.pem"), policy: policy)
+        let report = try XCTUnwrap(result.evaluation.revocation)
+        XCTAssertEqual(report.certificates.first?.status.name, "offline")
+        XCTAssertTrue(result.evaluation.findings.isEmpty, "\(result.evaluation.findings.map(\.reason))")
+        XCTAssertTrue(result.verdicts.allSatisfy { $0.outcome != .refused }, "\(result.verdicts.map(\.failures))")
     }
 }

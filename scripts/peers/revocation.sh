@@ -22,8 +22,16 @@
 #                        delegated to (RFC 6960 4.2.2.2)
 #   delta-revoked        the base CRL says good; the delta CRL (freshestCRL) revokes it
 #   no-revocation-info   neither CDP nor AIA
+#   indirect-good        its CDP names indirect.crl with cRLIssuer "Corp Indirect CRL Issuer" (under the
+#                        root): an indirect CRL (RFC 5280 5.2.5) that does not list it
+#   indirect-revoked     the same; the indirect CRL lists it (certificateIssuer: the issuing CA)
+#   indirect-unauthorized the same CRL, but its CDP names no cRLIssuer: the CRL's signer is not authorised
+#   indirect-other-scope its CDP (indirect-copy.crl) serves that CRL, whose issuingDistributionPoint
+#                        names indirect.crl: it covers another distribution point
+#   indirect-revoked-issuer its CDP names "Corp Revoked CRL Issuer", whose indirect CRL does not list it,
+#                        but the root has revoked that CRL issuer: its CRL cannot be relied on
 # URLs: http://127.0.0.1:HTTP_PORT/{root.crl,issuing.crl,issuing-delta.crl,revoked-ca.crl,stale.crl,
-# root.crt,issuing.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
+# root.crt,issuing.crt,indirect.crl,indirect-copy.crl,crl-issuer.crt}, /ocsp/issuing and /ocsp/rogue (POST, or GET /ocsp/NAME/BASE64), /stall/….
 # DIR/staple-good.der and DIR/staple-revoked.der are the issuing CA's OCSP answers for those
 # leaves, for `openssl s_server -status_file` (OCSP stapling; `curl --cert-status` judges).
 # The server is scripts/peers/revocation/server.py (python3; log in DIR/server.log).
@@ -139,6 +147,38 @@ authorityInfoAccess = OCSP;URI:$u/ocsp/rogue"
 crlDistributionPoints = URI:$u/issuing.crl
 freshestCRL = URI:$u/issuing-delta.crl"
   issue leaf-no-revocation-info "/CN=no-revocation-info.corp.test" issuing 0x100A "$leaf"
+  # Indirect CRL (RFC 5280 5.2.5, 6.3.3): the issuing CA's certificates are revoked on a CRL that a
+  # separate authority under the root signs; the distribution point names it as cRLIssuer.
+  issue crl-issuer "/CN=Corp Indirect CRL Issuer" root 0x14 "basicConstraints = critical, CA:FALSE
+keyUsage = critical, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+crlDistributionPoints = URI:$u/root.crl"
+  local indirect_dp="crlDistributionPoints = dp_indirect
+[ dp_indirect ]
+fullname = URI:$u/indirect.crl
+CRLissuer = dirName:dn_crl_issuer
+[ dn_crl_issuer ]
+CN = Corp Indirect CRL Issuer"
+  issue leaf-indirect-good "/CN=indirect-good.corp.test" issuing 0x100B "$leaf
+$indirect_dp"
+  issue leaf-indirect-revoked "/CN=indirect-revoked.corp.test" issuing 0x100C "$leaf
+$indirect_dp"
+  # The CRL issuer named, but the CRL served (a copy of indirect.crl) covers another distribution point.
+  issue leaf-indirect-other-scope "/CN=indirect-other-scope.corp.test" issuing 0x100E "$leaf
+${indirect_dp//indirect.crl/indirect-copy.crl}"
+  # An indirect CRL whose issuer the root has revoked.
+  issue crl-issuer-revoked "/CN=Corp Revoked CRL Issuer" root 0x15 "basicConstraints = critical, CA:FALSE
+keyUsage = critical, cRLSign, digitalSignature
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid:always
+crlDistributionPoints = URI:$u/root.crl"
+  local revoked_issuer_dp=${indirect_dp//indirect.crl/indirect-revoked-issuer.crl}
+  issue leaf-indirect-revoked-issuer "/CN=indirect-revoked-issuer.corp.test" issuing 0x100F "$leaf
+${revoked_issuer_dp//Corp Indirect CRL Issuer/Corp Revoked CRL Issuer}"
+  # The same CRL, but this certificate's distribution point does not name the CRL issuer.
+  issue leaf-indirect-unauthorized "/CN=indirect-unauthorized.corp.test" issuing 0x100D "$leaf
+crlDistributionPoints = URI:$u/indirect.crl"
 
   # The databases: what each CA has issued and revoked.
   local db="$D/db-issuing/ca.cnf"
@@ -146,6 +186,8 @@ freshestCRL = URI:$u/issuing-delta.crl"
   ossl ca -config "$db" -revoke "$D/leaf-revoked.pem" -crl_reason keyCompromise
   ossl ca -config "$D/db-root/ca.cnf" -valid "$D/issuing.pem"
   ossl ca -config "$D/db-root/ca.cnf" -valid "$D/stale-ca.pem"
+  ossl ca -config "$D/db-root/ca.cnf" -valid "$D/crl-issuer.pem"
+  ossl ca -config "$D/db-root/ca.cnf" -revoke "$D/crl-issuer-revoked.pem" -crl_reason keyCompromise
   ossl ca -config "$D/db-root/ca.cnf" -revoke "$D/revoked-ca.pem" -crl_reason cACompromise
   ossl ca -config "$D/db-revoked-ca/ca.cnf" -valid "$D/leaf-revoked-ca.pem"
   ossl ca -config "$D/db-stale-ca/ca.cnf" -valid "$D/leaf-stale-crl.pem"
@@ -161,6 +203,9 @@ freshestCRL = URI:$u/issuing-delta.crl"
   local f
   for f in "$D"/www/*.pem.crl; do ossl crl -in "$f" -outform DER -out "${f%.pem.crl}.crl"; rm -f "$f"; done
   ossl x509 -in "$D/root.pem" -outform DER -out "$D/www/root.crt"
+  make_indirect_crl "$u"
+  make_indirect_crl "$u" indirect-revoked-issuer crl-issuer-revoked "Corp Revoked CRL Issuer"
+  cp "$D/www/indirect.crl" "$D/www/indirect-copy.crl"
   ossl x509 -in "$D/issuing.pem" -outform DER -out "$D/www/issuing.crt"
   # The delta CRL revokes delta-revoked; the responder must not know it yet (it answers from the
   # database as it stood at the base CRL, so that only the delta CRL tells).
@@ -175,11 +220,116 @@ freshestCRL = URI:$u/issuing-delta.crl"
     ossl ocsp -index "$D/db-issuing/index.txt" -CA "$D/issuing.pem" -rsigner "$D/issuing.pem" -rkey "$D/issuing.key" -nmin 60 \
       -reqin "$D/ocsp-request-$n.der" -respout "$D/staple-$n.der"
   done
-  for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info; do
+  for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info \
+    indirect-good indirect-revoked indirect-unauthorized indirect-other-scope indirect-revoked-issuer; do
     cat "$D/leaf-$n.pem" "$D/issuing.pem" >"$D/chain-$n.pem"
   done
   cat "$D/leaf-revoked-ca.pem" "$D/revoked-ca.pem" >"$D/chain-revoked-ca.pem"
   cat "$D/leaf-stale-crl.pem" "$D/stale-ca.pem" >"$D/chain-stale-crl.pem"
+}
+
+# make_indirect_crl BASE_URL: DIR/www/indirect.crl, signed by the CRL issuer, with
+# issuingDistributionPoint indirectCRL TRUE, an authorityInfoAccess caIssuers URL for the CRL
+# issuer's certificate (RFC 5280 5.2.7), and one entry (indirect-revoked, keyCompromise) whose
+# certificateIssuer extension (5.3.3) names the issuing CA. `openssl ca` writes no
+# certificateIssuer, so the TBSCertList is described for `openssl asn1parse -genconf`, signed with
+# `openssl dgst -sign`, and described again with its signature.
+make_indirect_crl() {
+  local u=$1 name=${2:-indirect} signer=${3:-crl-issuer} signer_cn=${4:-Corp Indirect CRL Issuer} g=$D/indirect-crl.cnf
+  local this next
+  this=$(date -u -d '-1 hour' +%y%m%d%H%M%SZ)
+  next=$(date -u -d '+7 days' +%y%m%d%H%M%SZ)
+  cat >"$g" <<CNF
+[ tbs ]
+version = INTEGER:1
+signature = SEQUENCE:ecdsa_sha256
+issuer = SEQUENCE:crl_issuer_name
+thisUpdate = UTCTIME:$this
+nextUpdate = UTCTIME:$next
+revoked = SEQUENCE:revoked
+extensions = EXPLICIT:0,SEQUENCE:crl_extensions
+[ ecdsa_sha256 ]
+algorithm = OID:ecdsa-with-SHA256
+[ crl_issuer_name ]
+cn = SET:cn_crl_issuer
+[ cn_crl_issuer ]
+attribute = SEQUENCE:cn_crl_issuer_value
+[ cn_crl_issuer_value ]
+type = OID:commonName
+value = UTF8:$signer_cn
+[ issuing_name ]
+dc1 = SET:dc_test
+dc2 = SET:dc_corp
+cn = SET:cn_issuing
+[ dc_test ]
+attribute = SEQUENCE:dc_test_value
+[ dc_test_value ]
+type = OID:domainComponent
+value = IA5:test
+[ dc_corp ]
+attribute = SEQUENCE:dc_corp_value
+[ dc_corp_value ]
+type = OID:domainComponent
+value = IA5:corp
+[ cn_issuing ]
+attribute = SEQUENCE:cn_issuing_value
+[ cn_issuing_value ]
+type = OID:commonName
+value = UTF8:Corp Issuing CA 1
+[ revoked ]
+entry1 = SEQUENCE:revoked_indirect
+[ revoked_indirect ]
+serial = INTEGER:0x100C
+date = UTCTIME:$this
+extensions = SEQUENCE:revoked_indirect_extensions
+[ revoked_indirect_extensions ]
+reason = SEQUENCE:reason_key_compromise
+issuer = SEQUENCE:certificate_issuer
+[ reason_key_compromise ]
+id = OID:CRLReason
+value = OCTWRAP,ENUMERATED:1
+[ certificate_issuer ]
+id = OID:certificateIssuer
+critical = BOOLEAN:TRUE
+value = OCTWRAP,SEQUENCE:certificate_issuer_names
+[ certificate_issuer_names ]
+directoryName = EXPLICIT:4,SEQUENCE:issuing_name
+[ crl_extensions ]
+number = SEQUENCE:crl_number
+idp = SEQUENCE:idp
+aia = SEQUENCE:crl_aia
+[ crl_number ]
+id = OID:crlNumber
+value = OCTWRAP,INTEGER:1
+[ idp ]
+id = OID:issuingDistributionPoint
+critical = BOOLEAN:TRUE
+value = OCTWRAP,SEQUENCE:idp_value
+[ idp_value ]
+distributionPoint = IMPLICIT:0,SEQUENCE:idp_name
+indirectCRL = IMPLICIT:4,BOOLEAN:TRUE
+[ idp_name ]
+fullName = IMPLICIT:0,SEQUENCE:idp_full_name
+[ idp_full_name ]
+uri = IMPLICIT:6,IA5:$u/$name.crl
+[ crl_aia ]
+id = OID:authorityInfoAccess
+value = OCTWRAP,SEQUENCE:crl_aia_value
+[ crl_aia_value ]
+caIssuers = SEQUENCE:crl_aia_ca_issuers
+[ crl_aia_ca_issuers ]
+method = OID:caIssuers
+location = IMPLICIT:6,IA5:$u/$signer.crt
+CNF
+  { echo 'asn1 = SEQUENCE:tbs'; cat "$g"; } >"$g.tbs"
+  ossl asn1parse -genconf "$g.tbs" -noout -out "$D/indirect-tbs.der"
+  ossl dgst -sha256 -sign "$D/$signer.key" -out "$D/indirect-sig.der" "$D/indirect-tbs.der"
+  { echo 'asn1 = SEQUENCE:crl'; echo '[ crl ]'; echo 'tbs = SEQUENCE:tbs'; echo 'algorithm = SEQUENCE:ecdsa_sha256'
+    echo "signature = FORMAT:HEX,BITSTRING:$(od -An -v -tx1 "$D/indirect-sig.der" | tr -d ' \n')"; cat "$g"; } >"$g.crl"
+  ossl asn1parse -genconf "$g.crl" -noout -out "$D/www/$name.crl"
+  ossl crl -inform DER -in "$D/www/$name.crl" -noout -verify -CAfile "$D/$signer.pem"
+  ossl x509 -in "$D/$signer.pem" -outform DER -out "$D/www/$signer.crt"
+  rm -f "$g" "$g.tbs" "$g.crl" "$D/indirect-tbs.der" "$D/indirect-sig.der"
 }
 
 do_start() {

@@ -33,7 +33,9 @@ enum ArgumentParser {
     ///   `-Xvalue`; flags may be combined (`-vk`). `--` ends option parsing and a
     ///   lone `-` is a positional.
     /// - A value-taking option consumes the next token even if it starts with
-    ///   `-`, unless that token names a known option (then `missingValue`).
+    ///   `-`, unless that token names a known option (then `missingValue`). An
+    ///   option with an implicit value (`--revocation`, alone `hard`) takes the
+    ///   next token only if it is one of its choice words.
     /// - If `-h`/`--help` appears before `--`, no error is thrown and the result
     ///   has `wantsHelp` set.
     /// - For a command with subcommands, parsing stops at the first positional,
@@ -204,7 +206,7 @@ private struct ArgumentTokenParser {
             record(option, value: nil)
             return
         }
-        if attached == nil { attached = try takeValue(for: name) }
+        if attached == nil { attached = try takeValue(for: name, option: option) }
         try recordValue(option, name: name, value: attached)
     }
 
@@ -214,7 +216,7 @@ private struct ArgumentTokenParser {
             if option.isFlag {
                 record(option, value: nil)
             } else {
-                try recordValue(option, name: token, value: try takeValue(for: token))
+                try recordValue(option, name: token, value: try takeValue(for: token, option: option))
             }
             return
         }
@@ -237,8 +239,17 @@ private struct ArgumentTokenParser {
         for option in group { record(option, value: nil) }
     }
 
-    /// Consumes the token after a value-taking option, refusing known option names.
-    private mutating func takeValue(for name: String) throws(ArgumentError) -> String {
+    /// Consumes the token after a value-taking option, refusing known option names. An option
+    /// with an implicit value takes the next token only when it is one of its choice words
+    /// (case-insensitive), as `--color[=WHEN]` in GNU tools: anything else stays an argument.
+    private mutating func takeValue(for name: String, option: OptionSpec) throws(ArgumentError) -> String {
+        if let implicit = option.implicitValue {
+            guard index < args.count, case .choice(let words)? = option.valueKind, words.contains(where: { $0.lowercased() == args[index].lowercased() }) else {
+                return implicit
+            }
+            defer { index += 1 }
+            return args[index]
+        }
         guard index < args.count, !isKnownOption(args[index]) else {
             throw .missingValue(option: name)
         }

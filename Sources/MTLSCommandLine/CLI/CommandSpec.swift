@@ -108,6 +108,23 @@ struct OptionSpec: Sendable {
     /// Whether the command cannot run without this option; the parser refuses a command line
     /// without it and usage lines show it outside brackets.
     var required: Bool = false
+    /// The value the option takes when given without one (`--revocation` alone means `hard`).
+    /// Such an option takes the next word as its value only if it is one of its ``ValueKind/choice``
+    /// words (or is attached with `=`), so `--revocation leaf.pem` leaves `leaf.pem` a positional.
+    var implicitValue: String? = nil
+
+    /// The option with ``implicitValue`` set.
+    func withImplicitValue(_ value: String) -> OptionSpec {
+        var copy = self
+        copy.implicitValue = value
+        return copy
+    }
+
+    /// ` <MODE>`, or ` [<MODE>]` for an option whose value may be left out.
+    var valueSynopsis: String {
+        guard let valueName else { return "" }
+        return implicitValue == nil ? " <\(valueName)>" : " [<\(valueName)>]"
+    }
 
     /// Declares the option read as `key`: spelled `--` + its name, and `short` (e.g. `"-X"`) if given.
     init(

@@ -163,7 +163,8 @@ enum CompletionScript {
         let description = "[" + zshDescription(ArgumentParser.helpLine(option)) + "]"
         var tail = description
         if let kind = option.valueKind, let valueName = option.valueName {
-            tail += ":" + zshEscapeColons(valueName) + ":" + zshAction(kind.completion)
+            // `::` marks a value that may be left out (zsh's _arguments optional argument).
+            tail += (option.implicitValue == nil ? ":" : "::") + zshEscapeColons(valueName) + ":" + zshAction(kind.completion)
         }
         let repeats = option.repeatable || option.isFlag && option.key == .verbose
         let valueSuffix = option.isFlag || option.names.allSatisfy({ !$0.hasPrefix("--") }) ? "" : "="
@@ -263,7 +264,8 @@ enum CompletionScript {
             case .file: parts.append("-r -F")
             case .directory: parts.append("-x -a '(__fish_complete_directories)'")
             case .host: parts.append("-x -a '(__fish_print_hostnames)'")
-            case .values(let words): parts.append("-x -a " + fishQuote(words.joined(separator: " ")))
+            // A value that may be left out: offered, not required (-f instead of -x).
+            case .values(let words): parts.append((option.implicitValue == nil ? "-x -a " : "-f -a ") + fishQuote(words.joined(separator: " ")))
             case .none: parts.append("-x")
             }
         }

@@ -77,7 +77,7 @@ extension ArgumentParser {
     /// `--anchors <FILE> ...`: the preferred name, the value and whether it repeats.
     static func optionSynopsis(_ option: OptionSpec) -> String {
         var synopsis = option.preferredName
-        if let valueName = option.valueName { synopsis += " <\(valueName)>" }
+        synopsis += option.valueSynopsis
         if option.repeatable { synopsis += " ..." }
         return synopsis
     }
@@ -87,6 +87,7 @@ extension ArgumentParser {
         var help = option.help
         if option.required { help += " (required)" }
         if let value = option.defaultValue { help += " (default: \(value))" }
+        help += implicitValueNote(option)
         return help
     }
 
@@ -139,20 +140,26 @@ extension ArgumentParser {
         suggestion.map { " Did you mean '\($0)'?" } ?? ""
     }
 
+    /// ` (alone: hard; only hard or soft is taken as its value, …)` for an option whose value may be
+    /// left out; empty for the others.
+    static func implicitValueNote(_ option: OptionSpec) -> String {
+        guard let value = option.implicitValue else { return "" }
+        let words = if case .choice(let words)? = option.valueKind { words.joined(separator: " or ") } else { "" }
+        return " (alone: \(value); only \(words.isEmpty ? "a value given with =" : words) is taken as its value, any other next word is an argument)"
+    }
+
     /// `--at <TIME>` for an option given by name or key; the name as given when it
     /// is typed (`-X <METHOD>`), otherwise the option's preferred name.
     private static func optionWithValue(_ option: String, spec: CommandSpec) -> String {
         guard let found = spec.option(matching: option) else { return option }
         let name = found.names.contains(option) ? option : found.preferredName
-        guard let valueName = found.valueName else { return name }
-        return "\(name) <\(valueName)>"
+        return name + found.valueSynopsis
     }
 
     /// `-X, --method <METHOD>`.
     static func optionLabel(_ option: OptionSpec) -> String {
         let names = option.names.joined(separator: ", ")
-        guard let valueName = option.valueName else { return names }
-        return "\(names) <\(valueName)>"
+        return names + option.valueSynopsis
     }
 
     /// A titled list whose help column starts at `helpColumn`; a label too long

@@ -72,7 +72,7 @@ enum ReferenceDocs {
         for option in options {
             let label = "`" + ArgumentParser.optionLabel(option) + "`"
             let defaultValue = option.required ? "required" : option.defaultValue.map { "`\($0)`" } ?? ""
-            out.append("| \(cell(label)) | \(cell(valueDescription(option))) | \(cell(defaultValue)) | \(cell(option.help)) |")
+            out.append("| \(cell(label)) | \(cell(valueDescription(option))) | \(cell(defaultValue)) | \(cell(option.help + ArgumentParser.implicitValueNote(option))) |")
         }
         return out + [""]
     }
@@ -155,7 +155,9 @@ enum ReferenceDocs {
         var out: [String] = []
         for option in options {
             var label = option.names.map { "\\fB\(roff($0))\\fR" }.joined(separator: ", ")
-            if let valueName = option.valueName { label += " \\fI\(roff(valueName))\\fR" }
+            if let valueName = option.valueName {
+                label += option.implicitValue == nil ? " \\fI\(roff(valueName))\\fR" : " [\\fI\(roff(valueName))\\fR]"
+            }
             out += [".TP", label, roff(ArgumentParser.helpLine(option))]
         }
         return out

@@ -101,6 +101,11 @@ enum PlatformVerdicts {
         if let root { head += " ← \(root.displayName)" }
         head += " (\(anchorText))"
         console.out(console.paint(head, .bold))
+        // With --revocation: the URL-by-URL evidence once; each verdict below applies it as its platform does.
+        if let report = evaluation.revocation {
+            RevocationOutput.print(
+                report, chain: evaluation.chain, console: console, verbose: false, heading: "Revocation (fetched once; each platform applies it as it does by default):")
+        }
         for verdict in verdicts {
             let style: Console.Style = verdict.outcome == .accepted ? .green : (verdict.outcome == .refused ? .red : .yellow)
             var line = "  \(verdict.platform.displayName): \(console.paint(outcomeText(verdict.outcome), style))"
@@ -156,15 +161,16 @@ enum PlatformVerdicts {
                 ),
             ])
         }
-        return .object([
-            ("source", .string(source)),
-            ("refused", .bool(verdicts.contains { $0.outcome == .refused })),
-            ("time", .string(Timestamp.rfc3339(policy.evaluationTime ?? Date()))),
-            ("host", JSON.optional(policy.hostname)),
-            ("anchor", .string(anchor.rawValue)),
-            ("chain", .strings(evaluation.chain.map(\.subject))),
-            ("javaDisabledAlgorithms", .string(constraints.origin)),
-            ("platforms", .array(platforms)),
-        ])
+        return .object(
+            [
+                ("source", .string(source)),
+                ("refused", .bool(verdicts.contains { $0.outcome == .refused })),
+                ("time", .string(Timestamp.rfc3339(policy.evaluationTime ?? Date()))),
+                ("host", JSON.optional(policy.hostname)),
+                ("anchor", .string(anchor.rawValue)),
+                ("chain", .strings(evaluation.chain.map(\.subject))),
+                ("javaDisabledAlgorithms", .string(constraints.origin)),
+                ("platforms", .array(platforms)),
+            ] + (evaluation.revocation.map { [("revocation", RevocationOutput.json($0))] } ?? []))
     }
 }

@@ -64,6 +64,9 @@ struct ProbeFacts {
     /// With `--revocation`: what our own check found for the client certificate we sent, when it
     /// is not good (a revoked or undeterminable status is what IIS answers with 403.13 or 403.16).
     var clientRevocationProblem: String?
+    /// True when that problem is a status the server cannot determine (offline, stale, unknown,
+    /// invalid data), not a revocation: IIS (CertCheckMode 0) refuses it with 403.16, not 403.13.
+    var clientRevocationUndetermined = false
     var overriddenProblems: [String] = []
     var exchanges: [Exchange] = []
     /// The last response's status, substatus and reason, when one was received.
@@ -181,6 +184,13 @@ extension ProbeFacts {
         }
         serverTrusted = report?.trust.map(\.isTrusted)
         clientRevocationProblem = analysis.clientRevocation.flatMap { RevocationOutput.problem($0.report) }
+        clientRevocationUndetermined =
+            analysis.clientRevocation?.report.certificates.contains { entry in
+                switch entry.status {
+                case .good, .revoked: false
+                case .unknown, .cannotCheck, .invalidData: true
+                }
+            } ?? false
         overriddenProblems = report?.overriddenProblems ?? []
         exchanges = analysis.loginHops.map { hop in
             let kind: String

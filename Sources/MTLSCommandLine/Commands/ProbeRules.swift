@@ -241,7 +241,9 @@ enum ProbeRules {
         case 16?:
             return ProbeFinding(
                 id: "403.16", text: "the server does not trust our client certificate\(sentWords)",
-                fix: "the server must trust that CA (IIS: in the machine's Trusted Root / Intermediate stores), and the chain must be sent: include intermediates in the .p12",
+                fix: facts.clientRevocationUndetermined
+                    ? "the server cannot determine our certificate's revocation status and IIS fails closed (CertCheckMode 0): the CRL distribution point and OCSP URLs listed above must be reachable from the server and current"
+                    : "the server must trust that CA (IIS: in the machine's Trusted Root / Intermediate stores), and the chain must be sent: include intermediates in the .p12",
                 exitCode: ExitCode.no)
         case 17?:
             return ProbeFinding(

@@ -13,7 +13,8 @@ enum RevocationOutput {
         .revocation, valueName: "MODE",
         help:
             "Fetch CRLs, delta CRLs and OCSP for every certificate below the anchor (plain http, 3 s per URL, 15 s in all) and list each URL: hard fails when a status cannot be determined (as IIS), soft only on revoked (as browsers).",
-        kind: .choice(["hard", "soft"]))
+        kind: .choice(["hard", "soft"])
+    ).withImplicitValue("hard")
 
     static func apply(_ arguments: ParsedArguments, to policy: inout TrustPolicy, command: String) throws(CommandFailure) {
         guard let text = arguments.value(.revocation) else { return }
@@ -28,18 +29,73 @@ enum RevocationOutput {
 
     /// The revocation of the client certificate sent in `report`'s handshake, checked as the server
     /// will check it (nil without `--revocation`, or when none was sent). The chain is the one sent
-    /// (the identity's), completed from the caIssuers URL when only the leaf is known.
+    /// (the identity's), completed from caIssuers URLs (up to three levels, until a self-issued
+    /// root) through the run's revocation fetcher, so that its cache serves the CA certificates as
+    /// it serves the CRLs: a fleet of probes fetches each once. Each caIssuers fetch is listed
+    /// among the attempts of the certificate whose issuer it fetched.
     static func checkSentIdentity(_ report: TLSSessionReport?, configuration: TLSClientConfiguration) -> (report: RevocationReport, chain: [Certificate])? {
         let policy = configuration.trust
         guard policy.revocation != .off, let sent = report?.certificateRequests.compactMap(\.sentCertificate).last else { return nil }
         var chain = [sent] + (configuration.identities.first { $0.certificate == sent }?.chain ?? []).filter { $0 != sent }
-        if chain.count == 1, let url = sent.caIssuersURLs.first, let issuer = IssuerFetch.fetch(url, timeout: policy.revocationTimeouts.perURL).certificates.first {
+        var fetches: [Int: RevocationAttempt] = [:]
+        while fetches.count < 3, chain.count < 8, let last = chain.last, last.issuer != last.subject {
+            // An anchor we were given that issued it needs no fetch.
+            if let anchor = policy.anchors.first(where: { $0.subject == last.issuer }) {
+                chain.append(anchor)
+                continue
+            }
+            guard let url = last.caIssuersURLs.first, let fetcher = policy.revocationFetcher else { break }
+            let (attempt, issuer) = fetchIssuer(url, of: last, fetcher: fetcher, timeout: policy.revocationTimeouts.perURL)
+            fetches[chain.count - 1] = attempt
+            guard let issuer else { break }
             chain.append(issuer)
         }
         let checker = RevocationChecker(
             mode: policy.revocation, fetcher: policy.revocationFetcher, localCRLs: policy.crls, timeoutPerURL: policy.revocationTimeouts.perURL,
             totalTimeout: policy.revocationTimeouts.total)
-        return (checker.check(chain, at: policy.evaluationTime ?? Date()), chain)
+        var checked = checker.check(chain, at: policy.evaluationTime ?? Date())
+        for (depth, attempt) in fetches {
+            if let index = checked.certificates.firstIndex(where: { $0.depth == depth }) {
+                checked.certificates[index].attempts.insert(attempt, at: 0)
+            } else {
+                // The last certificate: its issuer could not be fetched, so it could not be checked.
+                checked.certificates.append(
+                    CertificateRevocation(
+                        depth: depth, subject: chain[depth].subject,
+                        status: .cannotCheck("its issuer could not be fetched from \(attempt.url) (\(attempt.outcome)), so its status cannot be checked"),
+                        decidedBy: nil, attempts: [attempt]))
+            }
+        }
+        return (checked, chain)
+    }
+
+    /// One caIssuers GET through the revocation fetcher (its cache, its bounds), as an attempt.
+    static func fetchIssuer(_ url: String, of certificate: Certificate, fetcher: any RevocationFetching, timeout: Double) -> (RevocationAttempt, Certificate?) {
+        let response = fetcher.fetch(RevocationRequest(url: url), timeout: timeout)
+        var attempt = RevocationAttempt(
+            kind: "CA issuers", method: "GET", url: url, httpStatus: response.status, bytes: response.body.count, seconds: response.seconds,
+            cached: response.cached, outcome: "")
+        if let failure = response.failure {
+            attempt.outcome = "offline: \(failure)"
+            return (attempt, nil)
+        }
+        guard response.status == 200 else {
+            attempt.outcome = "HTTP \(response.status ?? 0), not 200"
+            return (attempt, nil)
+        }
+        let certificates: [Certificate]
+        do throws(MTLSTrustError) {
+            certificates = try CertificateLoader.certificates(from: response.body, source: url).certificates
+        } catch {
+            attempt.outcome = "not a certificate: \(error.message)"
+            return (attempt, nil)
+        }
+        guard let issuer = certificates.first(where: { $0.subject == certificate.issuer }) else {
+            attempt.outcome = "served \(certificates.map(\.displayName).joined(separator: ", ")), not the issuer of \(certificate.displayName)"
+            return (attempt, nil)
+        }
+        attempt.outcome = "issuer \(issuer.displayName)"
+        return (attempt, issuer)
     }
 
     /// The first certificate whose status is not good, in words; nil when all are good.
@@ -82,8 +138,8 @@ enum RevocationOutput {
         return "\(attempt.kind) \(method)\(attempt.url)" + (facts.isEmpty ? "" : " [\(facts.joined(separator: ", "))]") + ": \(attempt.outcome)"
     }
 
-    static func print(_ report: RevocationReport, chain: [Certificate], console: Console, verbose: Bool) {
-        console.out("Revocation (\(modeText(report.mode))):")
+    static func print(_ report: RevocationReport, chain: [Certificate], console: Console, verbose: Bool, heading: String? = nil) {
+        console.out(heading ?? "Revocation (\(modeText(report.mode))):")
         for entry in report.certificates {
             let mark: String
             switch entry.status {

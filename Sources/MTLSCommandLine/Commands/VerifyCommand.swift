@@ -18,7 +18,7 @@ enum VerifyCommand {
             is judged as the clients judge (--profile clients, the default: RFC 5280 and the rules curl, \
             OpenSSL, Java, Chrome and the platforms enforce); Baseline Requirements findings that no client \
             enforces are listed as warnings, and fail only with --profile webpki. The output names the \
-            profile that judged. --revocation hard|soft fetches CRLs, delta CRLs and OCSP and lists every URL.
+            profile that judged. --revocation [hard|soft] (alone: hard) fetches CRLs, delta CRLs and OCSP and lists every URL.
             """,
         arguments: [ArgumentSpec(name: "CERT", help: "The leaf certificate, then candidate intermediates.", variadic: true)],
         options: [
@@ -118,9 +118,6 @@ enum VerifyCommand {
         }
 
         if let platforms = try PlatformVerdicts.requested(arguments) {
-            if policy.revocation != .off {
-                throw CommandFailure.usage("--revocation judges the plain verdict; run it without --platform", command: "verify")
-            }
             return try PlatformVerdicts.run(
                 platforms, jobs: jobs, policy: policy, pinning: pinning, fetchesIssuers: arguments.flag(.fetchAIA), json: arguments.flag(.json), console: console)
         }

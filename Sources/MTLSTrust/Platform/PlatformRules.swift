@@ -167,11 +167,34 @@ public enum PlatformRules {
         summary: "RSA keys under 1024 bits refused anywhere in the chain, under 2048 bits under a public root (ERR_CERT_WEAK_KEY)",
         source: chromeWeakKeySource, url: chromeWeakKeySourceURL, proof: "platform/rsa768.pem / platform/rsa1024.pem; \(tests)")
 
+    static let appleRevocationSource =
+        "Apple Developer Documentation, SecPolicyCreateRevocation (no CRL or OCSP fetch by default; stapled OCSP and Apple's aggregated revocation of publicly trusted CAs, valid.apple.com)"
+    static let appleRevocationSourceURL = "https://developer.apple.com/documentation/security/1397939-secpolicycreaterevocation"
+    static let androidRevocationSource = "AOSP Conscrypt TrustManagerImpl.java (PKIX revocation checking disabled: no CRL or OCSP fetch)"
+    static let androidRevocationSourceURL =
+        "https://android.googlesource.com/platform/external/conscrypt/+/refs/heads/main/common/src/main/java/org/conscrypt/TrustManagerImpl.java"
+    static let javaRevocationSource =
+        "JSSE Reference Guide, OpenJDK 17: com.sun.net.ssl.checkRevocation (default false), ocsp.enable, com.sun.security.enableCRLDP; PKIXRevocationChecker hard-fails without SOFT_FAIL"
+    static let javaRevocationSourceURL = "https://docs.oracle.com/en/java/javase/17/security/java-secure-socket-extension-jsse-reference-guide.html"
+    static let chromeRevocationSource =
+        "Chromium cert_verify_proc_builtin.cc: CRLSet only; online checks only with the EnableOnlineRevocationChecks (soft-fail) or RequireOnlineRevocationChecksForLocalAnchors (hard-fail) policies, both off by default"
+    static let chromeRevocationSourceURL = "https://chromium.googlesource.com/chromium/src/+/main/net/cert/cert_verify_proc_builtin.cc"
+
+    /// A certificate of the chain is revoked and the platform learns it its own way (Apple:
+    /// its aggregated revocation of publicly trusted CAs). The other platforms' revocation
+    /// behaviour (``PlatformRevocationPolicy``) only ever adds notes by default.
+    public static let appleRevoked = PlatformRule(
+        id: "apple.revoked", platform: .apple, code: "MTLS_APPLE_REVOKED",
+        summary:
+            "Under a publicly trusted root, a revoked certificate is refused (Apple aggregates public CAs' revocations); no CRL or OCSP is fetched, so an undeterminable status passes; under a private anchor revocation is not checked",
+        source: appleRevocationSource, url: appleRevocationSourceURL,
+        proof: "\(tests).testRevocationIsAppliedAsEachPlatformChecksIt; RevocationCommandTests.testPlatformVerdictsApplyRevocationAsEachPlatformDoes")
+
     /// Every rule, in table order.
     public static let all: [PlatformRule] = [
         chainNotTrusted,
         appleRSA2048, appleSHA2, appleSAN, appleEKU, appleValidity825, appleValidity398, appleATSKey, appleATSHash, appleATSTLSVersion,
-        appleATSForwardSecrecy,
+        appleATSForwardSecrecy, appleRevoked,
         androidUserCA, androidWeakKey, androidWeakSignature, androidPinSet,
         javaDisabledSignature, javaDisabledKey,
         chromeSAN, chromeSHA1, chromeValidity398, chromeWeakKey,
@@ -179,6 +202,69 @@ public enum PlatformRules {
 
     /// The rule with this code, if any.
     public static func rule(code: String) -> PlatformRule? { all.first { $0.code == code } }
+
+    /// How each platform checks revocation by default (`verify --platform … --revocation`), as data.
+    public static let revocation: [PlatformRevocationPolicy] = [
+        PlatformRevocationPolicy(
+            platform: .apple, privateAnchor: .none, publicRoot: .softFail,
+            summary:
+                "fetches no CRL and asks no OCSP responder by default; it refuses a revoked certificate of a publicly trusted CA (Apple's aggregated revocation data) and a stapled revoked answer",
+            enable: "an app opts in with SecPolicyCreateRevocation(kSecRevocationRequirePositiveResponse) for hard-fail",
+            source: appleRevocationSource, url: appleRevocationSourceURL),
+        PlatformRevocationPolicy(
+            platform: .android, privateAnchor: .none, publicRoot: .none,
+            summary: "checks no revocation: its default TrustManager fetches no CRL and asks no OCSP responder",
+            enable: "an app must add its own PKIXRevocationChecker to check revocation",
+            source: androidRevocationSource, url: androidRevocationSourceURL),
+        PlatformRevocationPolicy(
+            platform: .java, privateAnchor: .none, publicRoot: .none,
+            summary: "checks no revocation by default (com.sun.net.ssl.checkRevocation=false)",
+            enable: "-Dcom.sun.net.ssl.checkRevocation=true -Dcom.sun.security.enableCRLDP=true -Docsp.enable=true makes it hard-fail, as --revocation hard does",
+            source: javaRevocationSource, url: javaRevocationSourceURL),
+        PlatformRevocationPolicy(
+            platform: .chrome, privateAnchor: .none, publicRoot: .none,
+            summary: "makes no online revocation check by default; it refuses only what its CRLSet lists (selected revocations of publicly trusted CAs)",
+            enable: "the EnableOnlineRevocationChecks policy makes it soft-fail; RequireOnlineRevocationChecksForLocalAnchors hard-fails under a private anchor",
+            source: chromeRevocationSource, url: chromeRevocationSourceURL),
+    ]
+}
+
+/// How a platform treats a certificate's revocation status by default: the data behind the
+/// revocation part of a platform verdict.
+public struct PlatformRevocationPolicy: Sendable {
+    /// What a platform does with the status it could learn.
+    public enum Check: String, Sendable {
+        /// Not checked: a revoked or undeterminable status changes nothing.
+        case none
+        /// A revoked certificate is refused; an undeterminable status passes (browsers).
+        case softFail = "soft-fail"
+        /// A status that cannot be determined is refused too (IIS, Windows' CertCheckMode 0).
+        case hardFail = "hard-fail"
+    }
+
+    /// The platform.
+    public var platform: Platform
+    /// Under an anchor the user, administrator or app supplies.
+    public var privateAnchor: Check
+    /// Under a root of the platform's store.
+    public var publicRoot: Check
+    /// What the platform does, as the end of a sentence that starts with its name.
+    public var summary: String
+    /// How an app or user makes it check more.
+    public var enable: String
+    /// The published source and its address.
+    public var source: String
+    public var url: String
+
+    /// The check under `anchor`.
+    public func check(_ anchor: PlatformAnchorKind) -> Check { anchor == .publicRoot ? publicRoot : privateAnchor }
+
+    /// The policy of `platform`.
+    public static func of(_ platform: Platform) -> PlatformRevocationPolicy {
+        PlatformRules.revocation.first { $0.platform == platform }
+            ?? PlatformRevocationPolicy(
+                platform: platform, privateAnchor: .none, publicRoot: .none, summary: "checks no revocation", enable: "", source: "", url: "")
+    }
 }
 
 extension TrustRuleCatalogue {

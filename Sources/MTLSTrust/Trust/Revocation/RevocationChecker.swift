@@ -38,7 +38,7 @@ public struct RevocationChecker: Sendable {
         var entries: [CertificateRevocation] = []
         if chain.count > 1 {
             for depth in 0..<(chain.count - 1) {
-                entries.append(checkOne(chain[depth], issuer: chain[depth + 1], depth: depth, at: time, deadline: deadline))
+                entries.append(checkOne(chain[depth], issuer: chain[depth + 1], above: Array(chain[(depth + 1)...]), depth: depth, at: time, deadline: deadline))
             }
         }
         return RevocationReport(mode: mode, certificates: entries, seconds: Date().timeIntervalSince(start))
@@ -76,7 +76,11 @@ public struct RevocationChecker: Sendable {
         var label: String
     }
 
-    private func checkOne(_ certificate: Certificate, issuer: Certificate, depth: Int, at time: Date, deadline: Date) -> CertificateRevocation {
+    /// `allowsIndirect` is false while checking an indirect CRL's own issuer, so that a CRL
+    /// issuer whose status an indirect CRL would give cannot vouch for itself (RFC 5280 6.3.3 (f)).
+    private func checkOne(
+        _ certificate: Certificate, issuer: Certificate, above: [Certificate], depth: Int, at time: Date, deadline: Date, allowsIndirect: Bool = true
+    ) -> CertificateRevocation {
         let locations = RevocationLocations(certificate)
         var attempts: [RevocationAttempt] = []
         var sources: [Source] = []
@@ -96,8 +100,13 @@ public struct RevocationChecker: Sendable {
             // Base CRLs: the distribution points in order, until one gives a usable CRL.
             var base: CRLVerdict?
             for url in locations.crls where base == nil {
-                let (attempt, verdict) = crlAttempt(url, kind: "CRL", certificate: certificate, issuer: issuer, at: time, deadline: deadline)
+                // An indirect CRL's issuer certificate is fetched after the CRL: listed after it.
+                var issuerFetches: [RevocationAttempt] = []
+                let (attempt, verdict) = crlAttempt(
+                    url, kind: "CRL", certificate: certificate, issuer: issuer, at: time, deadline: deadline,
+                    indirect: allowsIndirect ? (locations.crlIssuers[url] ?? [], above, { issuerFetches.append($0) }) : nil)
                 attempts.append(attempt)
+                attempts += issuerFetches
                 if let verdict {
                     if verdict.isDelta {
                         problems.append(.invalidData("\(url) serves a delta CRL where a complete CRL is expected"))
@@ -212,10 +221,98 @@ public struct RevocationChecker: Sendable {
         }
     }
 
+    /// An indirect CRL (RFC 5280 5.2.5, 6.3.3): a CRL whose issuer is not the certificate's issuer
+    /// counts only when it says it is indirect (issuingDistributionPoint indirectCRL), the
+    /// distribution point it came from names its issuer as cRLIssuer, and the CRL issuer's
+    /// certificate — one of the chain, or fetched from the CRL's authorityInfoAccess caIssuers —
+    /// verifies the CRL and was issued, valid and with cRLSign, by a certificate of the same chain
+    /// above the certificate (so by the same anchor). Entries count for the certificate only when
+    /// their certificateIssuer (5.3.3) is its issuer.
+    private func judgeIndirect(
+        _ crl: CertificateRevocationList, url: String, allCRLURLs: [String], certificate: Certificate, issuer: Certificate, at time: Date, deadline: Date,
+        indirect: (names: [[UInt8]], above: [Certificate], log: (RevocationAttempt) -> Void)
+    ) -> CRLVerdict {
+        func invalid(_ message: String) -> CRLVerdict {
+            CRLVerdict(
+                status: .invalidData(message), thisUpdate: nil, nextUpdate: nil, isDelta: false, number: nil, baseNumber: nil, outcome: message)
+        }
+        guard RevocationData.isIndirect(crl) else {
+            return invalid(
+                "the CRL is issued by \(crl.issuer), not by the certificate's issuer \(issuer.subject), and is not an indirect CRL (no indirectCRL in its issuingDistributionPoint)"
+            )
+        }
+        guard RevocationData.names(indirect.names, contain: crl) else {
+            return invalid(
+                "the indirect CRL is issued by \(crl.issuer), which the certificate's distribution point \(url) does not name as its cRLIssuer: not authorised for \(issuer.displayName) (RFC 5280 6.3.3 (b))"
+            )
+        }
+        // The CRL must cover the distribution point it was fetched from (6.3.3 (b)(2)(i)).
+        let scope = RevocationData.distributionPointURIs(crl)
+        if !scope.isEmpty, !scope.contains(where: { allCRLURLs.contains($0) }) {
+            return invalid(
+                "the indirect CRL at \(url) covers another distribution point (its issuingDistributionPoint names \(scope.joined(separator: ", "))), not this certificate's")
+        }
+        var candidates = indirect.above + [issuer]
+        // The CRL issuer's certificate from the CRL's caIssuers only when the chain does not hold it.
+        let inChain = candidates.contains { RevocationData.sameName(crl, $0) && RevocationData.verifies(crl, with: $0) }
+        for location in inChain ? [] : RevocationData.caIssuersURLs(crl) {
+            let response = fetch(RevocationRequest(url: location), deadline: deadline)
+            var attempt = RevocationAttempt(
+                kind: "CRL issuer", method: "GET", url: location, httpStatus: response.status, bytes: response.body.count, seconds: response.seconds,
+                cached: response.cached, outcome: response.failure.map { "offline: \($0)" } ?? "")
+            if response.failure == nil, response.status == 200, let fetched = try? CertificateLoader.certificates(from: response.body, source: location).certificates {
+                candidates += fetched
+                attempt.outcome = "certificate \(fetched.map(\.displayName).joined(separator: ", "))"
+            } else if response.failure == nil {
+                attempt.outcome = "HTTP \(response.status ?? 0): no certificate"
+            }
+            indirect.log(attempt)
+        }
+        guard let signer = candidates.first(where: { RevocationData.sameName(crl, $0) && RevocationData.verifies(crl, with: $0) }) else {
+            return invalid(
+                "the certificate of the indirect CRL's issuer \(crl.issuer) was not found (neither in the chain nor at the CRL's caIssuers URL), so the CRL cannot be verified")
+        }
+        guard indirect.above.contains(where: { RevocationData.issued(signer, by: $0) }) else {
+            return invalid(
+                "the indirect CRL's issuer \(signer.displayName) was not issued by a CA of \(certificate.displayName)'s chain: it does not chain to the same anchor (RFC 5280 6.3.3 (f))"
+            )
+        }
+        guard signer.isValid(at: time) else {
+            return invalid("the indirect CRL's issuer \(signer.displayName) is not valid at the evaluation time")
+        }
+        // The CRL issuer's own certificate is checked as any certificate of a path is (6.3.3 (f)),
+        // its attempts listed with this certificate's; only a good status lets its CRL count.
+        if let position = indirect.above.firstIndex(where: { RevocationData.issued(signer, by: $0) }), signer.derBytes != issuer.derBytes,
+            !indirect.above.contains(where: { $0.derBytes == signer.derBytes })
+        {
+            let own = checkOne(
+                signer, issuer: indirect.above[position], above: Array(indirect.above[position...]), depth: 0, at: time, deadline: deadline,
+                allowsIndirect: false)
+            for var attempt in own.attempts {
+                attempt.kind = "CRL issuer's \(attempt.kind)"
+                indirect.log(attempt)
+            }
+            switch own.status {
+            case .good:
+                break
+            case .revoked:
+                return invalid("the indirect CRL's issuer \(signer.displayName) is itself \(own.status.name)\(own.decidedBy.map { " according to \($0)" } ?? "")")
+            case .unknown, .cannotCheck, .invalidData:
+                if mode == .hard {
+                    let message = "the revocation status of the indirect CRL's issuer \(signer.displayName) cannot be determined (\(own.status.name))"
+                    return CRLVerdict(
+                        status: .cannotCheck(message), thisUpdate: nil, nextUpdate: nil, isDelta: false, number: nil, baseNumber: nil, outcome: message)
+                }
+            }
+        }
+        return RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time, signer: signer)
+    }
+
     /// Downloads and judges one CRL; the verdict is nil when nothing usable came.
-    private func crlAttempt(_ url: String, kind: String, certificate: Certificate, issuer: Certificate, at time: Date, deadline: Date) -> (
-        RevocationAttempt, CRLVerdict?
-    ) {
+    private func crlAttempt(
+        _ url: String, kind: String, certificate: Certificate, issuer: Certificate, at time: Date, deadline: Date,
+        indirect: (names: [[UInt8]], above: [Certificate], log: (RevocationAttempt) -> Void)? = nil
+    ) -> (RevocationAttempt, CRLVerdict?) {
         let response = fetch(RevocationRequest(url: url), deadline: deadline)
         var attempt = RevocationAttempt(
             kind: kind, method: "GET", url: url, httpStatus: response.status, bytes: response.body.count, seconds: response.seconds, cached: response.cached,
@@ -238,7 +335,13 @@ public struct RevocationChecker: Sendable {
             attempt.status = .invalidData("\(url) answered \(response.body.count) bytes that are not a CRL (\(error.message))")
             return (attempt, nil)
         }
-        let verdict = RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time)
+        var verdict: CRLVerdict
+        if let indirect, !RevocationData.sameName(crl, issuer) {
+            verdict = judgeIndirect(
+                crl, url: url, allCRLURLs: RevocationLocations(certificate).crls, certificate: certificate, issuer: issuer, at: time, deadline: deadline, indirect: indirect)
+        } else {
+            verdict = RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time)
+        }
         attempt.thisUpdate = verdict.thisUpdate
         attempt.nextUpdate = verdict.nextUpdate
         attempt.outcome = verdict.outcome

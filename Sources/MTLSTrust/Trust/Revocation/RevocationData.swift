@@ -20,6 +20,9 @@ struct RevocationLocations {
     /// Any location at all, http or not (an ldap:// CDP counts as revocation information that
     /// cannot be fetched here).
     var otherSchemes: [String] = []
+    /// The cRLIssuer directoryNames (DER Names) of the distribution point each CRL URL came from:
+    /// the authorities allowed to sign an indirect CRL for the certificate (RFC 5280 4.2.1.13).
+    var crlIssuers: [String: [[UInt8]]] = [:]
 
     init(_ certificate: Certificate) {
         let facts = CertificateFacts(certificate)
@@ -34,6 +37,20 @@ struct RevocationLocations {
             }
         }
         for uri in uris(CertificateFacts.OID.crlDistributionPoints) { RevocationLocations.isHTTP(uri) ? crls.append(uri) : otherSchemes.append(uri) }
+        if let raw = facts.extension(CertificateFacts.OID.crlDistributionPoints), let points = CertificateFacts.distributionPoints(raw.value) {
+            for point in points {
+                guard let field = point[0xA2], let name = point[0xA0],
+                    let full = DER.element(in: raw.value, at: name.contentStart, limit: name.contentEnd), full.tag == 0xA0
+                else { continue }
+                let names = CertificateFacts.generalNames(raw.value, from: field.contentStart, to: field.contentEnd).compactMap { general -> [UInt8]? in
+                    if case .directoryName(let bytes) = general { bytes } else { nil }
+                }
+                for general in CertificateFacts.generalNames(raw.value, from: full.contentStart, to: full.contentEnd) {
+                    guard case .uri(let bytes) = general else { continue }
+                    crlIssuers[String(decoding: bytes, as: UTF8.self), default: []] += names
+                }
+            }
+        }
         for uri in uris("2.5.29.46") { RevocationLocations.isHTTP(uri) ? deltaCRLs.append(uri) : otherSchemes.append(uri) }
         if let raw = facts.extension(CertificateFacts.OID.authorityInfoAccess), let entries = CertificateFacts.accessDescriptions(raw.value) {
             for entry in entries where entry.method == CertificateFacts.OID.ocsp {
@@ -73,9 +90,14 @@ enum RevocationReasons {
 
 enum RevocationData {
     /// Judges `crl` for `certificate` issued by `issuer` at `time` (RFC 5280 6.3.3): the CRL must
-    /// name the issuer, be signed by the issuer's key (indirect CRLs are not accepted), the issuer's
+    /// name the issuer, be signed by the issuer's key (or, for an indirect CRL that
+    /// `RevocationChecker` has authorised, by `signer`), the signer's
     /// keyUsage (when present) must allow cRLSign, and nextUpdate must not be past.
-    static func judge(crl: CertificateRevocationList, certificate: Certificate, issuer: Certificate, at time: Date) -> CRLVerdict {
+    static func judge(crl: CertificateRevocationList, certificate: Certificate, issuer: Certificate, at time: Date, signer indirectSigner: Certificate? = nil)
+        -> CRLVerdict
+    {
+        // An indirect CRL (checked by RevocationChecker.judgeIndirect) is signed by its own issuer.
+        let signer = indirectSigner ?? issuer
         let pointer = crl.reference.pointer
         let thisUpdate = X509_CRL_get0_lastUpdate(pointer).map { Certificate.date($0) }
         let nextUpdate = X509_CRL_get0_nextUpdate(pointer).map { Certificate.date($0) }
@@ -85,18 +107,19 @@ enum RevocationData {
         func verdict(_ status: RevocationStatus, _ outcome: String) -> CRLVerdict {
             CRLVerdict(status: status, thisUpdate: thisUpdate, nextUpdate: nextUpdate, isDelta: isDelta, number: number, baseNumber: baseNumber, outcome: outcome)
         }
-        guard X509_NAME_cmp(X509_CRL_get_issuer(pointer), X509_get_subject_name(issuer.reference.pointer)) == 0 else {
-            let message = "the CRL is issued by \(crl.issuer), not by the certificate's issuer \(issuer.subject) (indirect CRLs are not accepted)"
+        guard X509_NAME_cmp(X509_CRL_get_issuer(pointer), X509_get_subject_name(signer.reference.pointer)) == 0 else {
+            let message = "the CRL is issued by \(crl.issuer), not by the certificate's issuer \(issuer.subject) (and it is not an indirect CRL this certificate authorises)"
             return verdict(.invalidData(message), message)
         }
         OpenSSLErrorQueue.clear()
-        guard let key = X509_get0_pubkey(issuer.reference.pointer), X509_CRL_verify(pointer, key) == 1 else {
+        guard let key = X509_get0_pubkey(signer.reference.pointer), X509_CRL_verify(pointer, key) == 1 else {
             OpenSSLErrorQueue.clear()
-            let message = "the CRL's signature does not verify with the key of \(issuer.displayName): it was not signed by the certificate's issuer"
+            let message =
+                "the CRL's signature does not verify with the key of \(signer.displayName): it was not signed by \(indirectSigner == nil ? "the certificate's issuer" : "its issuer")"
             return verdict(.invalidData(message), message)
         }
-        if let usage = issuer.keyUsage, !usage.contains(.cRLSign) {
-            let message = "\(issuer.displayName) signed the CRL, but its keyUsage lacks cRLSign (RFC 5280 6.3.3 (f))"
+        if let usage = signer.keyUsage, !usage.contains(.cRLSign) {
+            let message = "\(signer.displayName) signed the CRL, but its keyUsage lacks cRLSign (RFC 5280 6.3.3 (f))"
             return verdict(.invalidData(message), message)
         }
         if let thisUpdate, thisUpdate > time.addingTimeInterval(300) {
@@ -108,7 +131,12 @@ enum RevocationData {
             return verdict(.cannotCheck(message), message)
         }
         var entry: OpaquePointer?
-        let found = X509_CRL_get0_by_serial(pointer, &entry, X509_get0_serialNumber(certificate.reference.pointer))
+        // On an indirect CRL an entry counts only when its certificateIssuer (RFC 5280 5.3.3, inherited
+        // from the entry before) is the certificate's issuer: OpenSSL's lookup by certificate checks that.
+        let found =
+            indirectSigner == nil
+            ? X509_CRL_get0_by_serial(pointer, &entry, X509_get0_serialNumber(certificate.reference.pointer))
+            : X509_CRL_get0_by_cert(pointer, &entry, certificate.reference.pointer)
         guard found == 1, let entry else {
             // 2: listed with removeFromCRL (a delta CRL lifting a hold).
             return verdict(.good, found == 2 ? "good (removed from the CRL)" : "good (not listed)")
@@ -121,6 +149,88 @@ enum RevocationData {
             ASN1_ENUMERATED_free(enumerated)
         }
         return verdict(.revoked(reason: reason, date: date), "revoked" + (reason.map { " (\($0))" } ?? "") + (date.map { " on \(RFC3339.string($0))" } ?? ""))
+    }
+
+    /// True when the CRL's issuer is `certificate`'s subject.
+    static func sameName(_ crl: CertificateRevocationList, _ certificate: Certificate) -> Bool {
+        X509_NAME_cmp(X509_CRL_get_issuer(crl.reference.pointer), X509_get_subject_name(certificate.reference.pointer)) == 0
+    }
+
+    /// True when the CRL's issuingDistributionPoint says indirectCRL (RFC 5280 5.2.5).
+    static func isIndirect(_ crl: CertificateRevocationList) -> Bool {
+        guard let value = X509_CRL_get_ext_d2i(crl.reference.pointer, NID_issuing_distribution_point, nil, nil) else {
+            OpenSSLErrorQueue.clear()
+            return false
+        }
+        let point = value.assumingMemoryBound(to: ISSUING_DIST_POINT.self)
+        defer { ISSUING_DIST_POINT_free(point) }
+        return point.pointee.indirectCRL != 0
+    }
+
+    /// True when one of `names` (DER Names, a distribution point's cRLIssuer) is the CRL's issuer.
+    static func names(_ names: [[UInt8]], contain crl: CertificateRevocationList) -> Bool {
+        names.contains { bytes in
+            var parsed: OpaquePointer?
+            bytes.withUnsafeBufferPointer { buffer in
+                var cursor = buffer.baseAddress
+                parsed = d2i_X509_NAME(nil, &cursor, buffer.count)
+            }
+            guard let parsed else {
+                OpenSSLErrorQueue.clear()
+                return false
+            }
+            defer { X509_NAME_free(parsed) }
+            return X509_NAME_cmp(parsed, X509_CRL_get_issuer(crl.reference.pointer)) == 0
+        }
+    }
+
+    /// The DER value of the CRL's extension `nid`, if present.
+    static func extensionValue(_ crl: CertificateRevocationList, _ nid: Int32) -> [UInt8]? {
+        let pointer = crl.reference.pointer
+        let index = X509_CRL_get_ext_by_NID(pointer, nid, -1)
+        guard index >= 0, let ext = X509_CRL_get_ext(pointer, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
+        return Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(data), count: Int(ASN1_STRING_length(data))))
+    }
+
+    /// The URIs of the distributionPoint fullName in the CRL's issuingDistributionPoint (RFC 5280
+    /// 5.2.5): the scope it covers; empty when it names none.
+    static func distributionPointURIs(_ crl: CertificateRevocationList) -> [String] {
+        guard let value = extensionValue(crl, NID_issuing_distribution_point), let fields = CertificateFacts.sequence(value),
+            let point = fields.first(where: { $0.tag == 0xA0 }),
+            let full = DER.element(in: value, at: point.contentStart, limit: point.contentEnd), full.tag == 0xA0
+        else { return [] }
+        return CertificateFacts.generalNames(value, from: full.contentStart, to: full.contentEnd).compactMap { general in
+            guard case .uri(let bytes) = general else { return nil }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// The CRL's authorityInfoAccess caIssuers `http://` URLs (RFC 5280 5.2.7).
+    static func caIssuersURLs(_ crl: CertificateRevocationList) -> [String] {
+        guard let value = extensionValue(crl, NID_info_access), let entries = CertificateFacts.accessDescriptions(value) else { return [] }
+        return entries.compactMap { entry in
+            guard entry.method == CertificateFacts.OID.caIssuers, case .uri(let bytes) = entry.location else { return nil }
+            let uri = String(decoding: bytes, as: UTF8.self)
+            return RevocationLocations.isHTTP(uri) ? uri : nil
+        }
+    }
+
+    /// True when `certificate`'s key verifies the CRL's signature.
+    static func verifies(_ crl: CertificateRevocationList, with certificate: Certificate) -> Bool {
+        defer { OpenSSLErrorQueue.clear() }
+        guard let key = X509_get0_pubkey(certificate.reference.pointer) else { return false }
+        return X509_CRL_verify(crl.reference.pointer, key) == 1
+    }
+
+    /// True when `issuer` issued `certificate`: names chain, the signature verifies, and the issuer's
+    /// keyUsage (when present) allows keyCertSign.
+    static func issued(_ certificate: Certificate, by issuer: Certificate) -> Bool {
+        defer { OpenSSLErrorQueue.clear() }
+        guard X509_NAME_cmp(X509_get_issuer_name(certificate.reference.pointer), X509_get_subject_name(issuer.reference.pointer)) == 0,
+            let key = X509_get0_pubkey(issuer.reference.pointer), X509_verify(certificate.reference.pointer, key) == 1
+        else { return false }
+        if let usage = issuer.keyUsage, !usage.contains(.keyCertSign) { return false }
+        return true
     }
 
     private static func integerExtension(_ crl: OpaquePointer, _ nid: Int32) -> Int? {

@@ -63,7 +63,8 @@ enum RevocationFindings {
             return make(
                 why.contains("CRL") ? X509_V_ERR_CRL_SIGNATURE_FAILURE : X509_V_ERR_OCSP_VERIFY_FAILED,
                 "the revocation data for \(label) cannot be relied on: \(why)",
-                "the CA's CRL or OCSP signer is misconfigured: the CA must sign its CRLs itself and delegate OCSP only to a certificate it issued with id-kp-OCSPSigning")
+                "the CA's CRL or OCSP signer is misconfigured: the CA must sign its CRLs itself (or name another CRL issuer as cRLIssuer in the certificate's distribution point) and delegate OCSP only to a certificate it issued with id-kp-OCSPSigning"
+            )
         }
     }
 }
