@@ -38,18 +38,8 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '6,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-
-cmd=${1:-}; [[ -n "$cmd" ]] || usage; shift
-DIR= KEEP=
-while (($#)); do
-  case $1 in
-    --dir) DIR=$2; shift 2 ;;
-    --keep) KEEP=1; shift ;;
-    -h|--help) usage ;;
-    *) die "unknown argument $1" ;;
-  esac
-done
+PEER_USAGE_LINES=6,9
+PEER_PROCESSES=("PID:revocation/server.py:5")
 
 ossl() { openssl "$@" >>"$D/openssl.log" 2>&1 || { tail -n 20 "$D/openssl.log" >&2; die "openssl $1 failed"; }; }
 
@@ -332,7 +322,7 @@ CNF
   rm -f "$g" "$g.tbs" "$g.crl" "$D/indirect-tbs.der" "$D/indirect-sig.der"
 }
 
-do_start() {
+peer_start() {
   make_instance_dir revocation "$DIR"
   D=$INST_DIR
   if read_env "$D" && pid_alive "${ENV_PID:-}" "revocation/server.py"; then
@@ -358,26 +348,4 @@ do_start() {
   exit 1
 }
 
-do_stop() {
-  [[ -n "$DIR" ]] || die "stop needs --dir DIR"
-  [[ -d "$DIR" ]] || return 0
-  local d; d=$(cd "$DIR" && pwd)
-  if read_env "$d"; then stop_pid "${ENV_PID:-}" "revocation/server.py" 5; fi
-  rm -f "$d/instance.env"
-  [[ -n "$KEEP" ]] || remove_instance_dir "$d"
-}
-
-do_status() {
-  [[ -n "$DIR" ]] || die "status needs --dir DIR"
-  if read_env "$DIR" && pid_alive "${ENV_PID:-}" "revocation/server.py"; then
-    cat "$DIR/instance.env"; echo "RUNNING=1"; return 0
-  fi
-  echo "RUNNING=0"; return 1
-}
-
-case $cmd in
-  start) do_start ;;
-  stop) do_stop ;;
-  status) do_status ;;
-  *) usage ;;
-esac
+peer_main "$@"
