@@ -119,6 +119,28 @@ final class RevocationCommandTests: XCTestCase {
         XCTAssertEqual(try check("stale-crl", "soft").result.exitCode, 0)
     }
 
+    /// RFC 5280 6.3.3 (b)(2): a CRL whose issuingDistributionPoint keeps it to CA certificates, or
+    /// to another distribution point, says nothing of this leaf; `openssl verify -extended_crl` agrees.
+    func testACRLScopedToOtherCertificatesCannotSayGood() throws {
+        for (name, words) in [("scope-ca-only", "only CA certificates"), ("scope-other-dp", "another distribution point")] {
+            let (hard, _, entries) = try check(name)
+            XCTAssertEqual(hard.exitCode, 1, "\(name): \(hard)")
+            XCTAssertEqual(entries[0]["status"] as? String, "offline", "\(name): \(entries[0])")
+            XCTAssertContains(entries[0]["detail"] as? String ?? "", words, name)
+            let attempt = try XCTUnwrap(attempts(entries[0]).first, name)
+            XCTAssertContains(attempt["outcome"] as? String ?? "", words, name)
+            XCTAssertEqual(try check(name, "soft").result.exitCode, 0, name)
+        }
+        let directory = try XCTUnwrap(Self.bed["DIR"])
+        let judge = try runProcess(
+            "/usr/bin/timeout",
+            [
+                "20", "openssl", "verify", "-crl_download", "-crl_check", "-extended_crl", "-CAfile", directory + "/root.pem", "-untrusted",
+                directory + "/issuing.pem", directory + "/leaf-scope-ca-only.pem",
+            ])
+        XCTAssertContains(judge.stdoutText + judge.stderr, "different CRL scope")
+    }
+
     func testUnreachableAndStalledCDPAreNamedAndCostSecondsAtMost() throws {
         let refused = Self.bed["REFUSED_PORT"] ?? "0"
         let (unreachable, _, entries) = try check("unreachable-cdp")

@@ -28,6 +28,9 @@
 #   indirect-unauthorized the same CRL, but its CDP names no cRLIssuer: the CRL's signer is not authorised
 #   indirect-other-scope its CDP (indirect-copy.crl) serves that CRL, whose issuingDistributionPoint
 #                        names indirect.crl: it covers another distribution point
+#   scope-ca-only        its CDP serves the issuing CA's CRL with issuingDistributionPoint onlyContainsCACerts:
+#                        a CRL of CA certificates says nothing of a leaf (RFC 5280 6.3.3 (b)(2))
+#   scope-other-dp       its CDP serves a CRL whose issuingDistributionPoint names another URL
 #   indirect-revoked-issuer its CDP names "Corp Revoked CRL Issuer", whose indirect CRL does not list it,
 #                        but the root has revoked that CRL issuer: its CRL cannot be relied on
 # URLs: http://127.0.0.1:HTTP_PORT/{root.crl,issuing.crl,issuing-delta.crl,revoked-ca.crl,stale.crl,
@@ -64,6 +67,17 @@ unique_subject = no
 crl_extensions = crl_ext
 [ crl_ext ]
 authorityKeyIdentifier = keyid:always
+[ idp_ca_only ]
+authorityKeyIdentifier = keyid:always
+issuingDistributionPoint = critical, @idp_ca_only_point
+[ idp_ca_only_point ]
+fullname = URI:$u/issuing-ca-only.crl
+onlyCA = TRUE
+[ idp_other_dp ]
+authorityKeyIdentifier = keyid:always
+issuingDistributionPoint = critical, @idp_other_dp_point
+[ idp_other_dp_point ]
+fullname = URI:$u/somewhere-else.crl
 [ delta_ext ]
 authorityKeyIdentifier = keyid:always
 # deltaCRLIndicator (2.5.29.27) = BaseCRLNumber 1; the openssl config has no name for it
@@ -137,6 +151,10 @@ authorityInfoAccess = OCSP;URI:$u/ocsp/rogue"
 crlDistributionPoints = URI:$u/issuing.crl
 freshestCRL = URI:$u/issuing-delta.crl"
   issue leaf-no-revocation-info "/CN=no-revocation-info.corp.test" issuing 0x100A "$leaf"
+  issue leaf-scope-ca-only "/CN=scope-ca-only.corp.test" issuing 0x1010 "$leaf
+crlDistributionPoints = URI:$u/issuing-ca-only.crl"
+  issue leaf-scope-other-dp "/CN=scope-other-dp.corp.test" issuing 0x1011 "$leaf
+crlDistributionPoints = URI:$u/issuing-other-dp.crl"
   # Indirect CRL (RFC 5280 5.2.5, 6.3.3): the issuing CA's certificates are revoked on a CRL that a
   # separate authority under the root signs; the distribution point names it as cRLIssuer.
   issue crl-issuer "/CN=Corp Indirect CRL Issuer" root 0x14 "basicConstraints = critical, CA:FALSE
@@ -185,6 +203,8 @@ crlDistributionPoints = URI:$u/indirect.crl"
   # CRLs: the issuing CA's base CRL (number 1), then the delta (number 2, base 1) after one more revocation.
   ossl ca -config "$D/db-root/ca.cnf" -gencrl -out "$D/www/root.pem.crl"
   ossl ca -config "$db" -gencrl -out "$D/www/issuing.pem.crl"
+  ossl ca -config "$db" -gencrl -crlexts idp_ca_only -out "$D/www/issuing-ca-only.pem.crl"
+  ossl ca -config "$db" -gencrl -crlexts idp_other_dp -out "$D/www/issuing-other-dp.pem.crl"
   ossl ca -config "$db" -revoke "$D/leaf-delta-revoked.pem" -crl_reason superseded
   ossl ca -config "$db" -gencrl -crlexts delta_ext -out "$D/www/issuing-delta.pem.crl"
   ossl ca -config "$D/db-revoked-ca/ca.cnf" -gencrl -out "$D/www/revoked-ca.pem.crl"
@@ -211,7 +231,7 @@ crlDistributionPoints = URI:$u/indirect.crl"
       -reqin "$D/ocsp-request-$n.der" -respout "$D/staple-$n.der"
   done
   for n in good revoked unreachable-cdp stalled-cdp ocsp-unknown ocsp-unauthorized delta-revoked no-revocation-info \
-    indirect-good indirect-revoked indirect-unauthorized indirect-other-scope indirect-revoked-issuer; do
+    indirect-good indirect-revoked indirect-unauthorized indirect-other-scope indirect-revoked-issuer scope-ca-only scope-other-dp; do
     cat "$D/leaf-$n.pem" "$D/issuing.pem" >"$D/chain-$n.pem"
   done
   cat "$D/leaf-revoked-ca.pem" "$D/revoked-ca.pem" >"$D/chain-revoked-ca.pem"

@@ -336,11 +336,11 @@ public struct RevocationChecker: Sendable {
             return (attempt, nil)
         }
         var verdict: CRLVerdict
+        let locations = RevocationLocations(certificate)
         if let indirect, !RevocationData.sameName(crl, issuer) {
-            verdict = judgeIndirect(
-                crl, url: url, allCRLURLs: RevocationLocations(certificate).crls, certificate: certificate, issuer: issuer, at: time, deadline: deadline, indirect: indirect)
+            verdict = judgeIndirect(crl, url: url, allCRLURLs: locations.crls, certificate: certificate, issuer: issuer, at: time, deadline: deadline, indirect: indirect)
         } else {
-            verdict = RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time)
+            verdict = RevocationData.judge(crl: crl, certificate: certificate, issuer: issuer, at: time, distributionPoints: locations.crls + locations.deltaCRLs + [url])
         }
         attempt.thisUpdate = verdict.thisUpdate
         attempt.nextUpdate = verdict.nextUpdate

@@ -93,9 +93,13 @@ enum RevocationData {
     /// name the issuer, be signed by the issuer's key (or, for an indirect CRL that
     /// `RevocationChecker` has authorised, by `signer`), the signer's
     /// keyUsage (when present) must allow cRLSign, and nextUpdate must not be past.
-    static func judge(crl: CertificateRevocationList, certificate: Certificate, issuer: Certificate, at time: Date, signer indirectSigner: Certificate? = nil)
-        -> CRLVerdict
-    {
+    ///
+    /// `distributionPoints` are the URLs the CRL was fetched for (the certificate's CDP and
+    /// freshestCRL URLs); nil for a CRL the user gave, whose distribution point is not checked.
+    static func judge(
+        crl: CertificateRevocationList, certificate: Certificate, issuer: Certificate, at time: Date, signer indirectSigner: Certificate? = nil,
+        distributionPoints: [String]? = nil
+    ) -> CRLVerdict {
         // An indirect CRL (checked by RevocationChecker.judgeIndirect) is signed by its own issuer.
         let signer = indirectSigner ?? issuer
         let pointer = crl.reference.pointer
@@ -130,6 +134,7 @@ enum RevocationData {
             let message = "the CRL is stale: its nextUpdate \(RFC3339.string(nextUpdate)) has passed (the CA stopped publishing?)"
             return verdict(.cannotCheck(message), message)
         }
+        let scope = scopeProblem(crl, certificate: certificate, distributionPoints: distributionPoints)
         var entry: OpaquePointer?
         // On an indirect CRL an entry counts only when its certificateIssuer (RFC 5280 5.3.3, inherited
         // from the entry before) is the certificate's issuer: OpenSSL's lookup by certificate checks that.
@@ -137,7 +142,8 @@ enum RevocationData {
             indirectSigner == nil
             ? X509_CRL_get0_by_serial(pointer, &entry, X509_get0_serialNumber(certificate.reference.pointer))
             : X509_CRL_get0_by_cert(pointer, &entry, certificate.reference.pointer)
-        guard found == 1, let entry else {
+        guard found == 1, let entry, scope?.coversCertificate != false else {
+            if let scope { return verdict(.cannotCheck(scope.message), scope.message) }
             // 2: listed with removeFromCRL (a delta CRL lifting a hold).
             return verdict(.good, found == 2 ? "good (removed from the CRL)" : "good (not listed)")
         }
@@ -149,6 +155,41 @@ enum RevocationData {
             ASN1_ENUMERATED_free(enumerated)
         }
         return verdict(.revoked(reason: reason, date: date), "revoked" + (reason.map { " (\($0))" } ?? "") + (date.map { " on \(RFC3339.string($0))" } ?? ""))
+    }
+
+    /// Why the CRL's issuingDistributionPoint (RFC 5280 5.2.5) keeps it from deciding `certificate`
+    /// (6.3.3 (b)(2)), or nil when it covers it: a CRL of CA certificates only, of end-entity
+    /// certificates only or of attribute certificates says nothing of another kind; one for another
+    /// distribution point says nothing of this one (`coversCertificate` false for these); one for
+    /// some reasons only can revoke, but its silence leaves the other reasons open.
+    static func scopeProblem(_ crl: CertificateRevocationList, certificate: Certificate, distributionPoints: [String]?) -> (message: String, coversCertificate: Bool)? {
+        guard let value = X509_CRL_get_ext_d2i(crl.reference.pointer, NID_issuing_distribution_point, nil, nil) else {
+            OpenSSLErrorQueue.clear()
+            return nil
+        }
+        let point = value.assumingMemoryBound(to: ISSUING_DIST_POINT.self)
+        defer { ISSUING_DIST_POINT_free(point) }
+        let isCA = certificate.basicConstraints?.isCA ?? false
+        let fix = "; the CA must publish a CRL that covers it at the certificate's distribution point"
+        if point.pointee.onlyCA != 0 && !isCA {
+            return ("the CRL covers only CA certificates (issuingDistributionPoint onlyContainsCACerts), not this end-entity certificate" + fix, false)
+        }
+        if point.pointee.onlyuser != 0 && isCA {
+            return ("the CRL covers only end-entity certificates (issuingDistributionPoint onlyContainsUserCerts), not this CA certificate" + fix, false)
+        }
+        if point.pointee.onlyattr != 0 {
+            return ("the CRL covers only attribute certificates (issuingDistributionPoint onlyContainsAttributeCerts)" + fix, false)
+        }
+        if let distributionPoints {
+            let scope = distributionPointURIs(crl)
+            if !scope.isEmpty, !scope.contains(where: { distributionPoints.contains($0) }) {
+                return ("the CRL covers another distribution point (its issuingDistributionPoint names \(scope.joined(separator: ", "))), not this certificate's" + fix, false)
+            }
+        }
+        if point.pointee.onlysomereasons != nil {
+            return ("the CRL covers only some revocation reasons (issuingDistributionPoint onlySomeReasons), and no CRL for the others was found" + fix, true)
+        }
+        return nil
     }
 
     /// True when the CRL's issuer is `certificate`'s subject.
