@@ -16,19 +16,25 @@
 /// the package stay meaningful. `package`: MTLSHTTP, MTLSTestServer, MTLSCommandLine and the tests
 /// use it; it is not part of the library's API.
 package final class Locked<Value>: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched between pthread_mutex_lock and _unlock.
-    // (`mutex` first: a zero-sized `value` must not share its address with another field.)
+    // @unchecked Sendable: the value is only touched between pthread_mutex_lock and _unlock.
+    // The value lives in an allocation of its own, not in a stored property: for a zero-sized
+    // value (`Locked(())`, a lock that guards other fields) a stored property's exclusivity access
+    // was reported by TSan at the object's own address, where another thread reads the object's
+    // header unlocked, a race on nothing. An allocation of its own is never shared.
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
+    private let value: UnsafeMutablePointer<Value>
 
     package init(_ value: Value) {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        self.value = value
         mutex.initialize(to: pthread_mutex_t())
         pthread_mutex_init(mutex, nil)
+        self.value = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        self.value.initialize(to: value)
     }
 
     deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -36,6 +42,6 @@ package final class Locked<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&value.pointee)
     }
 }
