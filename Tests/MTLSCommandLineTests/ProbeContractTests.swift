@@ -489,7 +489,8 @@ final class ProbeContractTests: XCTestCase {
         // Under AddressSanitizer (scripts/sanitizers.sh) the child is sanitized too and keeps its
         // freed blocks in ASan's quarantine (256 MiB by default): its peak RSS says nothing about
         // streaming there (343 MiB measured); the normal test run checks it.
-        let sanitized = ["__asan_init", "__tsan_init"].contains { dlsym(UnsafeMutableRawPointer(bitPattern: 0), $0) != nil }
+        let runtimes: [String] = ["__asan_init", "__tsan_init"]
+        let sanitized = runtimes.contains { name in dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) != nil }
         if !sanitized {
             XCTAssertLessThan(peakKiB, 64 << 10, "peak RSS \(peakKiB) KiB for a \(size >> 20) MiB body: it must be streamed")
         }
