@@ -18,7 +18,7 @@ import Synchronization
 public final class RevocationFetch: RevocationFetching, Sendable {
     /// The largest answer accepted (a CRL of a big CA runs to megabytes; default 16 MiB).
     public let maximumBytes: Int
-    private let cache = Mutex<[RevocationRequest: RevocationResponse]>([:])
+    private let cache = Locked<[RevocationRequest: RevocationResponse]>([:])
 
     /// Creates a fetcher with an empty cache.
     public init(maximumBytes: Int = 16 * 1024 * 1024) {

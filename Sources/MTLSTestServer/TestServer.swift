@@ -41,7 +41,7 @@ public final class TestServer: Sendable {
         var threads = 0
         var nonces: Set<String> = []
     }
-    let state = Mutex(State())
+    let state = Locked(State())
     let group = DispatchGroup()
 
     /// The port actually bound (after ``start()``).

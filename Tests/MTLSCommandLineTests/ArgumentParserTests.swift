@@ -1,4 +1,4 @@
-import Synchronization
+import MTLSTrust  // Locked
 import XCTest
 
 @testable import MTLSCommandLine
@@ -458,7 +458,7 @@ final class ArgumentParserTests: XCTestCase {
     }
 
     func testARunMakesOnlyItsOwnSubcommandsSpecification() {
-        let made = Mutex<[String]>([])
+        let made = Locked<[String]>([])
         func counted(_ spec: CommandSpec) -> CommandSpec.Subcommand {
             CommandSpec.Subcommand(name: spec.name) {
                 made.withLock { $0.append(spec.name) }

@@ -486,7 +486,14 @@ final class ProbeContractTests: XCTestCase {
         let fields = run.stdoutText.split(whereSeparator: \.isWhitespace).last(2)
         XCTAssertEqual(fields.first, "0", run.description)
         let peakKiB = try XCTUnwrap(Int(fields.last ?? ""), run.description)
-        XCTAssertLessThan(peakKiB, 64 << 10, "peak RSS \(peakKiB) KiB for a \(size >> 20) MiB body: it must be streamed")
+        // Under AddressSanitizer (scripts/sanitizers.sh) the child is sanitized too and keeps its
+        // freed blocks in ASan's quarantine (256 MiB by default): its peak RSS says nothing about
+        // streaming there (343 MiB measured); the normal test run checks it.
+        let runtimes: [String] = ["__asan_init", "__tsan_init"]
+        let sanitized = runtimes.contains { name in dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) != nil }
+        if !sanitized {
+            XCTAssertLessThan(peakKiB, 64 << 10, "peak RSS \(peakKiB) KiB for a \(size >> 20) MiB body: it must be streamed")
+        }
         let attributes = try FileManager.default.attributesOfItem(atPath: out)
         XCTAssertEqual((attributes[.size] as? NSNumber)?.intValue, size)
         // /dev/null needs no --force; '-' is stdout.

@@ -291,7 +291,7 @@ extension RevocationCommandTests {
     /// counting the requests.
     final class NoGETFetcher: RevocationFetching {
         let network = RevocationFetch()
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         func fetch(_ request: RevocationRequest, timeout: Double) -> RevocationResponse {
             seen.withLock { $0.append("\(request.method) \(request.url)") }
             if request.method == "GET" && request.url.contains("/ocsp/") { return RevocationResponse(status: 405) }

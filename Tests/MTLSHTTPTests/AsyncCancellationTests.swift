@@ -229,5 +229,5 @@ final class AsyncCancellationTests: XCTestCase {
 
 /// A count shared with escaping closures.
 final class SharedCount: Sendable {
-    let value = Mutex(0)
+    let value = Locked(0)
 }

@@ -1,6 +1,6 @@
 import Foundation
 import MTLSTestServer
-import Synchronization
+import MTLSTrust  // Locked
 import XCTest
 
 @testable import MTLSHTTP
@@ -24,7 +24,7 @@ final class ConcurrencyTests: XCTestCase {
     /// The server's log is part of its configuration: every worker thread sees it from the start,
     /// with no unguarded property to set after `init`.
     func testTheServerLogGivenAtInitReceivesEachRequest() throws {
-        let lines = Mutex<[String]>([])
+        let lines = Locked<[String]>([])
         let server = try HTTPFixtures.startServer(log: { line in lines.withLock { $0.append(line) } })
         let client = try HTTPFixtures.client()
         XCTAssertEqual(try client.send(HTTPRequest(url: try HTTPFixtures.url(server, "/"))).status, 200)
@@ -40,7 +40,7 @@ final class ConcurrencyTests: XCTestCase {
         defer { server.stop() }
         let client = try HTTPFixtures.client()
         let url = try HTTPFixtures.url(server, "/")
-        let problems = Mutex<[String]>([])
+        let problems = Locked<[String]>([])
         DispatchQueue.concurrentPerform(iterations: 8) { thread in
             for index in 0..<40 {
                 do {

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import MTLSTrust  // Locked
 import XCTest
 
 #if canImport(Glibc)
@@ -48,7 +48,7 @@ final class EngineTests: XCTestCase {
         var pairs: [(SocketHandle, SocketHandle)] = []
         for _ in 0..<500 { pairs.append(try socketPair()) }
         let threadsBefore = threadCount()
-        let peak = Mutex(0)
+        let peak = Locked(0)
         let start = Deadline.now
         let results = await withTaskGroup(of: (Bool, Double, Double).self) { group in
             for (index, pair) in pairs.enumerated() {
@@ -195,5 +195,5 @@ final class EngineTests: XCTestCase {
 
 /// Requests in flight now and at most, shared with a task group's children.
 private final class InFlight: Sendable {
-    let counts = Mutex((now: 0, peak: 0))
+    let counts = Locked((now: 0, peak: 0))
 }

@@ -606,9 +606,22 @@ def fleet_scale(port, count, concurrency, shards, delay):
         Contender("shards", sharded(targets), [(many, "wall")], units=count, shell=True, warm_cmd=sharded(warm),
                   sample=True, rss="sum_hwm", check=answered(outs, urls)),
     ]
-    workload("fleet-scale", f"fleet at scale: {count:,} loopback endpoints, each answering after {delay} ms (endpoints/s)", "endpoints/s", contenders, [
-        ("one process / shards", one, many, None),
-    ], rss_limits=[("one process, peak RSS", one, 128)], thread_limits=[("one process, peak threads", one, 64)], notes=[
+    ratios = [("one process / shards", one, many, None)]
+    # BENCH_FLEET_BASELINE: another build of `mtls` (an earlier commit's), run alternately with this
+    # one on the same list, so that "at least as fast as before" is one run's ratio, not two runs'
+    # figures taken on a machine whose load changed between them.
+    baseline = E.get("BENCH_FLEET_BASELINE")
+    if baseline:
+        label = E.get("BENCH_FLEET_BASELINE_LABEL", baseline)
+        before = f"{one}, {label}"
+        base_out = os.path.join(WORK, "fleet-scale-baseline.jsonl")
+        base = [baseline, "probe", "--targets"]
+        contenders.insert(1, Contender("scale-baseline", [*base, targets, "--concurrency", str(concurrency), *common], [(before, "wall")], units=count,
+                                       stdout=base_out, warm_cmd=[*base, warm, "--concurrency", str(concurrency), *common],
+                                       sample=True, rss="runner", check=answered([base_out], urls)))
+        ratios.append((f"one process / {label}", one, before, 1.0))
+    workload("fleet-scale", f"fleet at scale: {count:,} loopback endpoints, each answering after {delay} ms (endpoints/s)", "endpoints/s", contenders,
+             ratios, rss_limits=[("one process, peak RSS", one, 128)], thread_limits=[("one process, peak threads", one, 64)], notes=[
         f"Every run is checked: {count:,} distinct URLs, each with exactly one JSON line whose last response is a 200 (the run stops otherwise). "
         f"Peak RSS of the one process is wait4's ru_maxrss; of the {shards} shards, the sum of each process's own peak (VmHWM). "
         f"Peak threads: the most threads alive at once (the sum of `Threads:` in /proc/PID/status over the command's processes, "

@@ -18,7 +18,8 @@
 # BENCH_CONNECTIONS (200), BENCH_FLEET (1000; 0 leaves those rows out), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100);
 # the fleet at scale: BENCH_FLEET_SCALE (10000 endpoints), BENCH_FLEET_CONCURRENCY (1000, from one
 # process), BENCH_FLEET_SHARDS (4 processes with --shard I/N, the concurrency split between them),
-# BENCH_FLEET_SCALE_RUNS (3), BENCH_FLEET_PEERS (500 endpoints for sslyze and mtls beside it; 0: no
+# BENCH_FLEET_SCALE_RUNS (3), BENCH_FLEET_BASELINE (another build's `mtls`, e.g. an earlier commit's, run
+# alternately with this one at scale: the ratio to it; BENCH_FLEET_BASELINE_LABEL names it), BENCH_FLEET_PEERS (500 endpoints for sslyze and mtls beside it; 0: no
 # peers), BENCH_FLEET_TESTSSL (10 endpoints for testssl.sh), BENCH_FLEET_PEERS_RUNS (2),
 # BENCH_SAMPLE_MS (2: how often the processes are sampled in /proc for their threads); the fan-out:
 # BENCH_FANOUT (500 concurrent sends, and probes at that --concurrency), BENCH_FANOUT_DELAY_MS (200).
@@ -74,8 +75,9 @@ if ! "$PYTHON" -c 'import cryptography.x509.verification' 2>/dev/null; then
 fi
 export BENCH_PYTHON=$PYTHON
 # The fleet's peers: testssl.sh (Debian) and sslyze (PyPI, in a venv of its own: its pinned
-# cryptography and nassl must not replace the ones the other Python contenders use).
-if ((${#workloads[@]} == 0)) || [[ " ${workloads[*]} " == *" fleet "* ]]; then
+# cryptography and nassl must not replace the ones the other Python contenders use). Not with
+# BENCH_FLEET_PEERS=0, which leaves them out.
+if [[ ${BENCH_FLEET_PEERS:-500} != 0 ]] && { ((${#workloads[@]} == 0)) || [[ " ${workloads[*]} " == *" fleet "* ]]; }; then
   if ! command -v testssl >/dev/null; then
     [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || die "install: testssl.sh"
     say "installing testssl.sh"

@@ -147,8 +147,8 @@ enum FleetProbe {
 
 /// Each target's table row and exit code, in input order.
 final class ResultSlots: Sendable {
-    private let slots: Mutex<[(String, Int32)?]>
-    init(count: Int) { slots = Mutex(Array(repeating: nil, count: count)) }
+    private let slots: Locked<[(String, Int32)?]>
+    init(count: Int) { slots = Locked(Array(repeating: nil, count: count)) }
     func set(_ index: Int, _ value: (String, Int32)) {
         slots.withLock { $0[index] = value }
     }
@@ -159,7 +159,7 @@ final class ResultSlots: Sendable {
 final class Progress: Sendable {
     private let total: Int
     private let enabled: Bool
-    private let done = Mutex(0)
+    private let done = Locked(0)
     init(total: Int, enabled: Bool) {
         self.total = total
         self.enabled = enabled

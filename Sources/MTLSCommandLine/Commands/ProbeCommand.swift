@@ -301,7 +301,7 @@ enum ProbeCommand {
 final class TraceSink: Sendable {
     private let sink: (@Sendable (String) -> Void)?
     /// The collected lines; also held while the sink is called, so that lines never interleave.
-    private let stored = Mutex<[String]>([])
+    private let stored = Locked<[String]>([])
     /// Collects the lines (read them with ``lines``).
     init() { sink = nil }
     /// Passes each line on at once.

@@ -4,7 +4,7 @@
     import Foundation
 #endif
 import Dispatch
-import Synchronization
+import MTLSTrust  // Locked
 
 /// `mtls report FLEET.jsonl… --out FILE.html`: the page of a fleet from the JSON lines of
 /// `probe --targets … --json`, merged from any number of shards.
@@ -90,7 +90,7 @@ enum ReportCommand {
 extension ReportCommand {
     /// Every line decoded, in order, on as many threads as there are cores.
     static func decodeAll(_ lines: [ArraySlice<UInt8>]) -> [Result<FleetRecord, ReportInputError>] {
-        let results = Mutex([Result<FleetRecord, ReportInputError>?](repeating: nil, count: lines.count))
+        let results = Locked([Result<FleetRecord, ReportInputError>?](repeating: nil, count: lines.count))
         let chunks = max(1, min(lines.count / 64, ProcessInfo.processInfo.activeProcessorCount * 4))
         DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
             let range = (lines.count * chunk / chunks)..<(lines.count * (chunk + 1) / chunks)
@@ -127,7 +127,7 @@ final class FleetReportSink: Sendable {
     private let path: String
     private let force: Bool
     private let now: Date
-    private let rows: Mutex<[FleetRow?]>
+    private let rows: Locked<[FleetRow?]>
 
     /// nil without `--report`.
     init?(_ arguments: ParsedArguments, count: Int) throws(CommandFailure) {
@@ -136,7 +136,7 @@ final class FleetReportSink: Sendable {
         force = arguments.flag(.force)
         now = try Inputs.time(arguments.value(.at)) ?? Date()
         try ReportFile.checkWritable(path, force: force)
-        rows = Mutex(Array(repeating: nil, count: count))
+        rows = Locked(Array(repeating: nil, count: count))
     }
 
     /// One endpoint's JSON record, as printed on its JSON line.

@@ -14,7 +14,7 @@ import Synchronization
 public final class Console: @unchecked Sendable {
     // @unchecked Sendable: the injected sinks are not @Sendable closures; every call to them is made
     // under `lock`. `readStandardInput(Secret)` is called only by the thread running the command.
-    private let lock = Mutex(())
+    private let lock = Locked(())
     private let stdoutSink: (String) -> Void
     private let stderrSink: (String) -> Void
     /// True when standard output is a terminal (colour and progress only then).

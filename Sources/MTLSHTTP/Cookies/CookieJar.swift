@@ -15,7 +15,7 @@ import Synchronization
 /// host-only cookie (RFC 6265 5.3 step 5). Without a list (none installed: see
 /// `PublicSuffixList.isAvailable`), only a single-label `Domain` is refused that way.
 public final class CookieJar: Sendable {
-    private let store = Mutex<[Cookie]>([])
+    private let store = Locked<[Cookie]>([])
 
     /// The list `Domain` attributes are checked against.
     public let publicSuffixes: PublicSuffixList

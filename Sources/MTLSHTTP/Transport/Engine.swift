@@ -1,4 +1,5 @@
 import Dispatch
+import MTLSTrust  // Locked
 import Synchronization
 
 #if os(Linux)
@@ -608,37 +609,5 @@ enum ResolverPool {
             }
             continuation?.resume(returning: value)
         }
-    }
-}
-
-/// A value guarded by a pthread mutex: the engine's shared state (queues, waiters, the idle pool,
-/// cancellation flags).
-///
-/// Not `Synchronization.Mutex`: on Linux it hands a contended lock over inside the kernel
-/// (priority-inheriting futexes), an ordering ThreadSanitizer cannot see, so each contended
-/// handover between loop threads was reported as a race; `pthread_mutex_lock` is one the
-/// sanitizer intercepts, so its reports on the engine stay meaningful.
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched between pthread_mutex_lock and _unlock.
-    // (`mutex` first: a zero-sized `value` must not share its address with another field.)
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var value: Value
-
-    init(_ value: Value) {
-        mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        self.value = value
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
     }
 }

@@ -3,6 +3,7 @@
 #else
     import Foundation
 #endif
+import MTLSTrust  // Locked
 import Synchronization
 
 #if canImport(Glibc)

@@ -339,7 +339,7 @@ extension Secret: CustomStringConvertible, CustomDebugStringConvertible, CustomR
 
 /// Lets tests see a secret's memory at the moment it is freed (it must be all zeros by then).
 final class DeallocationObserver: Sendable {
-    private let observer = Mutex<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
+    private let observer = Locked<(@Sendable (UnsafeRawBufferPointer) -> Void)?>(nil)
 
     func set(_ observer: (@Sendable (UnsafeRawBufferPointer) -> Void)?) {
         self.observer.withLock { $0 = observer }

@@ -10,10 +10,10 @@ import Synchronization
 /// The library's own OpenSSL library context with the `default` and `legacy` providers, created on
 /// first use. Loading `legacy` here never touches `openssl.cnf` or the process-wide default context.
 final class LegacyLibraryContext: @unchecked Sendable {
-    // @unchecked Sendable: the OpenSSL pointers (not Sendable, so not in a Mutex) are read and
+    // @unchecked Sendable: the OpenSSL pointers (not Sendable, so kept beside the lock) are read and
     // written only inside `lock`, set once and never freed; an OSSL_LIB_CTX is safe to fetch from
     // on any thread.
-    private let lock = Mutex(())
+    private let lock = Locked(())
     private var context: OpaquePointer?
     private var providers: [OpaquePointer] = []
     private var failed = false

@@ -73,16 +73,16 @@ final class TrustFastPath: Sendable {
     let peerName: PeerName
 
     /// Counters, for tests and `mtls-bench`: how often the fast path accepted, and declined.
-    private let counts = Mutex<TrustEvaluator.FastPathStatistics>(TrustEvaluator.FastPathStatistics())
+    private let counts = Locked<TrustEvaluator.FastPathStatistics>(TrustEvaluator.FastPathStatistics())
     /// Armed chains by `Int(bitPattern: X509*)` of `I`.
-    private let armed = Mutex<[Int: Armed]>([:])
+    private let armed = Locked<[Int: Armed]>([:])
     /// Accepted chains with intermediates of their own, by leaf (``TrustEvaluator/rememberedEvaluation``).
     struct Remembered: Sendable {
         var intermediates: [Certificate]
         var window: Range<Int>
         var evaluation: TrustEvaluation
     }
-    private let remembered = Mutex<[Certificate: Remembered]>([:])
+    private let remembered = Locked<[Certificate: Remembered]>([:])
     /// How many accepted chains are remembered at most (then the memory starts again).
     static let rememberedCapacity = 64
 

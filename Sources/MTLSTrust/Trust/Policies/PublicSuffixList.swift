@@ -31,7 +31,7 @@ public struct PublicSuffixList: Sendable {
     /// The rules, read when first needed: ``system`` costs nothing until a cookie or a site asks.
     private final class Source: Sendable {
         private let load: @Sendable () -> Rules?
-        private let cache = Mutex<Rules??>(nil)  // nil: not read yet; .some(nil): no list
+        private let cache = Locked<Rules??>(nil)  // nil: not read yet; .some(nil): no list
 
         init(_ load: @escaping @Sendable () -> Rules?) { self.load = load }
 
