@@ -20,12 +20,6 @@ import MTLSTrust
 ///   refusals are such final answers, read by the caller from the response and its TLS record);
 /// - any state → `failed` with the error.
 struct LoginStateMachine {
-    /// An answer that succeeded, for later requests without a new challenge (kept across flows).
-    enum ProtectionSpace {
-        case basic(directory: String)
-        case digest(DigestAuthenticator, challengedAt: HTTPSURL)
-    }
-
     enum State {
         case idle, lookingUpCookies, sending, storingCookies, finished, failed
     }
@@ -47,24 +41,6 @@ struct LoginStateMachine {
         case cookiesFound([Cookie])
         case responseReceived(HTTPResponse)
         case cookiesStored([CookieJar.Decision])
-    }
-
-    /// The per-request state of answering challenges.
-    struct AuthAttempt {
-        var scheme: AuthScheme?
-        var preemptive = false
-        var staleRetried = false
-        var digest: DigestAuthenticator?
-        var ntlmChallengeSeen = false
-        var ntlmSchemeName = "NTLM"
-        var challenge: AuthChallenge?
-        /// Kerberos: the security context, and the token to send with the next request.
-        var negotiate: NegotiateContext?
-        var negotiateToken: [UInt8]?
-        var negotiateRounds = 0
-        /// Why Kerberos was not used, when another scheme answers instead.
-        var kerberosFallback: KerberosFailure?
-        var negotiateBindings: [UInt8]?
     }
 
     private static let secretHeaders = ["Authorization", "Proxy-Authorization", "Cookie"]
