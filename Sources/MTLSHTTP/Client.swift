@@ -140,7 +140,7 @@ public final class HTTPSClient: Sendable, HTTPConnectionPool {
     /// fresh connection (`HTTP1ExchangeStateMachine`'s retry rule), as curl and browsers do.
     ///
     /// Idle connections are kept by `hostHeader`, which names one host and port for `https://`.
-    func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
+    nonisolated(nonsending) func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
         TLSConnection, Bool
     ) {
         let existing = fresh ? nil : idle.withLock { $0.take(hostHeader) }
@@ -201,7 +201,7 @@ public final class HTTPSClient: Sendable, HTTPConnectionPool {
 
     /// Runs one exchange (the engine's driver, ``HTTPExchange``) with this client's pool and
     /// options: connection, request, response, retry.
-    func perform(
+    nonisolated(nonsending) func perform(
         _ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?,
         token: CancellationToken?
     ) async throws(HTTPSError) -> HTTPResponse {

@@ -115,6 +115,37 @@ final class EngineTests: XCTestCase {
         withExtendedLifetime(writer) {}
     }
 
+    /// Inside a blocking call, a wait for a socket is the thread's own `poll` while the call's
+    /// task is alone on its driven loop (no suspension and resumption around it), and it ends as
+    /// the loop's wait would: ready, at its deadline, or by a shutdown from another thread. With a
+    /// second task queued on the loop, the wait goes through the loop, so that task runs meanwhile
+    /// (here it is the one that makes the socket readable: polled in place, the wait would end at
+    /// its deadline instead).
+    func testABlockingCallsWaitIsItsThreadsOwnPollOnlyWhileItsTaskIsAlone() throws {
+        let (reader, writer) = try socketPair()
+        XCTAssertTrue(Engine.blocking { () async -> Bool in EventLoop.current?.hasOnlyTheCallingTask == true })
+        XCTAssertFalse(Engine.blocking { () async -> Bool in await reader.wait(forRead: true, forWrite: false, until: .after(0.05)) })
+        let (shutReader, shutWriter) = try socketPair()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { shutReader.shutdownBoth() }
+        XCTAssertTrue(
+            Engine.blocking { () async -> Bool in await shutReader.wait(forRead: true, forWrite: false, until: .after(20)) },
+            "the shutdown did not end the wait (it ran to its deadline)")
+        let (alone, ready) = Engine.blocking { () async -> (Bool, Bool) in
+            guard let loop = EventLoop.current else { return (true, false) }
+            let other = Task(executorPreference: loop) {
+                var byte: UInt8 = 1
+                _ = send(writer.fd, &byte, 1, 0)
+            }
+            let alone = loop.hasOnlyTheCallingTask
+            let ready = await reader.wait(forRead: true, forWrite: false, until: .after(20))
+            await other.value
+            return (alone, ready)
+        }
+        XCTAssertFalse(alone, "a second task was queued on the loop")
+        XCTAssertTrue(ready, "the task that writes did not run during the wait")
+        withExtendedLifetime(shutWriter) {}
+    }
+
     /// A thread keeps its driven loop between blocking calls (a blocking `send` in a row costs a
     /// task, not a new loop), and a blocking call made inside another gets a loop of its own, so
     /// the outer one is not turned from inside itself.

@@ -28,7 +28,10 @@ import Synchronization
 /// class, with `poll` and no thread or descriptor of its own; each thread keeps one for its next
 /// call). A single blocking read, write or wait (``TLSConnection``'s, ``SocketHandle``'s) makes no
 /// task at all: it runs the same steps as the async form and `poll`s its one socket on the calling
-/// thread. Nothing behaves differently on one thread or another.
+/// thread. Inside a blocking call's task, a wait for a socket is that same `poll` while the
+/// driven loop has nothing else to run (``EventLoop/hasOnlyTheCallingTask``): the task is not
+/// suspended and resumed around each wait of a kept-alive request. Nothing behaves differently
+/// on one thread or another.
 package enum Engine {
     /// The loops: one per online core, at least 1 and at most 8.
     package static let loops: [EventLoop] = {
@@ -89,7 +92,7 @@ package enum Engine {
                 defer { loop.keepAsDriver() }
                 let job = BlockingJob(work: escapable, wake: loop)
                 loop.drive(starting: { Task(executorPreference: loop) { await job.run() } }, until: { job.isFinished })
-                return job.result!
+                return job.result.take()!  // moved out, not copied (a response is a large value)
             }
             precondition(
                 EventLoop.current == nil,
@@ -97,7 +100,7 @@ package enum Engine {
             let job = BlockingJob(work: escapable, wake: nil)
             Task { await job.run() }
             job.done?.wait()
-            return job.result!
+            return job.result.take()!
         }
         return try outcome.get()
     }
@@ -164,6 +167,8 @@ package final class EventLoop: TaskExecutor, Sendable {
         /// True while the thread is (about to be) asleep in epoll_wait/poll: a job or a wait
         /// added from another thread must wake it.
         var sleeping = false
+        /// A driven loop: how many jobs the batch being run holds (the one running included).
+        var batch = 0
     }
 
     /// The queue, the waiters and the timers, shared with the threads that enqueue jobs and the
@@ -242,6 +247,16 @@ package final class EventLoop: TaskExecutor, Sendable {
     }
 
     // MARK: Waiting
+
+    /// True on a driven loop whose thread is running the only job it has, with no other job
+    /// queued and no wait registered: while that job waits, the loop has nothing else to do (a
+    /// blocking call's one task; the exchange makes no child tasks), so the wait may be the
+    /// thread's own `poll` (``SocketHandle/wait(forRead:forWrite:until:)``) without suspending it.
+    var hasOnlyTheCallingTask: Bool {
+        guard driven, EventLoop.current === self else { return false }
+        return state.withLock { $0.batch <= 1 && $0.jobs.isEmpty && $0.waiters.isEmpty }
+    }
+
 
     /// Waits until `fd` is readable or writable (as asked), or `deadline` passes: true when
     /// ready (or when the descriptor cannot be watched: the next read or write reports why),
@@ -425,7 +440,10 @@ package final class EventLoop: TaskExecutor, Sendable {
         var resumptions: [(CheckedContinuation<Bool, Never>, Bool)] = []
         var pollSet: [pollfd] = []
         while true {
-            state.withLock { swap(&jobs, &$0.jobs) }
+            state.withLock { state in
+                swap(&jobs, &state.jobs)
+                state.batch = jobs.count
+            }
             for job in jobs { job.runSynchronously(on: executor) }
             jobs.removeAll(keepingCapacity: true)
             if finished() { return }

@@ -10,7 +10,7 @@ import MTLSTrust
 protocol HTTPConnectionPool: AnyObject {
     /// A kept-alive connection to the URL's host when one is idle (unless `fresh`), else a new
     /// one; true when it was kept alive.
-    func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
+    nonisolated(nonsending) func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
         TLSConnection, Bool
     )
     /// Takes back a connection whose response ended with the connection reusable.
@@ -40,7 +40,12 @@ struct HTTPExchange {
     static let secretHeaders: Set<String> = ["authorization", "proxy-authorization", "cookie", "set-cookie"]
 
     /// Runs the exchange: connection, request, response, and at most one retry on a fresh connection.
-    func perform(
+    ///
+    /// This function and the async steps under it (`attempt`, the pool's `checkout`, the
+    /// connection's `drive`, the socket's wait) are `nonisolated(nonsending)`: they run where the
+    /// exchange's task already is (its loop), so none of them asks the runtime to switch
+    /// executors on entry (a check under a lock, each time, on every request).
+    nonisolated(nonsending) func perform(
         _ request: HTTPRequest, bodySink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?,
         token: CancellationToken?
     ) async throws(HTTPSError) -> HTTPResponse {
@@ -205,7 +210,7 @@ struct HTTPExchange {
 
     /// Drives one attempt of `machine` on `connection`: the response, or nil when the machine
     /// asks for a retry on a fresh connection.
-    private func attempt(
+    nonisolated(nonsending) private func attempt(
         _ request: HTTPRequest, hostHeader host: String, on connection: TLSConnection, reused: Bool, machine: inout HTTP1ExchangeStateMachine, deadline: Deadline,
         token: CancellationToken?,
         bodySink fixedSink: ((ArraySlice<UInt8>) throws -> Void)?, bodySinkForHead: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
@@ -248,7 +253,7 @@ struct HTTPExchange {
             switch action {
             case .writeHead(let includingBody):
                 do throws(HTTPSError) {
-                    try await connection.write(includingBody && !body.isEmpty ? head + body : head, deadline: deadline)
+                    try await connection.writeHere(includingBody && !body.isEmpty ? head + body : head, deadline: deadline)
                     if machine.expectsContinue { continueDeadline = Deadline.after(1.0) }
                     action = machine.handle(.headWritten)
                 } catch {
@@ -258,7 +263,7 @@ struct HTTPExchange {
                 }
             case .writeBody:
                 do throws(HTTPSError) {
-                    try await connection.write(body, deadline: deadline)
+                    try await connection.writeHere(body, deadline: deadline)
                     action = machine.handle(.bodyWritten)
                 } catch {
                     lastError = error
@@ -294,8 +299,8 @@ struct HTTPExchange {
                 do throws(HTTPSError) {
                     n =
                         mode == .untilContinue
-                        ? try await connection.read(into: &buffer, deadline: Deadline.earliest(deadline, continueDeadline), idle: nil)
-                        : try await connection.read(into: &buffer, deadline: deadline, idle: idle)
+                        ? try await connection.readHere(into: &buffer, deadline: Deadline.earliest(deadline, continueDeadline), idle: nil)
+                        : try await connection.readHere(into: &buffer, deadline: deadline, idle: idle)
                 } catch {
                     lastError = error
                     action = machine.handle(.readFailed(failure(error)))

@@ -85,9 +85,14 @@ public final class SocketHandle: Sendable {
     /// thread: the task is resumed by the engine loop.
     ///
     /// - Returns: false on timeout.
-    package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) async -> Bool {
+    nonisolated(nonsending) package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) async -> Bool {
         // The loop the task runs on (an exchange prefers one; a blocking call drives its own).
         let loop = EventLoop.current ?? Engine.anyLoop()
+        // A blocking call's loop with nothing else to run or wait for would, once the task
+        // suspended, do nothing but poll this socket on this thread: poll it here instead, and
+        // the task is not suspended, queued and resumed around every wait of a kept-alive
+        // request. A cancellation ends the poll as it ends the loop's (the shutdown wakes it).
+        if loop.hasOnlyTheCallingTask { return pollReady(forRead: forRead, forWrite: forWrite, until: deadline) }
         waitingOn.withLock { $0 = loop }
         defer { waitingOn.withLock { $0 = nil } }
         return await loop.wait(fd: fd, forRead: forRead, forWrite: forWrite, until: deadline)
@@ -99,6 +104,11 @@ public final class SocketHandle: Sendable {
     ///
     /// - Returns: false on timeout.
     package func wait(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
+        pollReady(forRead: forRead, forWrite: forWrite, until: deadline)
+    }
+
+    /// The blocking wait's `poll` (a name of its own: in async code `wait` is the async form).
+    private func pollReady(forRead: Bool, forWrite: Bool, until deadline: Deadline) -> Bool {
         var entry = pollfd(fd: fd, events: Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0)), revents: 0)
         while true {
             let timeout = deadline == .distantFuture ? -1 : deadline.millisecondsLeft

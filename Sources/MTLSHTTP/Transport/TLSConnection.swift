@@ -138,7 +138,7 @@ public final class TLSConnection {
     /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
     /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
     /// Otherwise the call is tried first and the socket awaited only when OpenSSL says "not now".
-    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) async throws(HTTPSError)
+    nonisolated(nonsending) func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) async throws(HTTPSError)
         -> IOOutcome
     {
         if readableFirst { try await awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
@@ -218,7 +218,7 @@ public final class TLSConnection {
     }
 
     /// Waits for the socket as OpenSSL asked, up to the deadline and the idle timeout.
-    private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) async throws(HTTPSError) {
+    nonisolated(nonsending) private func awaitSocket(read: Bool, write: Bool, _ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration?) async throws(HTTPSError) {
         let wait = idle.map { Deadline.earliest(deadline, .after($0)) } ?? deadline
         if await !socket.wait(forRead: read, forWrite: write, until: wait) { throw waitEnded(phase, until: deadline, idle: idle, wait: wait) }
     }
@@ -316,6 +316,12 @@ public final class TLSConnection {
 
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
+        try await readHere(into: &buffer, count: count, deadline: deadline, idle: idle)
+    }
+
+    /// ``read(into:count:deadline:idle:)`` on the caller's executor (the exchange's loop): no
+    /// executor switch on entry.
+    nonisolated(nonsending) func readHere(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
         let readableFirst = prepareRead(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
@@ -373,6 +379,12 @@ public final class TLSConnection {
 
     /// Writes all of `bytes`.
     public func write(_ bytes: [UInt8], deadline: Deadline) async throws(HTTPSError) {
+        try await writeHere(bytes, deadline: deadline)
+    }
+
+    /// ``write(_:deadline:)`` on the caller's executor (the exchange's loop): no executor switch
+    /// on entry.
+    nonisolated(nonsending) func writeHere(_ bytes: [UInt8], deadline: Deadline) async throws(HTTPSError) {
         var offset = 0
         let ssl = self.ssl
         while offset < bytes.count {
