@@ -108,8 +108,10 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
 
         init(reservingBytes: Int, fields: Int) {
-            bytes.reserveCapacity(reservingBytes)
-            bounds.reserveCapacity(fields)
+            // reserveCapacity(0) still allocates an empty buffer: the parser's placeholder
+            // (before any status line) would cost two allocations per response.
+            if reservingBytes > 0 { bytes.reserveCapacity(reservingBytes) }
+            if fields > 0 { bounds.reserveCapacity(fields) }
         }
 
         var count: Int { bounds.count }

@@ -44,9 +44,10 @@ public final class TLSConnection {
     }
 
     fileprivate final class CancelFlag: Sendable {
-        private let value = Locked(false)
-        func set() { value.withLock { $0 = true } }
-        var isSet: Bool { value.withLock { $0 } }
+        // An atomic, not a lock: every SSL call of every request reads it (twice).
+        private let value = Atomic(false)
+        func set() { value.store(true, ordering: .releasing) }
+        var isSet: Bool { value.load(ordering: .acquiring) }
     }
 
     let ssl: OpaquePointer
