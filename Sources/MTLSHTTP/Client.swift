@@ -140,9 +140,9 @@ public final class HTTPSClient: Sendable, HTTPConnectionPool {
     /// fresh connection (`HTTP1ExchangeStateMachine`'s retry rule), as curl and browsers do.
     ///
     /// Idle connections are kept by `hostHeader`, which names one host and port for `https://`.
-    nonisolated(nonsending) func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
-        TLSConnection, Bool
-    ) {
+    nonisolated(nonsending) func checkout(
+        _ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?
+    ) async throws(HTTPSError) -> (TLSConnection, Bool) {
         let existing = fresh ? nil : idle.withLock { $0.take(hostHeader) }
         if let existing {
             let recent = existing.idleSince.map { Deadline.now.nanoseconds &- $0.nanoseconds < UInt64(Self.unprobedReuseSeconds * 1e9) } ?? false

@@ -257,7 +257,6 @@ package final class EventLoop: TaskExecutor, Sendable {
         return state.withLock { $0.batch <= 1 && $0.jobs.isEmpty && $0.waiters.isEmpty }
     }
 
-
     /// Waits until `fd` is readable or writable (as asked), or `deadline` passes: true when
     /// ready (or when the descriptor cannot be watched: the next read or write reports why),
     /// false on the deadline.

@@ -10,9 +10,9 @@ import MTLSTrust
 protocol HTTPConnectionPool: AnyObject {
     /// A kept-alive connection to the URL's host when one is idle (unless `fresh`), else a new
     /// one; true when it was kept alive.
-    nonisolated(nonsending) func checkout(_ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?) async throws(HTTPSError) -> (
-        TLSConnection, Bool
-    )
+    nonisolated(nonsending) func checkout(
+        _ url: HTTPSURL, hostHeader: String, method: String, fresh: Bool, deadline: Deadline, token: CancellationToken?
+    ) async throws(HTTPSError) -> (TLSConnection, Bool)
     /// Takes back a connection whose response ended with the connection reusable.
     func checkin(_ connection: TLSConnection, hostHeader: String)
 }

@@ -139,7 +139,8 @@ public final class TLSConnection {
     /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
     /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
     /// Otherwise the call is tried first and the socket awaited only when OpenSSL says "not now".
-    nonisolated(nonsending) func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) async throws(HTTPSError)
+    nonisolated(nonsending) func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32)
+        async throws(HTTPSError)
         -> IOOutcome
     {
         if readableFirst { try await awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
