@@ -315,11 +315,16 @@ public final class TLSConnection {
     // MARK: Reading and writing
 
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
+    ///
+    /// `buffer` may be empty: it is sized only once the socket is readable, so that a connection
+    /// waiting for its answer (a fleet's thousand probes, each waiting for a slow server) holds no
+    /// read buffer while it waits.
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
-        let readableFirst = prepareRead(&buffer, count: count)
+        if waitsForDataFirst() { try await awaitSocket(read: true, write: false, .io, until: deadline, idle: idle) }
+        sizeReadBuffer(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
-        let outcome = try await drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
+        let outcome = try await drive(.io, until: deadline, idle: idle) {
             TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount)
         }
         switch outcome {
@@ -330,7 +335,8 @@ public final class TLSConnection {
 
     /// The blocking form of ``read(into:count:deadline:idle:)``: the same steps, waiting on this thread.
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
-        let readableFirst = prepareRead(&buffer, count: count)
+        let readableFirst = waitsForDataFirst()
+        sizeReadBuffer(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
         let outcome = try drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
@@ -342,15 +348,25 @@ public final class TLSConnection {
         }
     }
 
-    /// Sizes the buffer; true when the read should wait for the socket before its first call.
-    private func prepareRead(_ buffer: inout [UInt8], count: Int) -> Bool {
-        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+    /// True when the read should wait for the socket before its first call.
+    private func waitsForDataFirst() -> Bool {
         // Right after our request nothing can be buffered yet: wait for data instead of reading
         // into EAGAIN first (one system call less per request on a kept-alive connection).
         let readableFirst = wroteSinceRead && SSL_has_pending(ssl) == 0
         wroteSinceRead = false
         return readableFirst
     }
+
+    private func sizeReadBuffer(_ buffer: inout [UInt8], count: Int) {
+        if buffer.count < count {
+            buffer = [UInt8](repeating: 0, count: count)
+            TLSConnection.readBufferBytesMade.add(count, ordering: .relaxed)
+        }
+    }
+
+    /// The bytes of read buffers made by ``read(into:count:deadline:idle:)`` in this process so far
+    /// (never decreases): lets a test check that connections waiting for their answer made none.
+    package static let readBufferBytesMade = Atomic<Int>(0)
 
     /// One `SSL_read_ex`, as `drive` wants it: 1 when bytes were read.
     private static func readOnce(_ ssl: OpaquePointer, into buffer: inout [UInt8], count: Int, readCount: inout Int) -> Int32 {
@@ -362,11 +378,12 @@ public final class TLSConnection {
         }
     }
 
-    /// The connection's read buffer (16 KiB), or a new one; hand it back with `keepReadBuffer`.
+    /// The connection's read buffer kept from its previous exchange, or an empty one that the
+    /// first read sizes once data is there; hand it back with `keepReadBuffer`.
     func takeReadBuffer() -> [UInt8] {
         var taken: [UInt8] = []
         swap(&taken, &spareReadBuffer)
-        return taken.count >= 16384 ? taken : [UInt8](repeating: 0, count: 16384)
+        return taken
     }
 
     func keepReadBuffer(_ buffer: [UInt8]) { spareReadBuffer = buffer }
