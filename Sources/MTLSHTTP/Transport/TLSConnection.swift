@@ -321,15 +321,21 @@ public final class TLSConnection {
     /// read buffer while it waits.
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
         if waitsForDataFirst() { try await awaitSocket(read: true, write: false, .io, until: deadline, idle: idle) }
-        sizeReadBuffer(&buffer, count: count)
-        var readCount = 0
+        // The loop of `drive`, except that a buffer this call made is dropped again while it
+        // waits: what woke it may hold nothing for the caller (a TLS 1.3 session ticket, part of
+        // a record). A buffer the caller brought is kept.
+        let callersBuffer = buffer.count >= count
         let ssl = self.ssl
-        let outcome = try await drive(.io, until: deadline, idle: idle) {
-            TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount)
-        }
-        switch outcome {
-        case .closedCleanly: return 0
-        case .done: return readCount
+        while true {
+            sizeReadBuffer(&buffer, count: count)
+            var readCount = 0
+            switch try step(.io, { TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount) }) {
+            case .finished(.closedCleanly): return 0
+            case .finished(.done): return readCount
+            case .awaitSocket(let read, let write):
+                if !callersBuffer { buffer = [] }
+                try await awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
+            }
         }
     }
 
@@ -358,15 +364,8 @@ public final class TLSConnection {
     }
 
     private func sizeReadBuffer(_ buffer: inout [UInt8], count: Int) {
-        if buffer.count < count {
-            buffer = [UInt8](repeating: 0, count: count)
-            TLSConnection.readBufferBytesMade.add(count, ordering: .relaxed)
-        }
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
     }
-
-    /// The bytes of read buffers made by ``read(into:count:deadline:idle:)`` in this process so far
-    /// (never decreases): lets a test check that connections waiting for their answer made none.
-    package static let readBufferBytesMade = Atomic<Int>(0)
 
     /// One `SSL_read_ex`, as `drive` wants it: 1 when bytes were read.
     private static func readOnce(_ ssl: OpaquePointer, into buffer: inout [UInt8], count: Int, readCount: inout Int) -> Int32 {
