@@ -101,8 +101,18 @@ public final class HTTPSClient: Sendable, HTTPConnectionPool {
     /// The kept-alive connections (not Sendable: a connection taken out is used by one request).
     private let idle = Locked(IdleConnections<TLSConnection>())
 
-    public init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
-        tls = try TLSClient(configuration: configuration)
+    public convenience init(configuration: TLSClientConfiguration, options: HTTPClientOptions = HTTPClientOptions()) throws(HTTPSError) {
+        self.init(tls: try TLSClient(configuration: configuration), options: options)
+    }
+
+    /// A client with `other`'s TLS configuration, `SSL_CTX` and trust evaluators, and its own
+    /// sessions, kept-alive connections and options (``TLSClient/init(sharingContextWith:)``).
+    package convenience init(sharingContextWith other: HTTPSClient, options: HTTPClientOptions = HTTPClientOptions()) {
+        self.init(tls: TLSClient(sharingContextWith: other.tls), options: options)
+    }
+
+    private init(tls: TLSClient, options: HTTPClientOptions) {
+        self.tls = tls
         self.options = options
         if let trace = options.trace {
             tls.eventObserver = { event in

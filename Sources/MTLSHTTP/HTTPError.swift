@@ -40,29 +40,78 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
         public static let configuration = Phase(rawValue: "configuration")
     }
 
-    public var phase: Phase
+    // The fields live in a copy-on-write box: an error is 8 bytes, not 216. Every `try await`
+    // of a `throws(HTTPSError)` function keeps room for one in its caller's async frame, and a
+    // task's frames are most of what a thousand exchanges in flight hold (docs/BENCHMARKS.md,
+    // "The fleet at scale on the engine").
+    private struct Fields {
+        var phase: Phase
+        var host: String
+        var message: String
+        var hint: Hint?
+        var alert: String?
+        var trust: TrustEvaluation?
+        var report: TLSSessionReport?
+        var kerberos: KerberosFailure?
+    }
+
+    private final class Storage: @unchecked Sendable {
+        // @unchecked Sendable: copy-on-write: a shared box is never written (mutableStorage() copies
+        // it first), so a box reached from two tasks is only read.
+        var fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    // Written only through mutableStorage(), which first copies a shared box: a value type to its users.
+    private var storage: Storage
+
+    private mutating func mutableStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
+        return storage
+    }
+
+    public var phase: Phase {
+        get { storage.fields.phase }
+        _modify { yield &mutableStorage().fields.phase }
+    }
     /// The host (and port) involved.
-    public var host: String
+    public var host: String {
+        get { storage.fields.host }
+        _modify { yield &mutableStorage().fields.host }
+    }
     /// One sentence.
-    public var message: String
+    public var message: String {
+        get { storage.fields.message }
+        _modify { yield &mutableStorage().fields.message }
+    }
     /// What to try; the settings it names are kept as ``Setting`` values (the CLI names them as flags).
-    public var hint: Hint?
+    public var hint: Hint? {
+        get { storage.fields.hint }
+        _modify { yield &mutableStorage().fields.hint }
+    }
     /// The TLS alert received or sent, by name, when there was one.
-    public var alert: String?
+    public var alert: String? {
+        get { storage.fields.alert }
+        _modify { yield &mutableStorage().fields.alert }
+    }
     /// The trust evaluation, when the failure is the server's certificate.
-    public var trust: TrustEvaluation?
+    public var trust: TrustEvaluation? {
+        get { storage.fields.trust }
+        _modify { yield &mutableStorage().fields.trust }
+    }
     /// What the TLS layer observed before the failure (handshake messages, alerts, certificate requests).
-    public var report: TLSSessionReport?
+    public var report: TLSSessionReport? {
+        get { storage.fields.report }
+        _modify { yield &mutableStorage().fields.report }
+    }
     /// Why a Kerberos (`Negotiate`) login failed, when it did (phase `.auth`).
-    public var kerberos: KerberosFailure?
+    public var kerberos: KerberosFailure? {
+        get { storage.fields.kerberos }
+        _modify { yield &mutableStorage().fields.kerberos }
+    }
 
     public init(_ phase: Phase, host: String, _ message: String, hint: Hint? = nil, alert: String? = nil, trust: TrustEvaluation? = nil) {
-        self.phase = phase
-        self.host = host
-        self.message = message
-        self.hint = hint
-        self.alert = alert
-        self.trust = trust
+        storage = Storage(Fields(phase: phase, host: host, message: message, hint: hint, alert: alert, trust: trust, report: nil, kerberos: nil))
     }
 
     public var description: String {

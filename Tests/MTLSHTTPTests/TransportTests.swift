@@ -306,6 +306,77 @@ final class TransportTests: XCTestCase {
         }
     }
 
+    /// A connection waiting for its answer holds no read buffer: the async read sizes the
+    /// caller's buffer only once the socket is readable (a fleet has a thousand such waits).
+    func testAnAsyncReadWaitingForItsAnswerMakesNoBuffer() async throws {
+        let server = try HTTPFixtures.startServer()
+        defer { server.stop() }
+        let client = try HTTPFixtures.client()
+        // An unfinished head: the server waits for the rest and never answers.
+        let waiting = try await client.tls.connect(host: "localhost", port: server.boundPort)
+        defer { waiting.close() }
+        try await waiting.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n".utf8), deadline: .after(.seconds(5)))
+        var empty: [UInt8] = []
+        var phase: HTTPSError.Phase? = nil
+        do throws(HTTPSError) {
+            _ = try await waiting.read(into: &empty, deadline: .after(.milliseconds(300)), idle: nil)
+        } catch {
+            phase = error.phase
+        }
+        XCTAssertEqual(phase, .timeout)
+        XCTAssertEqual(empty.capacity, 0, "the read made a buffer while it waited")
+        // A whole request is answered: the same read sizes the buffer once the answer is there.
+        let answered = try await client.tls.connect(host: "localhost", port: server.boundPort)
+        defer { answered.close() }
+        try await answered.write(Array("GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8), deadline: .after(.seconds(5)))
+        var buffer: [UInt8] = []
+        let n = try await answered.read(into: &buffer, deadline: .after(.seconds(10)), idle: nil)
+        XCTAssertGreaterThan(n, 0)
+        XCTAssertEqual(buffer.count, 16384)
+    }
+
+    /// Clients sharing a context (`probe --targets`) share the SSL_CTX and trust evaluators, not
+    /// sessions or connections: each resumes only its own session.
+    func testClientsSharingAContextKeepTheirOwnSessionsAndConnections() throws {
+        let server = try HTTPFixtures.startServer(maximumVersion: .tls1_3)
+        defer { server.stop() }
+        let first = try HTTPFixtures.client()
+        let second = HTTPSClient(sharingContextWith: first)
+        XCTAssertTrue(second.tls.sharesContext(with: first.tls))
+        XCTAssertFalse(try HTTPFixtures.client().tls.sharesContext(with: first.tls))
+        let a = try get(first, server, "/")
+        XCTAssertEqual(a.status, 200)
+        XCTAssertEqual(a.tls.trust?.isTrusted, true)
+        first.closeIdleConnections()
+        let b = try get(second, server, "/")
+        XCTAssertEqual(b.status, 200)
+        XCTAssertEqual(b.tls.trust?.isTrusted, true)
+        XCTAssertFalse(b.reusedConnection, "a connection of another client was reused")
+        XCTAssertFalse(b.tls.resumed, "a session of another client was resumed")
+        second.closeIdleConnections()
+        let c = try get(first, server, "/")
+        XCTAssertTrue(c.tls.resumed, "the client's own session resumes")
+        first.closeIdleConnections()
+    }
+
+    /// An error is one reference (its fields are boxed): every `try await` of a
+    /// `throws(HTTPSError)` function keeps room for one in the caller's task frame. And the box
+    /// is copied on write: a copy changed does not change the original.
+    func testAnErrorIsOneReferenceAndCopiesOnWrite() {
+        XCTAssertEqual(MemoryLayout<HTTPSError>.size, MemoryLayout<Int>.size)
+        let original = HTTPSError(.io, host: "a.test:443", "first", alert: "bad record mac")
+        var copy = original
+        copy.message = "second"
+        copy.host = "b.test:443"
+        copy.report = TLSSessionReport(host: "b.test", port: 443)
+        XCTAssertEqual(original.message, "first")
+        XCTAssertEqual(original.host, "a.test:443")
+        XCTAssertNil(original.report)
+        XCTAssertEqual(copy.message, "second")
+        XCTAssertEqual(copy.alert, "bad record mac")
+        XCTAssertEqual(copy.report?.host, "b.test")
+    }
+
     func testNoDescriptorIsLeftOpen() throws {
         let before = HTTPFixtures.openDescriptorCount()
         do {

@@ -50,6 +50,10 @@ enum FleetProbe {
         // Most connections of a fleet wait for their server: their empty record buffers go back.
         tlsConfiguration.releasesIdleBuffers = true
         let configuration = tlsConfiguration
+        // One SSL_CTX and trust evaluator per host for the whole fleet, not one per probe (each
+        // probe still has a client, sessions and connections of its own). When it cannot be made,
+        // each probe tries its own and reports why, as before.
+        let sharedClient = try? HTTPSClient(configuration: configuration)
         let results = ResultSlots(count: requests.count)
         let progress = Progress(total: requests.count, enabled: isatty(2) == 1 && !arguments.flag(.json))
         let json = arguments.flag(.json)
@@ -67,7 +71,8 @@ enum FleetProbe {
                 )
             case .success(let request):
                 do throws(CommandFailure) {
-                    let analysis = try await ProbeCommand.probe(request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil)
+                    let analysis = try await ProbeCommand.probe(
+                        request, configuration: configuration, arguments: arguments, credentials: credentials, trace: nil, sharing: sharedClient)
                     var object = analysis.json()
                     if case .object(let pairs) = object { object = JSON.object([("target", .string(line))] + pairs).versioned(ProbeAnalysis.schemaVersion) }
                     outcome = (object, summary(line, analysis), analysis.exitCode)

@@ -230,14 +230,22 @@ enum ProbeCommand {
     }
 
     /// Runs one probe through the library's async API (``LoginSession/send(_:finalBodySink:)``).
+    ///
+    /// With `sharing` (a fleet), the probe's client uses that client's `SSL_CTX` and trust
+    /// evaluators, made once for the fleet; its sessions and connections are still its own.
     static func probe(
-        _ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?, output: BodyOutput? = nil
+        _ first: HTTPRequest, configuration: TLSClientConfiguration, arguments: ParsedArguments, credentials: Credentials?, trace: TraceSink?, output: BodyOutput? = nil,
+        sharing: HTTPSClient? = nil
     ) async throws(CommandFailure) -> ProbeAnalysis {
         var options = HTTPClientOptions(redactsSecrets: !arguments.flag(.showSecrets))
         if let target = TLSOptions.connectTo(arguments) { options.connectTo[first.url.host] = target }
         if let trace { options.trace = { line in trace.append(line) } }
         let client: HTTPSClient
-        do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration, options: options) } catch { throw TLSOptions.failure(error) }
+        if let sharing {
+            client = HTTPSClient(sharingContextWith: sharing, options: options)
+        } else {
+            do throws(HTTPSError) { client = try HTTPSClient(configuration: configuration, options: options) } catch { throw TLSOptions.failure(error) }
+        }
         defer { client.closeIdleConnections() }
         let maxRedirects = try Inputs.integer(arguments.value(.maxRedirects), option: "--max-redirects", command: "probe", range: 0...100) ?? 10
         let jar = CookieJar()

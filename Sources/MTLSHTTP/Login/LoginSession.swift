@@ -197,15 +197,15 @@ public final class LoginSession: Sendable {
     private func run(
         _ initial: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
     ) async throws(HTTPSError) -> LoginResult {
-        var machine = LoginStateMachine(
-            options: options, spaces: flowState.withLock { $0.spaces }, presentsClientCertificate: !client.tls.configuration.identities.isEmpty)
+        let machine = MachineBox(
+            LoginStateMachine(options: options, spaces: flowState.withLock { $0.spaces }, presentsClientCertificate: !client.tls.configuration.identities.isEmpty))
         var tracedHops = 0
         defer {
             let finished = machine
             flowState.withLock { state in
-                state.spaces = finished.spaces
-                state.lastHops = finished.hops
-                state.lastFinal = finished.lastResponse
+                state.spaces = finished.machine.spaces
+                state.lastHops = finished.machine.hops
+                state.lastFinal = finished.machine.lastResponse
             }
         }
         var action = machine.handle(.start(initial))
@@ -215,20 +215,18 @@ public final class LoginSession: Sendable {
                 action = machine.handle(.cookiesFound(cookies.cookies(for: url, context: context)))
             case .send(let outgoing):
                 if token?.isCancelled == true { throw HTTPSError(.cancelled, host: outgoing.url.hostHeader, "the login was cancelled") }
-                let flow = machine
-                let response = try await client.perform(
-                    outgoing, bodySink: nil, bodySinkForHead: finalBodySink.map { sink in { head in flow.endsFlow(head) ? sink(head) : nil } }, token: token)
+                let response = try await client.perform(outgoing, bodySink: nil, bodySinkForHead: machine.finalBodySink(finalBodySink), token: token)
                 action = machine.handle(.responseReceived(response))
             case .storeCookies(let response):
                 action = machine.handle(.cookiesStored(cookies.store(from: response)))
-                if let hop = machine.hops.last, machine.hops.count > tracedHops {
-                    tracedHops = machine.hops.count
-                    let hops = machine.hops
+                if let hop = machine.machine.hops.last, machine.machine.hops.count > tracedHops {
+                    tracedHops = machine.machine.hops.count
+                    let hops = machine.machine.hops
                     flowState.withLock { $0.lastHops = hops }
                     options.trace?(hop.description)
                 }
             case .finish(let response):
-                return LoginResult(response: response, hops: machine.hops)
+                return LoginResult(response: response, hops: machine.machine.hops)
             case .fail(let error):
                 throw error
             }
@@ -238,6 +236,29 @@ public final class LoginSession: Sendable {
     /// Forgets remembered Basic and Digest answers.
     public func forgetAuthentication() {
         flowState.withLock { $0.spaces.removeAll() }
+    }
+}
+
+/// A flow's ``LoginStateMachine`` (over a kilobyte) on the heap: the locals of an async function
+/// live in its task's frame for as long as it awaits, and a fleet has a thousand flows awaiting
+/// their servers at once. Its steps are not inlined into `run`, whose frame would keep their
+/// temporaries too.
+private final class MachineBox {
+    var machine: LoginStateMachine
+    init(_ machine: LoginStateMachine) { self.machine = machine }
+
+    @inline(never)
+    func handle(_ event: LoginStateMachine.Event) -> LoginStateMachine.Action { machine.handle(event) }
+
+    /// The final body sink for the next exchange: it takes the body of the response that ends
+    /// the flow, as judged by the machine as it is now.
+    @inline(never)
+    func finalBodySink(
+        _ sink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
+    ) -> ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)? {
+        guard let sink else { return nil }
+        let flow = machine
+        return { head in flow.endsFlow(head) ? sink(head) : nil }
     }
 }
 

@@ -17,16 +17,26 @@ final class SSLSessionReference: @unchecked Sendable {
     deinit { SSL_SESSION_free(pointer) }
 }
 
+/// What every client made from one configuration can share: the `SSL_CTX` (about 14 KiB in
+/// OpenSSL 3.0) and the trust evaluator per host (its X509_STORE, the anchors' facts). Sessions
+/// are not in it: each client keeps its own (`TLSClient.sessions`), and the context's internal
+/// session store is off. An evaluator's policy is fixed; what it remembers is a verdict any of the
+/// clients would have worked out the same way (`TrustEvaluator.rememberedEvaluation`).
+final class TLSClientContext: Sendable {
+    let context: SSLContextReference
+    let evaluators = Locked<[String: TrustEvaluator]>([:])
+    static let evaluatorCapacity = 64
+    init(_ context: SSLContextReference) { self.context = context }
+}
+
 /// Makes client TLS connections with one configuration, reusing sessions per host.
 public final class TLSClient: Sendable {
     public let configuration: TLSClientConfiguration
-    let context: SSLContextReference
+    private let shared: TLSClientContext
+    var context: SSLContextReference { shared.context }
     private let baseEvaluatorPolicy: TrustPolicy
-    private struct Caches {
-        var sessions: [String: SSLSessionReference] = [:]
-        var evaluators: [String: TrustEvaluator] = [:]
-    }
-    private let caches = Locked(Caches())
+    /// Sessions for resumption, per host, port and server name: this client's own.
+    private let sessions = Locked<[String: SSLSessionReference]>([:])
     private let observer = Locked<(@Sendable (TLSEvent) -> Void)?>(nil)
     /// Receives each ``TLSEvent`` of every connection as it happens (for a live `-v` trace); a
     /// change applies to the connections made after it.
@@ -42,7 +52,7 @@ public final class TLSClient: Sendable {
         guard let ctx = SSL_CTX_new(TLS_client_method()) else {
             throw HTTPSError(.configuration, host: "-", "OpenSSL could not create a TLS context")
         }
-        context = SSLContextReference(taking: ctx)
+        shared = TLSClientContext(SSLContextReference(taking: ctx))
         if configuration.releasesIdleBuffers { _ = mtls_SSL_CTX_set_mode(ctx, Int(SSL_MODE_RELEASE_BUFFERS)) }
         if let minimum = configuration.minimumVersion { _ = mtls_SSL_CTX_set_min_proto_version(ctx, minimum.openSSLValue) }
         if let maximum = configuration.maximumVersion { _ = mtls_SSL_CTX_set_max_proto_version(ctx, maximum.openSSLValue) }
@@ -81,9 +91,21 @@ public final class TLSClient: Sendable {
         SSL_CTX_set_msg_callback(ctx, tlsMessageCallback)
     }
 
+    /// A client with `other`'s configuration, `SSL_CTX` and trust evaluators, and sessions of its
+    /// own: what a fleet of probes, each with a client of its own (no session or connection of one
+    /// probe reused by another), makes once instead of once per probe.
+    package init(sharingContextWith other: TLSClient) {
+        configuration = other.configuration
+        baseEvaluatorPolicy = other.baseEvaluatorPolicy
+        shared = other.shared
+    }
+
+    /// True when both clients use the same `SSL_CTX` and evaluators.
+    package func sharesContext(with other: TLSClient) -> Bool { shared === other.shared }
+
     private func evaluator(for host: String?) throws(HTTPSError) -> TrustEvaluator {
         let key = host ?? ""
-        if let cached = caches.withLock({ $0.evaluators[key] }) { return cached }
+        if let cached = shared.evaluators.withLock({ $0[key] }) { return cached }
         var policy = baseEvaluatorPolicy
         policy.hostname = configuration.validatesHostname ? host : nil
         if policy.purpose == .any { policy.purpose = .server }
@@ -93,7 +115,12 @@ public final class TLSClient: Sendable {
         } catch {
             throw HTTPSError(.configuration, host: host ?? "-", error.message)
         }
-        caches.withLock { $0.evaluators[key] = made }
+        shared.evaluators.withLock { evaluators in
+            // Bounded: clients sharing a context may meet thousands of hosts (a fleet), each with
+            // an evaluator of its own; one made again costs what it cost the first time.
+            if evaluators.count >= TLSClientContext.evaluatorCapacity { evaluators.removeAll() }
+            evaluators[key] = made
+        }
         return made
     }
 
@@ -143,8 +170,8 @@ public final class TLSClient: Sendable {
         }
         let sessionKey = "\(label)/\(serverName ?? "")"
         connection.sessionKey = sessionKey
-        caches.withLock { caches in
-            if let session = caches.sessions[sessionKey] { _ = SSL_set_session(ssl, session.pointer) }
+        sessions.withLock { sessions in
+            if let session = sessions[sessionKey] { _ = SSL_set_session(ssl, session.pointer) }
         }
         do throws(HTTPSError) {
             _ = try await connection.drive(.tlsHandshake, until: Deadline.earliest(total, .after(timeouts.handshake))) { SSL_connect(ssl) }
@@ -170,7 +197,7 @@ public final class TLSClient: Sendable {
     func rememberSession(_ connection: TLSConnection, key: String) {
         guard let session = SSL_get1_session(connection.ssl) else { return }
         let reference = SSLSessionReference(taking: session)
-        caches.withLock { $0.sessions[key] = reference }
+        sessions.withLock { $0[key] = reference }
     }
 
     /// Stores the session after the first read (TLS 1.3 tickets arrive after the handshake).

@@ -317,6 +317,10 @@ public final class TLSConnection {
     // MARK: Reading and writing
 
     /// Reads up to `count` bytes; an empty result means the peer closed cleanly (close_notify).
+    ///
+    /// `buffer` may be empty: it is sized only once the socket is readable, so that a connection
+    /// waiting for its answer (a fleet's thousand probes, each waiting for a slow server) holds no
+    /// read buffer while it waits.
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
         try await readHere(into: &buffer, count: count, deadline: deadline, idle: idle)
     }
@@ -324,21 +328,29 @@ public final class TLSConnection {
     /// ``read(into:count:deadline:idle:)`` on the caller's executor (the exchange's loop): no
     /// executor switch on entry.
     nonisolated(nonsending) func readHere(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) async throws(HTTPSError) -> Int {
-        let readableFirst = prepareRead(&buffer, count: count)
-        var readCount = 0
+        if waitsForDataFirst() { try await awaitSocket(read: true, write: false, .io, until: deadline, idle: idle) }
+        // The loop of `drive`, except that a buffer this call made is dropped again while it
+        // waits: what woke it may hold nothing for the caller (a TLS 1.3 session ticket, part of
+        // a record). A buffer the caller brought is kept.
+        let callersBuffer = buffer.count >= count
         let ssl = self.ssl
-        let outcome = try await drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
-            TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount)
-        }
-        switch outcome {
-        case .closedCleanly: return 0
-        case .done: return readCount
+        while true {
+            sizeReadBuffer(&buffer, count: count)
+            var readCount = 0
+            switch try step(.io, { TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount) }) {
+            case .finished(.closedCleanly): return 0
+            case .finished(.done): return readCount
+            case .awaitSocket(let read, let write):
+                if !callersBuffer { buffer = [] }
+                try await awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
+            }
         }
     }
 
     /// The blocking form of ``read(into:count:deadline:idle:)``: the same steps, waiting on this thread.
     public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
-        let readableFirst = prepareRead(&buffer, count: count)
+        let readableFirst = waitsForDataFirst()
+        sizeReadBuffer(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
         let outcome = try drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
@@ -350,14 +362,17 @@ public final class TLSConnection {
         }
     }
 
-    /// Sizes the buffer; true when the read should wait for the socket before its first call.
-    private func prepareRead(_ buffer: inout [UInt8], count: Int) -> Bool {
-        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
+    /// True when the read should wait for the socket before its first call.
+    private func waitsForDataFirst() -> Bool {
         // Right after our request nothing can be buffered yet: wait for data instead of reading
         // into EAGAIN first (one system call less per request on a kept-alive connection).
         let readableFirst = wroteSinceRead && SSL_has_pending(ssl) == 0
         wroteSinceRead = false
         return readableFirst
+    }
+
+    private func sizeReadBuffer(_ buffer: inout [UInt8], count: Int) {
+        if buffer.count < count { buffer = [UInt8](repeating: 0, count: count) }
     }
 
     /// One `SSL_read_ex`, as `drive` wants it: 1 when bytes were read.
@@ -370,11 +385,12 @@ public final class TLSConnection {
         }
     }
 
-    /// The connection's read buffer (16 KiB), or a new one; hand it back with `keepReadBuffer`.
+    /// The connection's read buffer kept from its previous exchange, or an empty one that the
+    /// first read sizes once data is there; hand it back with `keepReadBuffer`.
     func takeReadBuffer() -> [UInt8] {
         var taken: [UInt8] = []
         swap(&taken, &spareReadBuffer)
-        return taken.count >= 16384 ? taken : [UInt8](repeating: 0, count: 16384)
+        return taken
     }
 
     func keepReadBuffer(_ buffer: [UInt8]) { spareReadBuffer = buffer }
