@@ -59,26 +59,41 @@ final class OpenSSLServer {
     let port: Int
     private let output = Pipe()
 
+    /// Starts `openssl s_server` on a port the kernel picks (`-accept 127.0.0.1:0`) and reads the
+    /// port from its "ACCEPT 127.0.0.1:PORT" line: a port chosen here could be another process's
+    /// listener, which a readiness probe would then mistake for this server.
     init(arguments: [String]) throws {
-        port = Int.random(in: 20000...60000)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         process.currentDirectoryURL = HTTPFixtures.testCerts
         process.arguments =
-            ["s_server", "-accept", "127.0.0.1:\(port)", "-cert", "server.pem", "-key", "server.key", "-cert_chain", "intermediate-ca.pem", "-naccept", "20"] + arguments
+            ["s_server", "-accept", "127.0.0.1:0", "-cert", "server.pem", "-key", "server.key", "-cert_chain", "intermediate-ca.pem", "-naccept", "20"] + arguments
         process.standardOutput = output
-        process.standardError = output
+        process.standardError = FileHandle.nullDevice
         process.standardInput = Pipe()
         try process.run()
-        // Wait until it accepts connections.
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if (try? TCP.connect(host: "127.0.0.1", port: port, deadline: .after(0.2))) != nil { return }
-            usleep(50_000)
+        // s_server flushes the line once it listens; EOF means it exited (the handle's read ends).
+        var seen = ""
+        var found: Int? = nil
+        let handle = output.fileHandleForReading
+        while found == nil {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            seen += String(decoding: data, as: UTF8.self)
+            if let range = seen.range(of: "ACCEPT 127.0.0.1:"), seen[range.upperBound...].contains("\n") {
+                found = Int(seen[range.upperBound...].prefix { $0.isNumber })
+            }
         }
-        throw XCTSkip("openssl s_server did not start on port \(port)")
+        guard let found else {
+            process.terminate()
+            throw XCTSkip("openssl s_server did not start: \(seen)")
+        }
+        port = found
+        // Keep draining its output (-www logs each request) so that it never blocks on a full pipe.
+        handle.readabilityHandler = { _ = $0.availableData }
     }
 
     func stop() {
+        output.fileHandleForReading.readabilityHandler = nil
         if process.isRunning { process.terminate() }
         // Bounded: Foundation's waitUntilExit can miss a child's exit on Linux under load and hang.
         let deadline = Date().addingTimeInterval(5)
