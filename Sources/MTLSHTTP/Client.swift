@@ -106,8 +106,9 @@ public final class HTTPSClient: Sendable, HTTPConnectionPool {
     }
 
     /// A client with `other`'s TLS configuration, `SSL_CTX` and trust evaluators, and its own
-    /// sessions, kept-alive connections and options (``TLSClient/init(sharingContextWith:)``).
-    package convenience init(sharingContextWith other: HTTPSClient, options: HTTPClientOptions = HTTPClientOptions()) {
+    /// sessions, kept-alive connections and options (``TLSClient/init(sharingContextWith:)``): for a
+    /// fan-out of independent clients, the TLS context and the trust store are made once.
+    public convenience init(sharingContextWith other: HTTPSClient, options: HTTPClientOptions = HTTPClientOptions()) {
         self.init(tls: TLSClient(sharingContextWith: other.tls), options: options)
     }
 

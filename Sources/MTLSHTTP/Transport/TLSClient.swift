@@ -92,9 +92,11 @@ public final class TLSClient: Sendable {
     }
 
     /// A client with `other`'s configuration, `SSL_CTX` and trust evaluators, and sessions of its
-    /// own: what a fleet of probes, each with a client of its own (no session or connection of one
-    /// probe reused by another), makes once instead of once per probe.
-    package init(sharingContextWith other: TLSClient) {
+    /// own: what a fan-out of independent clients (no session or connection of one reused by
+    /// another, as `probe --targets` keeps its probes apart) makes once instead of once per client.
+    /// A verdict one of them worked out for a chain is remembered for the others; the policy is
+    /// `other`'s.
+    public init(sharingContextWith other: TLSClient) {
         configuration = other.configuration
         baseEvaluatorPolicy = other.baseEvaluatorPolicy
         shared = other.shared

@@ -241,19 +241,22 @@ func https(_ args: [String]) {
 // MARK: fanout
 
 /// A library user's fan-out: `count` concurrent `await client.send` in one task group, each with a
-/// client of its own (a full handshake each, as every probe of `probe --targets` has), against
+/// client of its own (a full handshake each, as every probe of `probe --targets` has) sharing one
+/// TLS context and trust store (`HTTPSClient(sharingContextWith:)`, as the probes do), against
 /// `BASE?i=N&…`. Every answer must be a 200.
 func fanout(_ args: [String]) {
     guard args.count >= 3, let count = Int(args[2]), count > 0 else { fail("usage: mtls-bench fanout URL CAFILE N") }
     let base = args[0]
     let configuration = TLSClientConfiguration(trust: TrustPolicy(anchors: certificates(args[1])))
     let start = now()
+    let shared: HTTPSClient
+    do { shared = try HTTPSClient(configuration: configuration) } catch { fail("fanout: \(error)") }
     let failures = Engine.blocking(onLoop: false) { () async -> [String] in
         await withTaskGroup(of: String?.self) { group in
             for index in 0..<count {
                 group.addTask {
                     do throws(HTTPSError) {
-                        let client = try HTTPSClient(configuration: configuration)
+                        let client = HTTPSClient(sharingContextWith: shared)
                         let url = try HTTPSURL(base + (base.contains("?") ? "&" : "?") + "i=\(index)")
                         let response = try await client.send(HTTPRequest(url: url))
                         return response.status == 200 ? nil : "status \(response.status)"
