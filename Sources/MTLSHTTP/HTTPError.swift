@@ -40,10 +40,7 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
         public static let configuration = Phase(rawValue: "configuration")
     }
 
-    // The fields live in a copy-on-write box: an error is 8 bytes, not 216. Every `try await`
-    // of a `throws(HTTPSError)` function keeps room for one in its caller's async frame, and a
-    // task's frames are most of what a thousand exchanges in flight hold (docs/BENCHMARKS.md,
-    // "The fleet at scale on the engine").
+    // The fields live in a copy-on-write box: an error is 8 bytes, not 216 (see CopyOnWriteBox).
     private struct Fields {
         var phase: Phase
         var host: String
@@ -55,63 +52,50 @@ public struct HTTPSError: Error, Sendable, CustomStringConvertible {
         var kerberos: KerberosFailure?
     }
 
-    private final class Storage: @unchecked Sendable {
-        // @unchecked Sendable: copy-on-write: a shared box is never written (mutableStorage() copies
-        // it first), so a box reached from two tasks is only read.
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
-
-    // Written only through mutableStorage(), which first copies a shared box: a value type to its users.
-    private var storage: Storage
-
-    private mutating func mutableStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return storage
-    }
+    private var storage: CopyOnWriteBox<Fields>
 
     public var phase: Phase {
-        get { storage.fields.phase }
-        _modify { yield &mutableStorage().fields.phase }
+        get { storage.value.phase }
+        _modify { yield &storage.value.phase }
     }
     /// The host (and port) involved.
     public var host: String {
-        get { storage.fields.host }
-        _modify { yield &mutableStorage().fields.host }
+        get { storage.value.host }
+        _modify { yield &storage.value.host }
     }
     /// One sentence.
     public var message: String {
-        get { storage.fields.message }
-        _modify { yield &mutableStorage().fields.message }
+        get { storage.value.message }
+        _modify { yield &storage.value.message }
     }
     /// What to try; the settings it names are kept as ``Setting`` values (the CLI names them as flags).
     public var hint: Hint? {
-        get { storage.fields.hint }
-        _modify { yield &mutableStorage().fields.hint }
+        get { storage.value.hint }
+        _modify { yield &storage.value.hint }
     }
     /// The TLS alert received or sent, by name, when there was one.
     public var alert: String? {
-        get { storage.fields.alert }
-        _modify { yield &mutableStorage().fields.alert }
+        get { storage.value.alert }
+        _modify { yield &storage.value.alert }
     }
     /// The trust evaluation, when the failure is the server's certificate.
     public var trust: TrustEvaluation? {
-        get { storage.fields.trust }
-        _modify { yield &mutableStorage().fields.trust }
+        get { storage.value.trust }
+        _modify { yield &storage.value.trust }
     }
     /// What the TLS layer observed before the failure (handshake messages, alerts, certificate requests).
     public var report: TLSSessionReport? {
-        get { storage.fields.report }
-        _modify { yield &mutableStorage().fields.report }
+        get { storage.value.report }
+        _modify { yield &storage.value.report }
     }
     /// Why a Kerberos (`Negotiate`) login failed, when it did (phase `.auth`).
     public var kerberos: KerberosFailure? {
-        get { storage.fields.kerberos }
-        _modify { yield &mutableStorage().fields.kerberos }
+        get { storage.value.kerberos }
+        _modify { yield &storage.value.kerberos }
     }
 
     public init(_ phase: Phase, host: String, _ message: String, hint: Hint? = nil, alert: String? = nil, trust: TrustEvaluation? = nil) {
-        storage = Storage(Fields(phase: phase, host: host, message: message, hint: hint, alert: alert, trust: trust, report: nil, kerberos: nil))
+        storage = CopyOnWriteBox(Fields(phase: phase, host: host, message: message, hint: hint, alert: alert, trust: trust, report: nil, kerberos: nil))
     }
 
     public var description: String {

@@ -63,32 +63,8 @@ final class CertificateSummaryTests: XCTestCase {
     }
 
     func testMutatedCertificatesNeverMakeTheWalkDisagree() throws {
-        var seeds: [[UInt8]] = []
-        for name in ["server.der", "server-rsa2048.der", "server-ed25519.der", "intermediate-ca.der", "root-ca.der", "client-alice.der"] {
-            seeds.append(try TestCertificates.bytes(name))
-        }
-        var state: UInt64 = 0x6D74_6C73
-        func next() -> Int {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return Int(truncatingIfNeeded: (z ^ (z >> 31)) >> 1)
-        }
         var fastAccepted = 0
-        for iteration in 0..<3_000 {
-            var bytes = seeds[next() % seeds.count]
-            for _ in 0...(next() % 3) {
-                let at = next() % bytes.count
-                switch next() % 6 {
-                case 0: bytes[at] ^= UInt8(1 << (next() % 8))
-                case 1: bytes[at] = [0x00, 0x01, 0x02, 0x05, 0x06, 0x0C, 0x13, 0x17, 0x18, 0x30, 0x31, 0x80, 0x81, 0xA3, 0xFF][next() % 15]
-                case 2: bytes[at] = bytes[at] &+ 1
-                case 3: bytes.insert(UInt8(truncatingIfNeeded: next()), at: at)
-                case 4: bytes.remove(at: at)
-                default: bytes.removeLast(next() % min(bytes.count, 8) + 1)
-                }
-            }
+        for (iteration, bytes) in try MutatedCertificates(seed: 0x6D74_6C73, count: 3_000, truncating: true).enumerated() {
             guard let summary = CertificateSummaryReader.summary(ofDER: bytes) else { continue }
             fastAccepted += 1
             guard let certificate = try? Certificate(derBytes: bytes) else {

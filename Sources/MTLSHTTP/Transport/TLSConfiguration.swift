@@ -188,125 +188,112 @@ public struct TLSSessionReport: Sendable {
         var stapledOCSP: RevocationAttempt? = nil
     }
 
-    private final class Storage: @unchecked Sendable {
-        // @unchecked Sendable: copy-on-write: a shared box is never written (mutableStorage() copies
-        // it first), so a box reached from two tasks is only read.
-        var fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
-    }
+    private var storage: CopyOnWriteBox<Fields>
 
-    // Written only through mutableStorage(), which first copies a shared box: a value type to its users.
-    private var storage: Storage
-
-    init(host: String, port: Int) { storage = Storage(Fields(host: host, port: port)) }
-
-    private mutating func mutableStorage() -> Storage {
-        if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.fields) }
-        return storage
-    }
+    init(host: String, port: Int) { storage = CopyOnWriteBox(Fields(host: host, port: port)) }
 
     public var host: String {
-        get { storage.fields.host }
-        _modify { yield &mutableStorage().fields.host }
+        get { storage.value.host }
+        _modify { yield &storage.value.host }
     }
     public var port: Int {
-        get { storage.fields.port }
-        _modify { yield &mutableStorage().fields.port }
+        get { storage.value.port }
+        _modify { yield &storage.value.port }
     }
     public var address: String? {
-        get { storage.fields.address }
-        _modify { yield &mutableStorage().fields.address }
+        get { storage.value.address }
+        _modify { yield &storage.value.address }
     }
     public var serverName: String? {
-        get { storage.fields.serverName }
-        _modify { yield &mutableStorage().fields.serverName }
+        get { storage.value.serverName }
+        _modify { yield &storage.value.serverName }
     }
     public var version: String? {
-        get { storage.fields.version }
-        _modify { yield &mutableStorage().fields.version }
+        get { storage.value.version }
+        _modify { yield &storage.value.version }
     }
     public var cipher: String? {
-        get { storage.fields.cipher }
-        _modify { yield &mutableStorage().fields.cipher }
+        get { storage.value.cipher }
+        _modify { yield &storage.value.cipher }
     }
     public var alpn: String? {
-        get { storage.fields.alpn }
-        _modify { yield &mutableStorage().fields.alpn }
+        get { storage.value.alpn }
+        _modify { yield &storage.value.alpn }
     }
     public var resumed: Bool {
-        get { storage.fields.resumed }
-        _modify { yield &mutableStorage().fields.resumed }
+        get { storage.value.resumed }
+        _modify { yield &storage.value.resumed }
     }
     public var secureRenegotiation: Bool {
-        get { storage.fields.secureRenegotiation }
-        _modify { yield &mutableStorage().fields.secureRenegotiation }
+        get { storage.value.secureRenegotiation }
+        _modify { yield &storage.value.secureRenegotiation }
     }
     /// The server's certificate of this session, also on a resumed session (whose handshake
     /// carries no certificate); the TLS channel binding is computed from it.
     public var serverCertificate: Certificate? {
-        get { storage.fields.serverCertificate }
-        _modify { yield &mutableStorage().fields.serverCertificate }
+        get { storage.value.serverCertificate }
+        _modify { yield &storage.value.serverCertificate }
     }
     /// The chain as the server sent it (leaf first).
     public var peerChainAsSent: [Certificate] {
-        get { storage.fields.peerChainAsSent }
-        _modify { yield &mutableStorage().fields.peerChainAsSent }
+        get { storage.value.peerChainAsSent }
+        _modify { yield &storage.value.peerChainAsSent }
     }
     /// The server trust evaluation (nil if the server sent no certificate).
     public var trust: TrustEvaluation? {
-        get { storage.fields.trust }
-        _modify { yield &mutableStorage().fields.trust }
+        get { storage.value.trust }
+        _modify { yield &storage.value.trust }
     }
     /// The OCSP response the server stapled (asked for in every handshake), judged for its leaf;
     /// nil when none came. A stapled `revoked` fails trust (StapledOCSP.swift).
     public var stapledOCSP: RevocationAttempt? {
-        get { storage.fields.stapledOCSP }
-        _modify { yield &mutableStorage().fields.stapledOCSP }
+        get { storage.value.stapledOCSP }
+        _modify { yield &storage.value.stapledOCSP }
     }
     /// The pin check, when pins were given.
     public var pinMatch: PinSet.Match? {
-        get { storage.fields.pinMatch }
-        _modify { yield &mutableStorage().fields.pinMatch }
+        get { storage.value.pinMatch }
+        _modify { yield &storage.value.pinMatch }
     }
     /// The pin check of the chain against the configuration's pinning, per host.
     public var pinEvaluation: PinEvaluation? {
-        get { storage.fields.pinEvaluation }
-        _modify { yield &mutableStorage().fields.pinEvaluation }
+        get { storage.value.pinEvaluation }
+        _modify { yield &storage.value.pinEvaluation }
     }
     public var certificateRequests: [CertificateRequestRecord] {
-        get { storage.fields.certificateRequests }
-        _modify { yield &mutableStorage().fields.certificateRequests }
+        get { storage.value.certificateRequests }
+        _modify { yield &storage.value.certificateRequests }
     }
     public var alerts: [TLSAlertRecord] {
-        get { storage.fields.alerts }
-        _modify { yield &mutableStorage().fields.alerts }
+        get { storage.value.alerts }
+        _modify { yield &storage.value.alerts }
     }
     /// Renegotiations done after the first handshake.
     public var renegotiations: Int {
-        get { storage.fields.renegotiations }
-        _modify { yield &mutableStorage().fields.renegotiations }
+        get { storage.value.renegotiations }
+        _modify { yield &storage.value.renegotiations }
     }
     /// Renegotiations the server completed by resuming the session (an abbreviated handshake, in
     /// which it cannot ask for a certificate). The client never offers a session in a
     /// renegotiation, so a count above zero means a server that resumed what was not offered.
     public var resumedRenegotiations: Int {
-        get { storage.fields.resumedRenegotiations }
-        _modify { yield &mutableStorage().fields.resumedRenegotiations }
+        get { storage.value.resumedRenegotiations }
+        _modify { yield &storage.value.resumedRenegotiations }
     }
     /// Handshake messages seen, summarised like `s_client -msg` (`<<< ServerHello (122 bytes)`).
     ///
     /// Kept as the facts and written out when read: every handshake records them, few callers
     /// read them.
     public var messageTrace: [String] {
-        get { storage.fields.messageTrace.map(\.line) }
-        set { mutableStorage().fields.messageTrace = newValue.map { MessageTraceEntry(kind: .text($0), sentByUs: false, length: 0) } }
+        get { storage.value.messageTrace.map(\.line) }
+        set { storage.value.messageTrace = newValue.map { MessageTraceEntry(kind: .text($0), sentByUs: false, length: 0) } }
     }
 
     /// The number of ``messageTrace`` lines.
-    var messageTraceCount: Int { storage.fields.messageTrace.count }
+    var messageTraceCount: Int { storage.value.messageTrace.count }
 
     /// Appends a line to ``messageTrace``.
-    mutating func traceMessage(_ entry: MessageTraceEntry) { mutableStorage().fields.messageTrace.append(entry) }
+    mutating func traceMessage(_ entry: MessageTraceEntry) { storage.value.messageTrace.append(entry) }
 
     /// One line of ``messageTrace``: a handshake message or an alert, who sent it and its size.
     struct MessageTraceEntry {
@@ -333,12 +320,12 @@ public struct TLSSessionReport: Sendable {
     }
     /// Problems let through because of `continuesOnTrustFailure`.
     public var overriddenProblems: [String] {
-        get { storage.fields.overriddenProblems }
-        _modify { yield &mutableStorage().fields.overriddenProblems }
+        get { storage.value.overriddenProblems }
+        _modify { yield &storage.value.overriddenProblems }
     }
     /// Everything that happened, in order (TLSEventLog.swift).
     public var events: TLSEventLog {
-        get { storage.fields.events }
-        _modify { yield &mutableStorage().fields.events }
+        get { storage.value.events }
+        _modify { yield &storage.value.events }
     }
 }
