@@ -172,6 +172,26 @@ final class EngineTests: XCTestCase {
         XCTAssertTrue(Engine.blocking { () async -> Bool in await reader.wait(forRead: true, forWrite: false, until: .after(5)) })
     }
 
+    /// A blocking call returns its task's answer, a thrown error as thrown, and nothing of the
+    /// caller's closure outlives the call (`withoutActuallyEscaping` traps if the task still held
+    /// it): many calls in a row, on a driven loop and from the global executor (the CLI's form),
+    /// with a closure that captures a class, so that it has a context to hold.
+    func testABlockingCallAnswersAndLeavesNothingOfItsClosureBehind() {
+        final class Captured: Sendable { let value: Int; init(_ value: Int) { self.value = value } }
+        struct Refused: Error, Equatable { let value: Int }
+        for round in 0..<2000 {
+            let captured = Captured(round)
+            let onLoop = round.isMultiple(of: 2)
+            XCTAssertEqual(Engine.blocking(onLoop: onLoop) { () async -> Int in captured.value }, round)
+            XCTAssertThrowsError(
+                try Engine.blocking(onLoop: onLoop) { () async throws(Refused) -> Int in
+                    await Task.yield()  // a suspension: the answer comes from a later job
+                    throw Refused(value: captured.value)
+                }
+            ) { XCTAssertEqual($0 as? Refused, Refused(value: round)) }
+        }
+    }
+
     /// A library user's fan-out: 120 `await client.send` at once in a task group (TLS 1.2, then
     /// TLS 1.3 with the certificate asked for after the request), every one answered, and they
     /// overlap on the engine's loops.

@@ -86,62 +86,96 @@ package enum Engine {
     /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
     /// called on a loop's thread.
     package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: () async throws(E) -> T) throws(E) -> T {
-        let outcome: Result<T, E> = withoutActuallyEscaping(work) { escapable -> Result<T, E> in
-            if onLoop {
-                let loop = EventLoop.takeDriver()
-                defer { loop.keepAsDriver() }
-                let job = BlockingJob(work: escapable, wake: loop)
-                loop.drive(starting: { Task(executorPreference: loop) { await job.run() } }, until: { job.isFinished })
-                return job.result.take()!  // moved out, not copied (a response is a large value)
+        try withoutActuallyEscaping(work) { escapable in
+            var frame = BlockingFrame(work: escapable)
+            withUnsafeMutablePointer(to: &frame) { pointer in
+                let frame = BlockingFrame.Pointer(pointer)
+                if onLoop {
+                    let loop = EventLoop.takeDriver()
+                    defer { loop.keepAsDriver() }
+                    let call = BlockingCall(wake: loop)
+                    loop.drive(starting: { call.start(on: loop) { await frame.run() } }, until: { call.isFinished })
+                    return
+                }
+                precondition(
+                    EventLoop.current == nil,
+                    "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
+                let call = BlockingCall(wake: nil)
+                Task {
+                    await frame.run()
+                    call.finish()
+                }
+                call.done?.wait()
             }
-            precondition(
-                EventLoop.current == nil,
-                "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
-            let job = BlockingJob(work: escapable, wake: nil)
-            Task { await job.run() }
-            job.done?.wait()
-            return job.result.take()!
-        }
-        return try outcome.get()
+            return frame.outcome.take()!  // moved out, not copied (a response is a large value)
+        }.get()
     }
 
-    /// One blocking call's task and its answer.
-    private final class BlockingJob<T, E: Error>: @unchecked Sendable {
-        // @unchecked Sendable: `work` and `result` are touched by the task alone until it
-        // finishes (`finished`, then `done`); the caller reads `result` only after seeing either
-        // (the atomic's release and acquire, or the semaphore, order the two). `work` is released before: it must not
-        // outlive the call (withoutActuallyEscaping checks).
-        private var work: (() async throws(E) -> T)?
-        var result: Result<T, E>?
+    /// A blocking call's work and answer, on the caller's stack while its task runs.
+    ///
+    /// The task gets a pointer to it, not the values: a class generic over the answer's type
+    /// (what this was) has its metadata looked up, and its fields destroyed through it, on every
+    /// call; and the task takes `work` out before running it, so that nothing of the caller's
+    /// closure is left to the task once the caller has been told it ended
+    /// (`withoutActuallyEscaping` checks that).
+    private struct BlockingFrame<T, E: Error> {
+        var work: (() async throws(E) -> T)?
+        var outcome: Result<T, E>? = nil
+
+        struct Pointer: @unchecked Sendable {
+            // @unchecked Sendable: the frame is the caller's, which waits without touching it
+            // until the task has ended (`BlockingCall`'s atomic or semaphore orders the task's
+            // writes before the caller's reads).
+            let pointer: UnsafeMutablePointer<BlockingFrame>
+            init(_ pointer: UnsafeMutablePointer<BlockingFrame>) { self.pointer = pointer }
+
+            func run() async {
+                guard let work = pointer.pointee.work.take() else { return }
+                do throws(E) {
+                    pointer.pointee.outcome = .success(try await work())
+                } catch {
+                    pointer.pointee.outcome = .failure(error)
+                }
+            }
+        }
+    }
+
+    /// One blocking call's task and how its caller learns that it ended.
+    private final class BlockingCall: Sendable {
         /// Signalled when the task ends, for a caller that does not drive a loop.
         let done: DispatchSemaphore?
         private let finished = Atomic(false)
         /// The driven loop turned by the caller, woken when the task ends elsewhere.
         private let wake: EventLoop?
 
-        init(work: @escaping () async throws(E) -> T, wake: EventLoop?) {
-            self.work = work
+        init(wake: EventLoop?) {
             self.wake = wake
             done = wake == nil ? DispatchSemaphore(value: 0) : nil
         }
 
         var isFinished: Bool { finished.load(ordering: .acquiring) }
 
-        func run() async {
-            await execute()
+        /// Starts the task on the driven `loop`, whose thread is the caller's: it runs at once,
+        /// on this thread, until it first waits (most blocking calls never do: their socket waits
+        /// are this thread's `poll`), rather than being queued and picked up by the loop.
+        func start(on loop: EventLoop, _ body: @escaping @Sendable () async -> Void) {
+            if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
+                Task.immediate(executorPreference: loop) {
+                    await body()
+                    self.finish()
+                }
+            } else {
+                Task(executorPreference: loop) {
+                    await body()
+                    self.finish()
+                }
+            }
+        }
+
+        func finish() {
             finished.store(true, ordering: .releasing)
             done?.signal()
             wake?.wakeDriver()
-        }
-
-        private func execute() async {
-            guard let work else { return }
-            self.work = nil
-            do throws(E) {
-                result = .success(try await work())
-            } catch {
-                result = .failure(error)
-            }
         }
     }
 }

@@ -21,8 +21,11 @@ package final class Locked<Value>: @unchecked Sendable {
     // value (`Locked(())`, a lock that guards other fields) a stored property's exclusivity access
     // was reported by TSan at the object's own address, where another thread reads the object's
     // header unlocked, a race on nothing. An allocation of its own is never shared.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private let value: UnsafeMutablePointer<Value>
+    // @usableFromInline: `withLock` is inlined into its callers in the other modules (the
+    // engine takes several locks per request), so it is specialized there instead of being called
+    // with the value's generic metadata each time.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
 
     package init(_ value: Value) {
         mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -39,7 +42,7 @@ package final class Locked<Value>: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    @inlinable package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)
