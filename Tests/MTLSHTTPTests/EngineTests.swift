@@ -177,7 +177,10 @@ final class EngineTests: XCTestCase {
     /// it): many calls in a row, on a driven loop and from the global executor (the CLI's form),
     /// with a closure that captures a class, so that it has a context to hold.
     func testABlockingCallAnswersAndLeavesNothingOfItsClosureBehind() {
-        final class Captured: Sendable { let value: Int; init(_ value: Int) { self.value = value } }
+        final class Captured: Sendable {
+            let value: Int
+            init(_ value: Int) { self.value = value }
+        }
         struct Refused: Error, Equatable { let value: Int }
         for round in 0..<2000 {
             let captured = Captured(round)
