@@ -176,6 +176,39 @@ final class EngineTests: XCTestCase {
     /// caller's closure outlives the call (`withoutActuallyEscaping` traps if the task still held
     /// it): many calls in a row, on a driven loop and from the global executor (the CLI's form),
     /// with a closure that captures a class, so that it has a context to hold.
+    /// A driven loop's worker task keeps its loop alive while it waits for the next call, so a
+    /// loop that is let go must end its worker: the loop a nested call left unkept, and the
+    /// loop a thread kept when the thread ends. Each is freed, not leaked with its task.
+    func testALoopLetGoEndsItsWorkerAndIsFreed() {
+        final class WeakLoop: @unchecked Sendable {
+            // @unchecked Sendable: written by the thread below before it ends, read after the join.
+            weak var loop: EventLoop?
+        }
+        @Sendable func currentLoop(into box: WeakLoop) -> Int {
+            box.loop = EventLoop.current
+            return 1
+        }
+        let outer = WeakLoop()
+        let nested = WeakLoop()
+        let sum = Engine.blocking { () async -> Int in
+            currentLoop(into: outer) + Engine.blocking { () async -> Int in currentLoop(into: nested) }
+        }
+        XCTAssertEqual(sum, 2)
+        XCTAssertNil(outer.loop, "the outer call's loop, not kept (the thread keeps the nested one), was not freed")
+        XCTAssertNotNil(nested.loop, "the thread did not keep the nested call's loop for its next call")
+
+        let threads = WeakLoop()
+        let ended = DispatchSemaphore(value: 0)
+        Thread {
+            XCTAssertEqual(Engine.blocking { () async -> Int in currentLoop(into: threads) }, 1)
+            ended.signal()
+        }.start()
+        XCTAssertEqual(ended.wait(timeout: .now() + 10), .success)
+        // The thread-specific destructors run as the thread ends, after its body: allow them a moment.
+        for _ in 0..<400 where threads.loop != nil { usleep(5000) }
+        XCTAssertNil(threads.loop, "the loop kept by a thread that ended was not freed")
+    }
+
     func testABlockingCallAnswersAndLeavesNothingOfItsClosureBehind() {
         final class Captured: Sendable {
             let value: Int

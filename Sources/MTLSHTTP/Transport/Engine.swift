@@ -23,10 +23,10 @@ import Synchronization
 /// handshake, parsing and wake-ups run on that thread without crossing to another. A name lookup,
 /// which has no non-blocking form, runs on a small resolver pool and is awaited the same way.
 ///
-/// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run as a task on a
-/// loop that the calling thread turns itself until the task ends (a *driven* loop: the same
-/// class, with `poll` and no thread or descriptor of its own; each thread keeps one for its next
-/// call). A single blocking read, write or wait (``TLSConnection``'s, ``SocketHandle``'s) makes no
+/// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run by a task on a
+/// loop that the calling thread turns itself until the work ends (a *driven* loop: the same
+/// class, with `poll` and no thread or descriptor of its own; each thread keeps one, and the
+/// loop's one worker task, for its next call). A single blocking read, write or wait (``TLSConnection``'s, ``SocketHandle``'s) makes no
 /// task at all: it runs the same steps as the async form and `poll`s its one socket on the calling
 /// thread. Inside a blocking call's task, a wait for a socket is that same `poll` while the
 /// driven loop has nothing else to run (``EventLoop/hasOnlyTheCallingTask``): the task is not
@@ -75,12 +75,12 @@ package enum Engine {
         return try result.get()
     }
 
-    /// The blocking API's driver: runs `work` as a task and waits for it.
+    /// The blocking API's driver: runs `work` in a task and waits for it.
     ///
-    /// With `onLoop` (the default), the task prefers a driven loop that this thread turns until
-    /// the task ends: its waits are `poll`s on this thread, as a blocking call's should be, and it
-    /// needs no other thread. The thread keeps that loop for its next call (a client's blocking
-    /// `send`s in a row make one task each and nothing else). Called on a loop's own thread (from
+    /// With `onLoop` (the default), `work` runs on the worker task of a driven loop that this
+    /// thread turns until `work` ends: its waits are `poll`s on this thread, as a blocking call's
+    /// should be, and it needs no other thread. The thread keeps that loop, and its worker, for
+    /// its next call (a client's blocking `send`s in a row make no task and no loop each). Called on a loop's own thread (from
     /// inside an exchange), a driven loop runs nested, and that loop's other exchanges wait until
     /// the call returns: call the async API there instead. With `onLoop` false, the task runs on the global executor (for a
     /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
@@ -94,7 +94,7 @@ package enum Engine {
                     let loop = EventLoop.takeDriver()
                     defer { loop.keepAsDriver() }
                     let call = BlockingCall(wake: loop)
-                    loop.drive(starting: { call.start(on: loop) { await frame.run() } }, until: { call.isFinished })
+                    loop.drive(starting: { loop.runOnWorker({ await frame.run() }, then: call) }, until: { call.isFinished })
                     return
                 }
                 precondition(
@@ -141,7 +141,7 @@ package enum Engine {
     }
 
     /// One blocking call's task and how its caller learns that it ended.
-    private final class BlockingCall: Sendable {
+    fileprivate final class BlockingCall: Sendable {
         /// Signalled when the task ends, for a caller that does not drive a loop.
         let done: DispatchSemaphore?
         private let finished = Atomic(false)
@@ -154,23 +154,6 @@ package enum Engine {
         }
 
         var isFinished: Bool { finished.load(ordering: .acquiring) }
-
-        /// Starts the task on the driven `loop`, whose thread is the caller's: it runs at once,
-        /// on this thread, until it first waits (most blocking calls never do: their socket waits
-        /// are this thread's `poll`), rather than being queued and picked up by the loop.
-        func start(on loop: EventLoop, _ body: @escaping @Sendable () async -> Void) {
-            if #available(macOS 26.0, iOS 26.0, watchOS 26.0, tvOS 26.0, visionOS 26.0, *) {
-                Task.immediate(executorPreference: loop) {
-                    await body()
-                    self.finish()
-                }
-            } else {
-                Task(executorPreference: loop) {
-                    await body()
-                    self.finish()
-                }
-            }
-        }
 
         func finish() {
             finished.store(true, ordering: .releasing)
@@ -203,6 +186,28 @@ package final class EventLoop: TaskExecutor, Sendable {
         var sleeping = false
         /// A driven loop: how many jobs the batch being run holds (the one running included).
         var batch = 0
+        /// A driven loop: its worker task, which runs the blocking calls made on it.
+        var worker = Worker.none
+    }
+
+    /// A driven loop's worker: one task, made by the loop's first blocking call, that runs each
+    /// call's work in turn and waits here between calls. A thread's blocking calls in a row (a
+    /// client's kept-alive `send`s) then make no task each: a task's creation, its first
+    /// allocations and its teardown were a fifth of such a call's own CPU time.
+    private enum Worker {
+        case none
+        /// Between calls, waiting for the next one's work (nil: end).
+        case idle(UnsafeContinuation<BlockingWork?, Never>)
+        case busy
+
+        var isBusy: Bool { if case .busy = self { true } else { false } }
+        var exists: Bool { if case .none = self { false } else { true } }
+    }
+
+    /// One blocking call's work and the call to tell when it has ended.
+    fileprivate struct BlockingWork: Sendable {
+        let work: @Sendable () async -> Void
+        let call: Engine.BlockingCall
     }
 
     /// The queue, the waiters and the timers, shared with the threads that enqueue jobs and the
@@ -345,6 +350,56 @@ package final class EventLoop: TaskExecutor, Sendable {
         if driven && EventLoop.current !== self { driverWake.signal() }
     }
 
+    /// Runs `work` on this driven loop's worker task (made now if the loop has none), and
+    /// `call.finish()` once the worker waits again. Called by the thread that turns the loop, as
+    /// ``drive(starting:until:)``'s start: the worker's next job is queued here, without a wake-up.
+    fileprivate func runOnWorker(_ work: @escaping @Sendable () async -> Void, then call: Engine.BlockingCall) {
+        let next = BlockingWork(work: work, call: call)
+        let idle = state.withLock { state -> UnsafeContinuation<BlockingWork?, Never>? in
+            guard case .idle(let continuation) = state.worker else {
+                // A loop is turned by one blocking call at a time (a nested call takes a loop of
+                // its own), so its worker is idle or not made yet.
+                precondition(!state.worker.isBusy, "a driven loop's worker was asked for two calls at once")
+                state.worker = .busy
+                return nil
+            }
+            state.worker = .busy
+            return continuation
+        }
+        if let idle {
+            idle.resume(returning: next)
+        } else {
+            Task(executorPreference: self) { await self.workerLoop(first: next) }
+        }
+    }
+
+    private func workerLoop(first: BlockingWork) async {
+        var next: BlockingWork? = first
+        while let current = next {
+            await current.work()
+            // Told only once the worker waits again, so that a call's end finds its loop
+            // with no job of the worker's left (a loop with jobs is not kept for the next call).
+            next = await withUnsafeContinuation { continuation in
+                state.withLock { $0.worker = .idle(continuation) }
+                current.call.finish()
+            }
+        }
+        state.withLock { $0.worker = .none }
+    }
+
+    /// Ends this driven loop's worker, if it has one: before the loop is let go (the worker, which
+    /// prefers the loop, keeps it alive while it waits). Turns the loop on this thread until the
+    /// worker has ended.
+    fileprivate func retireWorker() {
+        let idle = state.withLock { state -> UnsafeContinuation<BlockingWork?, Never>? in
+            guard case .idle(let continuation) = state.worker else { return nil }
+            state.worker = .busy
+            return continuation
+        }
+        guard let idle else { return }
+        drive(starting: { idle.resume(returning: nil) }, until: { state.withLock { !$0.worker.exists } })
+    }
+
     /// This thread's driven loop for a blocking call, taken from the thread (so that a blocking
     /// call made inside it gets a new one), or a new one.
     fileprivate static func takeDriver() -> EventLoop {
@@ -362,7 +417,10 @@ package final class EventLoop: TaskExecutor, Sendable {
             state.timers.removeAll()
             return true
         }
-        guard idle, pthread_getspecific(DriverThreadKey.key) == nil else { return }
+        guard idle, pthread_getspecific(DriverThreadKey.key) == nil else {
+            retireWorker()
+            return
+        }
         pthread_setspecific(DriverThreadKey.key, Unmanaged.passRetained(self).toOpaque())
     }
 
@@ -516,7 +574,10 @@ private enum DriverThreadKey {
     static let key: pthread_key_t = {
         var key = pthread_key_t()
         let created = pthread_key_create(&key) { kept in
-            if let kept { Unmanaged<EventLoop>.fromOpaque(kept).release() }
+            guard let kept else { return }
+            let loop = Unmanaged<EventLoop>.fromOpaque(kept)
+            loop.takeUnretainedValue().retireWorker()
+            loop.release()
         }
         precondition(created == 0, "the I/O engine could not create a thread-specific key")
         return key
