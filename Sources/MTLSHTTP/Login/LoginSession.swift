@@ -173,8 +173,9 @@ public final class LoginSession: Sendable {
         }
     }
 
-    /// The one flow driver, under both APIs: waits for the flow before it, then runs.
-    private func perform(
+    /// The one flow driver, under both APIs: waits for the flow before it, then runs (where its
+    /// caller is: the blocking call's worker or the async call's loop).
+    nonisolated(nonsending) private func perform(
         _ request: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
     ) async throws(HTTPSError) -> LoginResult {
         await gate.enter()
@@ -194,7 +195,7 @@ public final class LoginSession: Sendable {
     }
 
     /// Drives a ``LoginStateMachine``: the jar, the client and the trace are its hands.
-    private func run(
+    nonisolated(nonsending) private func run(
         _ initial: HTTPRequest, token: CancellationToken?, finalBodySink: ((HTTPResponseHead) -> ((ArraySlice<UInt8>) throws -> Void)?)?
     ) async throws(HTTPSError) -> LoginResult {
         let machine = MachineBox(

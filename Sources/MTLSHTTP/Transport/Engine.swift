@@ -85,7 +85,7 @@ package enum Engine {
     /// the call returns: call the async API there instead. With `onLoop` false, the task runs on the global executor (for a
     /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
     /// called on a loop's thread.
-    package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: () async throws(E) -> T) throws(E) -> T {
+    package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: nonisolated(nonsending) () async throws(E) -> T) throws(E) -> T {
         try withoutActuallyEscaping(work) { escapable in
             var frame = BlockingFrame(work: escapable)
             withUnsafeMutablePointer(to: &frame) { pointer in
@@ -119,7 +119,10 @@ package enum Engine {
     /// closure is left to the task once the caller has been told it ended
     /// (`withoutActuallyEscaping` checks that).
     private struct BlockingFrame<T, E: Error> {
-        var work: (() async throws(E) -> T)?
+        /// The work runs where the task is (`nonisolated(nonsending)`): calling it asks the runtime
+        /// for no executor switch.
+        typealias Work = nonisolated(nonsending) () async throws(E) -> T
+        var work: Work?
         var outcome: Result<T, E>? = nil
 
         struct Pointer: @unchecked Sendable {
@@ -129,7 +132,7 @@ package enum Engine {
             let pointer: UnsafeMutablePointer<BlockingFrame>
             init(_ pointer: UnsafeMutablePointer<BlockingFrame>) { self.pointer = pointer }
 
-            func run() async {
+            nonisolated(nonsending) func run() async {
                 guard let work = pointer.pointee.work.take() else { return }
                 do throws(E) {
                     pointer.pointee.outcome = .success(try await work())
@@ -206,7 +209,8 @@ package final class EventLoop: TaskExecutor, Sendable {
 
     /// One blocking call's work and the call to tell when it has ended.
     fileprivate struct BlockingWork: Sendable {
-        let work: @Sendable () async -> Void
+        typealias Body = nonisolated(nonsending) @Sendable () async -> Void
+        let work: Body
         let call: Engine.BlockingCall
     }
 
@@ -353,7 +357,7 @@ package final class EventLoop: TaskExecutor, Sendable {
     /// Runs `work` on this driven loop's worker task (made now if the loop has none), and
     /// `call.finish()` once the worker waits again. Called by the thread that turns the loop, as
     /// ``drive(starting:until:)``'s start: the worker's next job is queued here, without a wake-up.
-    fileprivate func runOnWorker(_ work: @escaping @Sendable () async -> Void, then call: Engine.BlockingCall) {
+    fileprivate func runOnWorker(_ work: @escaping BlockingWork.Body, then call: Engine.BlockingCall) {
         let next = BlockingWork(work: work, call: call)
         let idle = state.withLock { state -> UnsafeContinuation<BlockingWork?, Never>? in
             guard case .idle(let continuation) = state.worker else {
@@ -373,7 +377,9 @@ package final class EventLoop: TaskExecutor, Sendable {
         }
     }
 
-    private func workerLoop(first: BlockingWork) async {
+    // nonisolated(nonsending), as every step under it: the worker stays where it runs (its loop),
+    // with no executor switch asked of the runtime on each call.
+    nonisolated(nonsending) private func workerLoop(first: BlockingWork) async {
         var next: BlockingWork? = first
         while let current = next {
             await current.work()
