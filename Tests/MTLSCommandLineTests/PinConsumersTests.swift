@@ -3,6 +3,7 @@ import XCTest
 
 @testable import MTLSCommandLine
 import MTLSTestServer
+import MTLSTestSupport
 import MTLSTrust
 
 /// The real clients that consume `mtls pin` output: curl `--pinnedpubkey`, OkHttp 3.13 (Debian's
@@ -18,8 +19,10 @@ final class PinConsumersTests: XCTestCase {
     }
 
     /// The TestCerts server (leaf + intermediate), or another key for the same name ("a key change").
-    private func server(_ leaf: String = "server") throws -> PinTestServer {
-        try PinTestServer(certificate: Fixtures.path("\(leaf).pem"), key: Fixtures.path("\(leaf).key"), chain: Fixtures.path("intermediate-ca.pem"), test: self)
+    private func server(_ leaf: String = "server") throws -> OpenSSLServer {
+        let server = try OpenSSLServer(["-www"], certificate: Fixtures.path("\(leaf).pem"), key: Fixtures.path("\(leaf).key"))
+        addTeardownBlock { server.stop() }
+        return server
     }
 
     // MARK: - Live sources
@@ -45,7 +48,7 @@ final class PinConsumersTests: XCTestCase {
         XCTAssertExit(okhttp, 0)
         XCTAssertContains(okhttp.stdout, ".add(\"localhost\", \"\(try OpenSSL.spkiPin(certificate: Fixtures.path("server.pem")))\")")
 
-        let refused = mtls(["pin", "https://localhost:\(try PinTestServer.closedPort())", "--anchors", rootCA, "--timeout", "5"])
+        let refused = mtls(["pin", "https://localhost:\(try LoopbackPort.closed())", "--anchors", rootCA, "--timeout", "5"])
         XCTAssertExit(refused, 4)
     }
 
@@ -447,58 +450,10 @@ enum PinTools {
     }
 }
 
-/// `openssl s_server -www` on a free loopback port, stopped when the test ends.
-final class PinTestServer {
-    let port: Int
-    private let process: Process
-
-    init(certificate: String, key: String, chain: String, test: XCTestCase) throws {
-        guard let openssl = OpenSSL.executable else { throw XCTSkip("the openssl CLI is not installed; it serves the test TLS endpoint") }
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("mtls-pin-s_server-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let output = try FileHandle(forWritingTo: log)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: openssl)
-        process.arguments = ["s_server", "-accept", "127.0.0.1:0", "-cert", certificate, "-key", key, "-cert_chain", chain, "-www"]
-        process.standardInput = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let running = process
-        test.addTeardownBlock {
-            if running.isRunning { running.terminate() }
-            let deadline = Date().addingTimeInterval(5)
-            while running.isRunning && Date() < deadline { usleep(20_000) }
-            if running.isRunning { kill(running.processIdentifier, SIGKILL) }
-            try? FileManager.default.removeItem(at: log)
-        }
-        var found: Int?
-        for _ in 0..<100 {
-            let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("ACCEPT") }), let port = Int(line.split(separator: ":").last ?? "") {
-                found = port
-                break
-            }
-            if !process.isRunning { break }
-            usleep(50_000)
-        }
-        guard let found else {
-            throw HarnessError.process("openssl s_server did not start: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        }
-        port = found
-    }
-
-    /// Stops the server now (its port then refuses connections).
-    func stop() {
-        if process.isRunning { process.terminate() }
-        // Bounded: Foundation's waitUntilExit can miss a child's exit on Linux under load and hang.
-        let deadline = Date().addingTimeInterval(5)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
-
+/// Loopback ports for the tests that need one.
+enum LoopbackPort {
     /// A loopback port with nothing listening.
-    static func closedPort() throws -> Int {
+    static func closed() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()

@@ -5,6 +5,7 @@ import XCTest
 import MTLSHTTP
 import MTLSTrust
 import MTLSTestServer
+import MTLSTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -15,55 +16,6 @@ import MTLSTestServer
 /// --output, usage errors before connecting, and every --json output against its schema.
 final class ProbeContractTests: XCTestCase {
     // MARK: Peers
-
-    /// `openssl s_server` on a free loopback port, stopped by PID.
-    final class SServer {
-        let process = Process()
-        let port: Int
-        private let output = Pipe()
-
-        init(_ arguments: [String], directory: String? = nil) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments =
-                [
-                    "s_server", "-accept", "127.0.0.1:0", "-cert", Fixtures.path("server.pem"), "-key", Fixtures.path("server.key"), "-cert_chain",
-                    Fixtures.path("intermediate-ca.pem"),
-                ] + arguments
-            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            process.standardInput = Pipe()
-            try process.run()
-            // "ACCEPT 127.0.0.1:PORT" once it listens.
-            var seen = ""
-            let handle = output.fileHandleForReading
-            var found: Int? = nil
-            while found == nil {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                seen += String(decoding: data, as: UTF8.self)
-                if let range = seen.range(of: "ACCEPT 127.0.0.1:") {
-                    let digits = seen[range.upperBound...].prefix { $0.isNumber }
-                    if seen[range.upperBound...].contains("\n") { found = Int(digits) }
-                }
-            }
-            guard let found else {
-                process.terminate()
-                throw XCTSkip("openssl s_server did not start: \(seen)")
-            }
-            port = found
-            // Keep draining its output so that it never blocks on a full pipe.
-            handle.readabilityHandler = { _ = $0.availableData }
-        }
-
-        func stop() {
-            output.fileHandleForReading.readabilityHandler = nil
-            // SIGKILL: a test runner may hand SIGTERM down ignored (it survives exec), and s_server
-            // keeps nothing that needs a clean exit.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
-    }
 
     /// A loopback listener that answers each connection with fixed bytes (or nothing, holding it open).
     final class RawServer: @unchecked Sendable {
@@ -152,7 +104,7 @@ final class ProbeContractTests: XCTestCase {
     // MARK: Refusals named from the log
 
     func testATLS13ServerRequiringOurCertificateIsNamedEveryTime() throws {
-        let server = try SServer(["-CAfile", Fixtures.path("root-ca.pem"), "-Verify", "1", "-verify_return_error", "-www"])
+        let server = try OpenSSLServer(["-CAfile", Fixtures.path("root-ca.pem"), "-Verify", "1", "-verify_return_error", "-www"])
         defer { server.stop() }
         let url = "https://localhost:\(server.port)/"
         for _ in 0..<5 {
@@ -181,7 +133,7 @@ final class ProbeContractTests: XCTestCase {
     }
 
     func testATLS12ServerRefusingOurCertificateGivesTheSameCodeAsOneRequiringIt() throws {
-        let server = try SServer(["-CAfile", Fixtures.path("root-ca.pem"), "-Verify", "1", "-verify_return_error", "-www", "-tls1_2"])
+        let server = try OpenSSLServer(["-CAfile", Fixtures.path("root-ca.pem"), "-Verify", "1", "-verify_return_error", "-www", "-tls1_2"])
         defer { server.stop() }
         let url = "https://localhost:\(server.port)/"
         let none = probe(url, ["--json"])
@@ -325,7 +277,7 @@ final class ProbeContractTests: XCTestCase {
         let human = mtls(["probe", "https://localhost:\(server.boundPort)/", "--anchors", Fixtures.path("other-root-ca.pem"), "--at", fixedTime])
         XCTAssertTrue(human.stdout.contains("handshake not finished (the ServerHello chose TLSv1.3, TLS_"), human.stdout)
         XCTAssertFalse(human.stdout.contains("?"), human.stdout)
-        let s13 = try SServer(["-CAfile", Fixtures.path("root-ca.pem"), "-Verify", "1", "-verify_return_error", "-www"])
+        let s13 = try OpenSSLServer(["-CAfile", Fixtures.path("root-ca.pem"), "-Verify", "1", "-verify_return_error", "-www"])
         defer { s13.stop() }
         let refused = probe("https://localhost:\(s13.port)/", other + ["--json"])
         let address = (try refused.json()["connection"] as? [String: Any])?["address"] as? String
@@ -344,7 +296,7 @@ final class ProbeContractTests: XCTestCase {
 
     func testAServerThatNeverAnswersTheRequestTimesOutByTheDocumentedDefault() throws {
         // s_server without -www completes the handshake and never answers HTTP.
-        let server = try SServer([])
+        let server = try OpenSSLServer([])
         defer { server.stop() }
         let result = probe("https://localhost:\(server.port)/", ["--timeout", "1", "--json"])
         XCTAssertEqual(result.exitCode, 4, result.description)
@@ -427,7 +379,7 @@ final class ProbeContractTests: XCTestCase {
             Array("HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=Shift_JIS\r\n\r\n<html><head><title>".utf8) + [0x83, 0x65, 0x83, 0x58, 0x83, 0x67]
             + Array("</title></head><body><p>".utf8) + [0x82, 0xB1, 0x82, 0xF1, 0x82, 0xC9, 0x82, 0xBF, 0x82, 0xCD] + Array("</p></body></html>".utf8)
         _ = try directory.write("sjis", sjis)
-        let server = try SServer(["-HTTP"], directory: directory.path)
+        let server = try OpenSSLServer(["-HTTP"], directory: directory.url)
         defer { server.stop() }
         let big = probe("https://localhost:\(server.port)/huge", ["--json"])
         XCTAssertEqual(big.exitCode, 4, big.description)
@@ -451,7 +403,7 @@ final class ProbeContractTests: XCTestCase {
         let directory = try TemporaryDirectory(self)
         let page = "<html><body><p>a\u{1B}[2J\u{1B}]0;pwned\u{07}b\u{202E}c\r\n\td</p></body></html>"
         _ = try directory.write("page", text: "HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n" + page)
-        let server = try SServer(["-HTTP"], directory: directory.path)
+        let server = try OpenSSLServer(["-HTTP"], directory: directory.url)
         defer { server.stop() }
         let arguments = ["probe", "https://localhost:\(server.port)/page", "--anchors", Fixtures.path("root-ca.pem"), "--at", fixedTime, "--output-text", "-", "--json"]
         let terminal = mtls(arguments, environment: ["MTLS_QUIET_PASS_WARNING": "1", "NO_COLOR": "1"], stdoutIsTerminal: true)
@@ -476,7 +428,7 @@ final class ProbeContractTests: XCTestCase {
         let chunk = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         for _ in 0..<(size >> 20) { handle.write(chunk) }
         try handle.close()
-        let server = try SServer(["-WWW"], directory: directory.path)
+        let server = try OpenSSLServer(["-WWW"], directory: directory.url)
         defer { server.stop() }
         let url = "https://localhost:\(server.port)/large.bin"
         let out = directory.file("out.bin")

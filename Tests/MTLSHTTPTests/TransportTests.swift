@@ -4,6 +4,7 @@ import XCTest
 @testable import MTLSHTTP
 import MTLSTrust
 import MTLSTestServer
+import MTLSTestSupport
 
 /// The TLS transport and HTTP client against a real server: the in-process IIS-like `TestServer`
 /// (an OpenSSL server of this package) and `openssl s_server` as an independent peer.
@@ -282,7 +283,7 @@ final class TransportTests: XCTestCase {
     }
 
     func testOpenSSLServerRequiringACertificateInTheHandshakeIsAnsweredWithTheIdentity() throws {
-        let peer = try OpenSSLServer(arguments: ["-www", "-Verify", "2", "-CAfile", "root-ca.pem", "-verify_return_error"])
+        let peer = try OpenSSLServer(["-naccept", "20", "-www", "-Verify", "2", "-CAfile", SupportFixtures.path("root-ca.pem"), "-verify_return_error"])
         defer { peer.stop() }
         let client = try HTTPFixtures.client(identity: "p12/client-alice-modern.p12")
         let response = try client.send(HTTPRequest(url: try HTTPSURL("https://localhost:\(peer.port)/")))
@@ -298,7 +299,7 @@ final class TransportTests: XCTestCase {
     }
 
     func testTLS10OnlyServerIsRefusedUnlessAskedFor() throws {
-        let peer = try OpenSSLServer(arguments: ["-www", "-tls1", "-cipher", "DEFAULT@SECLEVEL=0"])
+        let peer = try OpenSSLServer(["-naccept", "20", "-www", "-tls1", "-cipher", "DEFAULT@SECLEVEL=0"])
         defer { peer.stop() }
         let client = try HTTPFixtures.client()
         XCTAssertThrowsError(try client.send(HTTPRequest(url: try HTTPSURL("https://localhost:\(peer.port)/")))) { error in
