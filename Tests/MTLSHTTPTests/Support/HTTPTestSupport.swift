@@ -52,4 +52,3 @@ enum HTTPFixtures {
 
     static func url(_ server: TestServer, _ path: String) throws -> HTTPSURL { try HTTPSURL("https://localhost:\(server.boundPort)\(path)") }
 }
-
