@@ -80,11 +80,11 @@ package enum Engine {
     /// With `onLoop` (the default), `work` runs on the worker task of a driven loop that this
     /// thread turns until `work` ends: its waits are `poll`s on this thread, as a blocking call's
     /// should be, and it needs no other thread. The thread keeps that loop, and its worker, for
-    /// its next call (a client's blocking `send`s in a row make no task and no loop each). Called on a loop's own thread (from
-    /// inside an exchange), a driven loop runs nested, and that loop's other exchanges wait until
-    /// the call returns: call the async API there instead. With `onLoop` false, the task runs on the global executor (for a
-    /// task group of many exchanges) and this thread waits on a semaphore; that form must not be
-    /// called on a loop's thread.
+    /// its next call (a client's blocking `send`s in a row make no task and no loop each). Called
+    /// on a loop's own thread (from inside an exchange), a driven loop runs nested, and that loop's
+    /// other exchanges wait until the call returns: call the async API there instead. With
+    /// `onLoop` false, the task runs on the global executor (for a task group of many exchanges)
+    /// and this thread waits on a semaphore; that form must not be called on a loop's thread.
     package static func blocking<T, E: Error>(onLoop: Bool = true, _ work: nonisolated(nonsending) () async throws(E) -> T) throws(E) -> T {
         try withoutActuallyEscaping(work) { escapable in
             var frame = BlockingFrame(work: escapable)
@@ -119,8 +119,8 @@ package enum Engine {
     /// closure is left to the task once the caller has been told it ended
     /// (`withoutActuallyEscaping` checks that).
     private struct BlockingFrame<T, E: Error> {
-        /// The work runs where the task is (`nonisolated(nonsending)`): calling it asks the runtime
-        /// for no executor switch.
+        /// The work runs where the task is (`nonisolated(nonsending)`), as the exchange under it
+        /// does: no hop to the global executor and back on each call.
         typealias Work = nonisolated(nonsending) () async throws(E) -> T
         var work: Work?
         var outcome: Result<T, E>? = nil
