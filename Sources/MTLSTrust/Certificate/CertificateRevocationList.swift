@@ -11,6 +11,8 @@ public struct CertificateRevocationList: Sendable {
     let reference: CRLReference
     /// The DER encoding.
     public let derBytes: [UInt8]
+    /// What its issuingDistributionPoint says it covers, read once with the CRL; nil without one.
+    let scope: CRLScope?
 
     /// Parses one DER CRL.
     public init(derBytes: [UInt8]) throws(MTLSTrustError) {
@@ -26,6 +28,7 @@ public struct CertificateRevocationList: Sendable {
         }
         self.reference = CRLReference(taking: parsed)
         self.derBytes = derBytes
+        self.scope = CRLScope(parsed)
         // A time OpenSSL cannot read would be taken as 1970: a CRL as old as that, or one due
         // then. Nothing can judge whether such a CRL is current, so it is refused, as a
         // certificate with such a validity date is.

@@ -236,7 +236,7 @@ public struct RevocationChecker: Sendable {
             CRLVerdict(
                 status: .invalidData(message), thisUpdate: nil, nextUpdate: nil, isDelta: false, number: nil, baseNumber: nil, outcome: message)
         }
-        guard RevocationData.isIndirect(crl) else {
+        guard crl.scope?.indirect == true else {
             return invalid(
                 "the CRL is issued by \(crl.issuer), not by the certificate's issuer \(issuer.subject), and is not an indirect CRL (no indirectCRL in its issuingDistributionPoint)"
             )
@@ -247,10 +247,10 @@ public struct RevocationChecker: Sendable {
             )
         }
         // The CRL must cover the distribution point it was fetched from (6.3.3 (b)(2)(i)).
-        let scope = RevocationData.distributionPointURIs(crl)
-        if !scope.isEmpty, !scope.contains(where: { allCRLURLs.contains($0) }) {
+        if let scope = crl.scope, !scope.coversAny(of: allCRLURLs) {
             return invalid(
-                "the indirect CRL at \(url) covers another distribution point (its issuingDistributionPoint names \(scope.joined(separator: ", "))), not this certificate's")
+                "the indirect CRL at \(url) covers another distribution point (its issuingDistributionPoint names \(scope.distributionPoints.joined(separator: ", "))), not this certificate's"
+            )
         }
         var candidates = indirect.above + [issuer]
         // The CRL issuer's certificate from the CRL's caIssuers only when the chain does not hold it.

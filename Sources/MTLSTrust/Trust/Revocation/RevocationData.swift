@@ -163,30 +163,25 @@ enum RevocationData {
     /// distribution point says nothing of this one (`coversCertificate` false for these); one for
     /// some reasons only can revoke, but its silence leaves the other reasons open.
     static func scopeProblem(_ crl: CertificateRevocationList, certificate: Certificate, distributionPoints: [String]?) -> (message: String, coversCertificate: Bool)? {
-        guard let value = X509_CRL_get_ext_d2i(crl.reference.pointer, NID_issuing_distribution_point, nil, nil) else {
-            OpenSSLErrorQueue.clear()
-            return nil
-        }
-        let point = value.assumingMemoryBound(to: ISSUING_DIST_POINT.self)
-        defer { ISSUING_DIST_POINT_free(point) }
+        guard let scope = crl.scope else { return nil }
         let isCA = certificate.basicConstraints?.isCA ?? false
         let fix = "; the CA must publish a CRL that covers it at the certificate's distribution point"
-        if point.pointee.onlyCA != 0 && !isCA {
+        if scope.onlyCACertificates && !isCA {
             return ("the CRL covers only CA certificates (issuingDistributionPoint onlyContainsCACerts), not this end-entity certificate" + fix, false)
         }
-        if point.pointee.onlyuser != 0 && isCA {
+        if scope.onlyUserCertificates && isCA {
             return ("the CRL covers only end-entity certificates (issuingDistributionPoint onlyContainsUserCerts), not this CA certificate" + fix, false)
         }
-        if point.pointee.onlyattr != 0 {
+        if scope.onlyAttributeCertificates {
             return ("the CRL covers only attribute certificates (issuingDistributionPoint onlyContainsAttributeCerts)" + fix, false)
         }
-        if let distributionPoints {
-            let scope = distributionPointURIs(crl)
-            if !scope.isEmpty, !scope.contains(where: { distributionPoints.contains($0) }) {
-                return ("the CRL covers another distribution point (its issuingDistributionPoint names \(scope.joined(separator: ", "))), not this certificate's" + fix, false)
-            }
+        if let distributionPoints, !scope.coversAny(of: distributionPoints) {
+            return (
+                "the CRL covers another distribution point (its issuingDistributionPoint names \(scope.distributionPoints.joined(separator: ", "))), not this certificate's" + fix,
+                false
+            )
         }
-        if point.pointee.onlysomereasons != nil {
+        if scope.onlySomeReasons {
             return ("the CRL covers only some revocation reasons (issuingDistributionPoint onlySomeReasons), and no CRL for the others was found" + fix, true)
         }
         return nil
@@ -195,17 +190,6 @@ enum RevocationData {
     /// True when the CRL's issuer is `certificate`'s subject.
     static func sameName(_ crl: CertificateRevocationList, _ certificate: Certificate) -> Bool {
         X509_NAME_cmp(X509_CRL_get_issuer(crl.reference.pointer), X509_get_subject_name(certificate.reference.pointer)) == 0
-    }
-
-    /// True when the CRL's issuingDistributionPoint says indirectCRL (RFC 5280 5.2.5).
-    static func isIndirect(_ crl: CertificateRevocationList) -> Bool {
-        guard let value = X509_CRL_get_ext_d2i(crl.reference.pointer, NID_issuing_distribution_point, nil, nil) else {
-            OpenSSLErrorQueue.clear()
-            return false
-        }
-        let point = value.assumingMemoryBound(to: ISSUING_DIST_POINT.self)
-        defer { ISSUING_DIST_POINT_free(point) }
-        return point.pointee.indirectCRL != 0
     }
 
     /// True when one of `names` (DER Names, a distribution point's cRLIssuer) is the CRL's issuer.
@@ -231,19 +215,6 @@ enum RevocationData {
         let index = X509_CRL_get_ext_by_NID(pointer, nid, -1)
         guard index >= 0, let ext = X509_CRL_get_ext(pointer, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
         return Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(data), count: Int(ASN1_STRING_length(data))))
-    }
-
-    /// The URIs of the distributionPoint fullName in the CRL's issuingDistributionPoint (RFC 5280
-    /// 5.2.5): the scope it covers; empty when it names none.
-    static func distributionPointURIs(_ crl: CertificateRevocationList) -> [String] {
-        guard let value = extensionValue(crl, NID_issuing_distribution_point), let fields = CertificateFacts.sequence(value),
-            let point = fields.first(where: { $0.tag == 0xA0 }),
-            let full = DER.element(in: value, at: point.contentStart, limit: point.contentEnd), full.tag == 0xA0
-        else { return [] }
-        return CertificateFacts.generalNames(value, from: full.contentStart, to: full.contentEnd).compactMap { general in
-            guard case .uri(let bytes) = general else { return nil }
-            return String(decoding: bytes, as: UTF8.self)
-        }
     }
 
     /// The CRL's authorityInfoAccess caIssuers `http://` URLs (RFC 5280 5.2.7).
