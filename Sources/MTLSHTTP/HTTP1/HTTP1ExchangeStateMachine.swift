@@ -220,31 +220,10 @@ struct HTTP1ExchangeStateMachine: Sendable {
     /// length or chunks (not by the close), HTTP/1.1 without `Connection: close`, not an upgrade.
     private func reusable(readsUntilClose: Bool) -> Bool {
         guard let head, bodySent, !earlyWriteFailure, !readsUntilClose, head.version == "HTTP/1.1", head.status != 101 else { return false }
-        return !head.headers.contains("Connection", where: HTTP1ExchangeStateMachine.listNamesClose)
+        return !head.headers.contains("Connection", listing: "close")
     }
 
     /// True when a `Connection` value's comma-separated list holds `close` (any ASCII case, with
-    /// optional white space around it). ASCII values are scanned as bytes (every response of a
-    /// kept-alive connection comes here); others as before, by `Character`.
-    static func listNamesClose(_ value: String) -> Bool {
-        let scanned = value.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-            var start = 0
-            while start <= bytes.count {
-                var end = start
-                while end < bytes.count && bytes[end] != 0x2C {
-                    if bytes[end] >= 0x80 { return nil }
-                    end += 1
-                }
-                var first = start
-                var last = end
-                while first < last && (bytes[first] == 0x20 || bytes[first] == 0x09) { first += 1 }
-                while last > first && (bytes[last - 1] == 0x20 || bytes[last - 1] == 0x09) { last -= 1 }
-                if last - first == 5 && zip(bytes[first..<last], "close".utf8).allSatisfy({ ($0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0) == $1 }) { return true }
-                start = end + 1
-            }
-            return false
-        }
-        if let scanned, let answer = scanned { return answer }
-        return value.split(separator: ",").contains { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "close") }
-    }
+    /// optional white space around it).
+    static func listNamesClose(_ value: String) -> Bool { HTTPHeaders.list(value, holds: "close") }
 }

@@ -79,6 +79,52 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
+    /// True when a field called `name` lists `token` in its comma-separated value (any ASCII
+    /// case, white space around it ignored), as `Connection: close` is read. A received field is
+    /// read as bytes: every response of a kept-alive connection is asked this.
+    func contains(_ name: String, listing token: StaticString) -> Bool {
+        switch storage {
+        case .pairs: return contains(name) { HTTPHeaders.list($0, holds: token) }
+        case .received(let received):
+            var next = received.firstIndex(named: name, from: 0)
+            while let index = next {
+                let holds = received.withValueBytes(at: index) { HTTPHeaders.list($0, holds: token) } ?? HTTPHeaders.list(received.value(at: index), holds: token)
+                if holds { return true }
+                next = received.firstIndex(named: name, from: index + 1)
+            }
+            return false
+        }
+    }
+
+    /// ``contains(_:listing:)`` for one value.
+    static func list(_ value: String, holds token: StaticString) -> Bool {
+        let scanned = value.utf8.withContiguousStorageIfAvailable { list($0, holds: token) }
+        if let scanned, let answer = scanned { return answer }
+        return value.split(separator: ",").contains { HTTPHeaders.sameName(HTTPResponseParser.trimmingWhitespace($0), "\(token)") }
+    }
+
+    /// ``list(_:holds:)`` on a value's bytes; nil when they are not all ASCII (then the value is
+    /// compared as text, where Unicode case folding may apply).
+    static func list(_ bytes: UnsafeBufferPointer<UInt8>, holds token: StaticString) -> Bool? {
+        token.withUTF8Buffer { wanted -> Bool? in
+            var start = 0
+            while start <= bytes.count {
+                var end = start
+                while end < bytes.count && bytes[end] != 0x2C {
+                    if bytes[end] >= 0x80 { return nil }
+                    end += 1
+                }
+                var first = start
+                var last = end
+                while first < last && (bytes[first] == 0x20 || bytes[first] == 0x09) { first += 1 }
+                while last > first && (bytes[last - 1] == 0x20 || bytes[last - 1] == 0x09) { last -= 1 }
+                if last - first == wanted.count && (0..<wanted.count).allSatisfy({ asciiLower(bytes[first + $0]) == asciiLower(wanted[$0]) }) { return true }
+                start = end + 1
+            }
+            return false
+        }
+    }
+
     /// Appends a field.
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
 
@@ -146,6 +192,11 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         func name(at index: Int) -> String { String(decoding: bytes[bounds[index].name], as: UTF8.self) }
 
         func value(at index: Int) -> String { HTTPResponseParser.decodeValue(bytes[bounds[index].value]) }
+
+        /// `body` on the bytes of the value at `index`, without making a string of them.
+        func withValueBytes<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            bytes.withUnsafeBufferPointer { all in body(UnsafeBufferPointer(rebasing: all[bounds[index].value])) }
+        }
 
         /// The first field from `first` on called `query` (in any case, as
         /// ``HTTPHeaders/sameName(_:_:)`` decides), comparing bytes when `query` is ASCII.
