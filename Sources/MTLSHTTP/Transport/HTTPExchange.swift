@@ -82,49 +82,73 @@ struct HTTPExchange {
     ///
     /// `Host` goes first unless the request has one; `User-Agent`, `Accept`, `Accept-Encoding`,
     /// `Content-Length` (for `bodyLength`) and `Expect` follow the request's own fields unless it
-    /// sets them. Every request of a keep-alive connection comes here, so it is written as bytes in
-    /// one pass over the request's fields, without copying them.
+    /// sets them. Every request of a keep-alive connection comes here, so the head is written in
+    /// one pass over the request's fields into one buffer of the largest size it can have, each
+    /// field checked as it is copied.
     static func serializeHead(_ request: HTTPRequest, method: String, hostHeader: String, userAgent: String, bodyLength: Int?) throws(HTTPSError) -> [UInt8] {
-        var head = RequestHeadWriter(hostHeader: hostHeader)
-        guard head.append(token: method) else {
-            throw HTTPSError(.request, host: hostHeader, "the method \(DisplayText.quoted(method)) is not a valid HTTP token (\(RequestHeadWriter.tokenCharacters))")
-        }
-        head.append(line: " ")
-        try head.append(target: request.url.target)
-        head.append(line: " HTTP/1.1\r\n")
         var supplied = SuppliedFields()
-        for field in request.headers { supplied.note(field.name) }
-        if !supplied.contains(.host) { try head.append(known: "Host", hostHeader) }
-        for field in request.headers { try head.append(field.name, field.value) }
-        if !supplied.contains(.userAgent) { try head.append(known: "User-Agent", userAgent) }
-        if !supplied.contains(.accept) { head.append(line: "Accept: */*\r\n") }
-        if !supplied.contains(.acceptEncoding) { head.append(line: "Accept-Encoding: gzip, deflate\r\n") }
-        if let bodyLength, !supplied.contains(.contentLength), !supplied.contains(.transferEncoding) {
-            try head.append(known: "Content-Length", String(bodyLength))
+        // The most the head can take: every field's bytes and the fixed text around them.
+        var bound = method.utf8.count + request.url.target.utf8.count + hostHeader.utf8.count + userAgent.utf8.count + 160
+        for field in request.headers {
+            supplied.note(field.name)
+            bound += field.name.utf8.count + field.value.utf8.count + 4
         }
-        if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { head.append(line: "Expect: 100-continue\r\n") }
-        head.append(line: "\r\n")
-        return head.bytes
+        var failure: HTTPSError? = nil
+        let head = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            var head = RequestHeadWriter(buffer: buffer, hostHeader: hostHeader)
+            do throws(HTTPSError) {
+                guard head.append(token: method) else {
+                    throw HTTPSError(.request, host: hostHeader, "the method \(DisplayText.quoted(method)) is not a valid HTTP token (\(RequestHeadWriter.tokenCharacters))")
+                }
+                head.append(line: " ")
+                try head.append(target: request.url.target)
+                head.append(line: " HTTP/1.1\r\n")
+                if !supplied.contains(.host) { try head.append(known: "Host", hostHeader) }
+                for field in request.headers { try head.append(field.name, field.value) }
+                if !supplied.contains(.userAgent) { try head.append(known: "User-Agent", userAgent) }
+                if !supplied.contains(.accept) { head.append(line: "Accept: */*\r\n") }
+                if !supplied.contains(.acceptEncoding) { head.append(line: "Accept-Encoding: gzip, deflate\r\n") }
+                if let bodyLength, !supplied.contains(.contentLength), !supplied.contains(.transferEncoding) {
+                    try head.append(known: "Content-Length", String(bodyLength))
+                }
+                if request.expectsContinue && bodyLength != nil && !supplied.contains(.expect) { head.append(line: "Expect: 100-continue\r\n") }
+                head.append(line: "\r\n")
+            } catch {
+                failure = error
+            }
+            count = head.count
+        }
+        if let failure { throw failure }
+        return head
     }
 
-    /// A request head being written: each field checked (a token for a name; no CR, LF or NUL in a
-    /// value, so no header injection) and appended as bytes.
+    /// A request head being written into a buffer sized for it: each field checked (a token for
+    /// a name; no CR, LF or NUL in a value, so no header injection) and copied as bytes.
     private struct RequestHeadWriter {
-        var bytes: [UInt8] = []
+        private let buffer: UnsafeMutableBufferPointer<UInt8>
+        private(set) var count = 0
         /// Names the request in errors.
         let hostHeader: String
 
-        init(hostHeader: String) {
+        init(buffer: UnsafeMutableBufferPointer<UInt8>, hostHeader: String) {
+            self.buffer = buffer
             self.hostHeader = hostHeader
-            bytes.reserveCapacity(256)
         }
 
         /// What a token (a method, a field name) may hold, for the errors that refuse one.
         static let tokenCharacters = "letters, digits and !#$%&'*+-.^_`|~ only"
 
+        private mutating func copy(_ bytes: UnsafeBufferPointer<UInt8>) {
+            // serializeHead sized the buffer for every byte it writes.
+            precondition(count + bytes.count <= buffer.count, "the request head outgrew its buffer")
+            guard let source = bytes.baseAddress, let target = buffer.baseAddress else { return }
+            (target + count).initialize(from: source, count: bytes.count)
+            count += bytes.count
+        }
+
         /// Text of the client's own, known to be well-formed.
         mutating func append(line: StaticString) {
-            line.withUTF8Buffer { bytes.append(contentsOf: $0) }
+            line.withUTF8Buffer { copy($0) }
         }
 
         // `withUTF8` lends the bytes of a native string in place: checked and copied as one buffer
@@ -135,7 +159,7 @@ struct HTTPExchange {
             var text = text
             return text.withUTF8 { token in
                 guard !token.isEmpty, token.allSatisfy(HTTPResponseParser.isTokenByte) else { return false }
-                bytes.append(contentsOf: token)
+                copy(token)
                 return true
             }
         }
@@ -147,7 +171,7 @@ struct HTTPExchange {
                 throw HTTPSError(.request, host: hostHeader, "the request target \(DisplayText.quoted(target)) contains white space or control characters; percent-encode them")
             }
             var target = target
-            target.withUTF8 { bytes.append(contentsOf: $0) }
+            target.withUTF8 { copy($0) }
         }
 
         mutating func append(_ name: String, _ value: String) throws(HTTPSError) {
@@ -164,20 +188,18 @@ struct HTTPExchange {
         }
 
         private mutating func appendValue(_ value: String, of name: @autoclosure () -> String) throws(HTTPSError) {
-            bytes.append(0x3A)
-            bytes.append(0x20)
+            append(line: ": ")
             var value = value
             // In UTF-8 these bytes stand only for CR, LF and NUL themselves.
             let valid = value.withUTF8 { value in
                 guard !value.contains(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0 }) else { return false }
-                bytes.append(contentsOf: value)
+                copy(value)
                 return true
             }
             guard valid else {
                 throw HTTPSError(.request, host: hostHeader, "the value of header '\(name())' contains CR, LF or NUL (header injection refused)")
             }
-            bytes.append(0x0D)
-            bytes.append(0x0A)
+            append(line: "\r\n")
         }
     }
 
