@@ -14,7 +14,7 @@ extension HTTPResponseParser {
     /// do; some servers pad sizes); white space before it, a name missing after `;`, a quote left
     /// open or any other byte is malformed: parsers that read such a line differently could frame
     /// the body differently. -1 when malformed, -2 when the size has more than 15 significant digits.
-    static func chunkSize(_ line: ArraySlice<UInt8>) -> Int {
+    static func chunkSize(_ line: UnsafeBufferPointer<UInt8>) -> Int {
         var index = line.startIndex
         let end = line.endIndex
         var size = 0
@@ -69,12 +69,12 @@ extension HTTPResponseParser {
         return size
     }
 
-    private static func skipWhitespace(_ line: ArraySlice<UInt8>, _ index: inout Int) {
+    private static func skipWhitespace(_ line: UnsafeBufferPointer<UInt8>, _ index: inout Int) {
         while index < line.endIndex && (line[index] == 0x20 || line[index] == 0x09) { index += 1 }
     }
 
     /// Skips a token; false when there is none.
-    private static func skipToken(_ line: ArraySlice<UInt8>, _ index: inout Int) -> Bool {
+    private static func skipToken(_ line: UnsafeBufferPointer<UInt8>, _ index: inout Int) -> Bool {
         let start = index
         while index < line.endIndex && isTokenByte(line[index]) { index += 1 }
         return index > start

@@ -176,27 +176,19 @@ public struct HTTPResponseParser: Sendable {
 
     /// True when `line` starts with `HTTP/1.` (compared in place: a static array costs a lazy
     /// initialisation check and a generic comparison on every response).
-    private static func startsWithVersionPrefix(_ line: ArraySlice<UInt8>) -> Bool {
+    private static func startsWithVersionPrefix(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
         let prefix: StaticString = "HTTP/1."
         guard line.count >= prefix.utf8CodeUnitCount else { return false }
         return prefix.withUTF8Buffer { prefix in
-            var index = line.startIndex
-            for byte in prefix {
-                if line[index] != byte { return false }
-                index += 1
-            }
+            for index in 0..<prefix.count where line[index] != prefix[index] { return false }
             return true
         }
     }
 
     /// The index of the first LF in `bytes` from `start`, found by `memchr`.
-    private static func firstNewline(in bytes: ArraySlice<UInt8>, from start: Int) -> Int? {
-        bytes.withUnsafeBufferPointer { buffer -> Int? in
-            guard let base = buffer.baseAddress else { return nil }
-            let offset = start - bytes.startIndex
-            guard let found = memchr(base + offset, 0x0A, buffer.count - offset) else { return nil }
-            return start + (UnsafeRawPointer(found) - UnsafeRawPointer(base + offset))
-        }
+    private static func firstNewline(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard let base = bytes.baseAddress, start < bytes.count, let found = memchr(base + start, 0x0A, bytes.count - start) else { return nil }
+        return UnsafeRawPointer(found) - UnsafeRawPointer(base)
     }
 
     /// - Parameter requestMethod: The method of the request this answers (HEAD has no body).
@@ -226,42 +218,51 @@ public struct HTTPResponseParser: Sendable {
         try read(bytes, stoppingAtEnd: true)
     }
 
+    /// Reads `bytes` in place (one buffer for the whole read: no slice of the array per line).
     @inline(__always)
     private mutating func read(_ bytes: ArraySlice<UInt8>, stoppingAtEnd: Bool) throws(ParseError) -> (events: [Event], next: Int) {
+        let (events, next) = try bytes.withUnsafeBufferPointer { buffer throws(ParseError) in try read(buffer, stoppingAtEnd: stoppingAtEnd) }
+        return (events, bytes.startIndex + next)
+    }
+
+    private mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, stoppingAtEnd: Bool) throws(ParseError) -> (events: [Event], next: Int) {
         var events: [Event] = []
         events.reserveCapacity(4)  // a small response is a head, a body and its end: one allocation
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
+        var index = 0
+        let endIndex = bytes.count
+        while index < endIndex {
             switch state {
             case .statusLine, .headers, .chunkSize, .chunkEnd, .trailers:
                 guard let newline = HTTPResponseParser.firstNewline(in: bytes, from: index) else {
-                    if lineBuffer.isEmpty { try checkFieldLineStart(bytes[index...]) }
-                    lineBuffer += bytes[index...]
+                    let rest = UnsafeBufferPointer(rebasing: bytes[index...])
+                    if lineBuffer.isEmpty { try checkFieldLineStart(rest) }
+                    lineBuffer.append(contentsOf: rest)
                     try checkLineLength()
-                    return (events, bytes.endIndex)
+                    return (events, endIndex)
                 }
                 if lineBuffer.isEmpty {
                     // The whole line is in this read (the usual case): parsed where it lies.
-                    var line = bytes[index..<newline]
+                    var end = newline
+                    let start = index
                     index = newline + 1
-                    if line.count > limits.maximumLineLength {
+                    if end - start > limits.maximumLineLength {
                         state = .failed
                         throw ParseError.lineTooLong(limits.maximumLineLength)
                     }
-                    if line.last == 0x0D { line = line.dropLast() }  // a new slice: removeLast would copy the buffer
-                    try handleLine(line, events: &events)
+                    if end > start && bytes[end - 1] == 0x0D { end -= 1 }
+                    try handleLine(UnsafeBufferPointer(rebasing: bytes[start..<end]), events: &events)
                 } else {
-                    lineBuffer += bytes[index..<newline]
+                    lineBuffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[index..<newline]))
                     index = newline + 1
                     try checkLineLength()
                     if lineBuffer.last == 0x0D { lineBuffer.removeLast() }
-                    let line = lineBuffer[...]
+                    let line = lineBuffer
                     lineBuffer = []
-                    try handleLine(line, events: &events)
+                    try line.withUnsafeBufferPointer { line throws(ParseError) in try handleLine(line, events: &events) }
                 }
             case .body(let remaining):
-                let take = min(remaining, bytes.endIndex - index)
-                events.append(.body(Array(bytes[index..<(index + take)])))
+                let take = min(remaining, endIndex - index)
+                events.append(.body(Array(UnsafeBufferPointer(rebasing: bytes[index..<(index + take)]))))
                 index += take
                 if remaining - take == 0 {
                     state = .done
@@ -270,23 +271,23 @@ public struct HTTPResponseParser: Sendable {
                     state = .body(remaining: remaining - take)
                 }
             case .chunkData(let remaining):
-                let take = min(remaining, bytes.endIndex - index)
-                events.append(.body(Array(bytes[index..<(index + take)])))
+                let take = min(remaining, endIndex - index)
+                events.append(.body(Array(UnsafeBufferPointer(rebasing: bytes[index..<(index + take)]))))
                 index += take
                 state = remaining - take == 0 ? .chunkEnd : .chunkData(remaining: remaining - take)
             case .untilClose:
-                events.append(.body(Array(bytes[index...])))
-                index = bytes.endIndex
+                events.append(.body(Array(UnsafeBufferPointer(rebasing: bytes[index...]))))
+                index = endIndex
             case .done:
                 if stoppingAtEnd { return (events, index) }
                 // Whitespace between responses is tolerated; anything else is not ours to read.
-                if bytes[index...].allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return (events, bytes.endIndex) }
+                if bytes[index...].allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { return (events, endIndex) }
                 throw ParseError.dataAfterEnd
             case .failed:
                 throw ParseError.dataAfterEnd
             }
         }
-        return (events, bytes.endIndex)
+        return (events, endIndex)
     }
 
     /// The stream ended: completes a read-until-close body, or reports truncation.
@@ -307,7 +308,7 @@ public struct HTTPResponseParser: Sendable {
     /// A field line that starts with a space or tab is refused when its first byte comes, not only
     /// once its LF has, where it cannot be a fold ``foldsIntoPreviousField`` accepts: the whole
     /// line is refused anyway, and a server may never send the rest.
-    private mutating func checkFieldLineStart(_ start: ArraySlice<UInt8>) throws(ParseError) {
+    private mutating func checkFieldLineStart(_ start: UnsafeBufferPointer<UInt8>) throws(ParseError) {
         guard let first = start.first, first == 0x20 || first == 0x09 else { return }
         switch state {
         case .headers where !foldsIntoPreviousField, .trailers:
@@ -330,7 +331,7 @@ public struct HTTPResponseParser: Sendable {
         }
     }
 
-    private mutating func handleLine(_ line: ArraySlice<UInt8>, events: inout [Event]) throws(ParseError) {
+    private mutating func handleLine(_ line: UnsafeBufferPointer<UInt8>, events: inout [Event]) throws(ParseError) {
         switch state {
         case .statusLine:
             if line.isEmpty && pendingStatus == 0 && head == nil { return }  // tolerate a leading CRLF
@@ -346,9 +347,9 @@ public struct HTTPResponseParser: Sendable {
                 state = .failed
                 throw ParseError.badStatusLine(String(decoding: line, as: UTF8.self))
             }
-            pendingVersion = String(decoding: line[start..<start + 8], as: UTF8.self)
+            pendingVersion = String(decoding: UnsafeBufferPointer(rebasing: line[start..<start + 8]), as: UTF8.self)
             pendingStatus = digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-            pendingReason = line.count > 13 ? String(decoding: line[(start + 13)...], as: UTF8.self) : ""
+            pendingReason = line.count > 13 ? String(decoding: UnsafeBufferPointer(rebasing: line[(start + 13)...]), as: UTF8.self) : ""
             pendingFields = HTTPHeaders.Received(reservingBytes: 512, fields: 16)
             framing = FramingFields()
             lastFieldFraming = nil
@@ -370,26 +371,22 @@ public struct HTTPResponseParser: Sendable {
             }
             if let first = line.first, first == 0x20 || first == 0x09 {
                 // Obsolete line folding: the line continues the previous field's value.
-                let unfolded = foldsIntoPreviousField && line.withUnsafeBufferPointer { pendingFields.appendToLastValue(continuation: $0) }
+                let unfolded = foldsIntoPreviousField && pendingFields.appendToLastValue(continuation: line)
                 guard unfolded else {
                     state = .failed
                     throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
                 }
                 return
             }
-            let valid = line.withUnsafeBufferPointer { line in
-                guard let field = HTTPResponseParser.splitHeaderLine(line) else { return false }
-                pendingFields.append(line: line, nameEnd: field.nameEnd, valueStart: field.valueStart, valueEnd: field.valueEnd)
-                lastFieldFraming = field.framing
-                // Only the fields that frame the body become strings here; the rest when read.
-                if let framingField = field.framing {
-                    framing.note(framingField, value: HTTPResponseParser.decodeValue(UnsafeBufferPointer(rebasing: line[field.valueStart..<field.valueEnd])))
-                }
-                return true
-            }
-            guard valid else {
+            guard let field = HTTPResponseParser.splitHeaderLine(line) else {
                 state = .failed
                 throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
+            }
+            pendingFields.append(line: line, nameEnd: field.nameEnd, valueStart: field.valueStart, valueEnd: field.valueEnd)
+            lastFieldFraming = field.framing
+            // Only the fields that frame the body become strings here; the rest when read.
+            if let framingField = field.framing {
+                framing.note(framingField, value: HTTPResponseParser.decodeValue(UnsafeBufferPointer(rebasing: line[field.valueStart..<field.valueEnd])))
             }
         case .chunkSize:
             let size = HTTPResponseParser.chunkSize(line)
@@ -417,7 +414,7 @@ public struct HTTPResponseParser: Sendable {
                 }
                 // Trailer fields are not kept, but they are field lines like the head's: a token name, no
                 // CR or NUL in the value, no folding.
-                guard line.withUnsafeBufferPointer({ HTTPResponseParser.splitHeaderLine($0) != nil }) else {
+                guard HTTPResponseParser.splitHeaderLine(line) != nil else {
                     state = .failed
                     throw ParseError.badHeader(String(decoding: line, as: UTF8.self))
                 }
