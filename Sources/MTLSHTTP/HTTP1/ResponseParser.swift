@@ -165,12 +165,7 @@ public struct HTTPResponseParser: Sendable {
         while first < end && (base[first] == 0x20 || base[first] == 0x09) { first += 1 }
         while end > first && (base[end - 1] == 0x20 || base[end - 1] == 0x09) { end -= 1 }
         // The trimmed ends are spaces and tabs, so the checks need only the bytes between.
-        var index = first
-        while index < end {
-            let byte = base[index]
-            if byte == 0 || byte == 0x0D { return nil }
-            index += 1
-        }
+        if first < end && (memchr(base + first, 0x0D, end - first) != nil || memchr(base + first, 0, end - first) != nil) { return nil }
         return (colon, first, end, FramingFields.field(named: UnsafeBufferPointer(start: base, count: colon)))
     }
 
