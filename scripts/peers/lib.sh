@@ -64,15 +64,18 @@ pid_alive() {
 # TIMEOUT_S is raised to MTLS_PEER_START_SECONDS (default 90): on a loaded machine (parallel builds
 # writing to the same disk) Apache has taken longer than 15 s to open its ports. The bound only
 # matters for a server that never comes up, and a dead one is noticed at once.
+# PID is the caller's own child, just started, so only its existence is checked, not PATTERN: until
+# the child's `exec` has run, its command line is still the caller's, and taking that for a dead
+# server failed a start (the revocation bed, on a loaded machine) with the server about to listen.
 wait_ready() {
-  local timeout=$1 pid=$2 pat=$3; shift 3
+  local timeout=$1 pid=$2; shift 3
   (( timeout >= ${MTLS_PEER_START_SECONDS:-90} )) || timeout=${MTLS_PEER_START_SECONDS:-90}
   local deadline=$(( $(date +%s%N) / 1000000 + timeout * 1000 )) p ok
   while :; do
     ok=1
     for p in "$@"; do port_open "$p" || { ok=0; break; }; done
     [[ $ok == 1 ]] && return 0
-    if [[ -n "$pid" ]] && ! pid_alive "$pid" "$pat"; then return 1; fi
+    if [[ -n "$pid" ]] && ! pid_alive "$pid"; then return 1; fi
     (( $(date +%s%N) / 1000000 < deadline )) || return 1
     sleep 0.05
   done
