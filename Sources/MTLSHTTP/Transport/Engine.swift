@@ -26,12 +26,12 @@ import Synchronization
 /// The blocking API is ``Engine/blocking(onLoop:_:)``: the same async code run by a task on a
 /// loop that the calling thread turns itself until the work ends (a *driven* loop: the same
 /// class, with `poll` and no thread or descriptor of its own; each thread keeps one, and the
-/// loop's one worker task, for its next call). A single blocking read, write or wait (``TLSConnection``'s, ``SocketHandle``'s) makes no
-/// task at all: it runs the same steps as the async form and `poll`s its one socket on the calling
-/// thread. Inside a blocking call's task, a wait for a socket is that same `poll` while the
-/// driven loop has nothing else to run (``EventLoop/hasOnlyTheCallingTask``): the task is not
-/// suspended and resumed around each wait of a kept-alive request. Nothing behaves differently
-/// on one thread or another.
+/// loop's one worker task, for its next call). A single blocking read, write or wait
+/// (``TLSConnection``'s, ``SocketHandle``'s) makes no task at all: it runs the same steps as the
+/// async form and `poll`s its one socket on the calling thread. Inside a blocking call's task, a
+/// wait for a socket is that same `poll` while the driven loop has nothing else to run
+/// (``EventLoop/hasOnlyTheCallingTask``): the task is not suspended and resumed around each wait
+/// of a kept-alive request. Nothing behaves differently on one thread or another.
 package enum Engine {
     /// The loops: one per online core, at least 1 and at most 8.
     package static let loops: [EventLoop] = {

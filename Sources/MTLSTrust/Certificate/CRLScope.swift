@@ -40,15 +40,19 @@ struct CRLScope: Sendable, Equatable {
     /// The URIs of the distributionPoint fullName in the extension (the DER walk, as for
     /// certificates' distribution points).
     private static func distributionPointURIs(_ crl: OpaquePointer) -> [String] {
-        let index = X509_CRL_get_ext_by_NID(crl, NID_issuing_distribution_point, -1)
-        guard index >= 0, let ext = X509_CRL_get_ext(crl, index), let data = X509_EXTENSION_get_data(ext) else { return [] }
-        let value = Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(data), count: Int(ASN1_STRING_length(data))))
-        guard let fields = CertificateFacts.sequence(value), let point = fields.first(where: { $0.tag == 0xA0 }),
+        guard let value = extensionValue(crl, NID_issuing_distribution_point), let fields = CertificateFacts.sequence(value), let point = fields.first(where: { $0.tag == 0xA0 }),
             let full = DER.element(in: value, at: point.contentStart, limit: point.contentEnd), full.tag == 0xA0
         else { return [] }
         return CertificateFacts.generalNames(value, from: full.contentStart, to: full.contentEnd).compactMap { general in
             guard case .uri(let bytes) = general else { return nil }
             return String(decoding: bytes, as: UTF8.self)
         }
+    }
+
+    /// The DER value of the parsed CRL's extension `nid`, if present.
+    static func extensionValue(_ crl: OpaquePointer, _ nid: Int32) -> [UInt8]? {
+        let index = X509_CRL_get_ext_by_NID(crl, nid, -1)
+        guard index >= 0, let ext = X509_CRL_get_ext(crl, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
+        return Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(data), count: Int(ASN1_STRING_length(data))))
     }
 }

@@ -209,17 +209,9 @@ enum RevocationData {
         }
     }
 
-    /// The DER value of the CRL's extension `nid`, if present.
-    static func extensionValue(_ crl: CertificateRevocationList, _ nid: Int32) -> [UInt8]? {
-        let pointer = crl.reference.pointer
-        let index = X509_CRL_get_ext_by_NID(pointer, nid, -1)
-        guard index >= 0, let ext = X509_CRL_get_ext(pointer, index), let data = X509_EXTENSION_get_data(ext) else { return nil }
-        return Array(UnsafeBufferPointer(start: ASN1_STRING_get0_data(data), count: Int(ASN1_STRING_length(data))))
-    }
-
     /// The CRL's authorityInfoAccess caIssuers `http://` URLs (RFC 5280 5.2.7).
     static func caIssuersURLs(_ crl: CertificateRevocationList) -> [String] {
-        guard let value = extensionValue(crl, NID_info_access), let entries = CertificateFacts.accessDescriptions(value) else { return [] }
+        guard let value = CRLScope.extensionValue(crl.reference.pointer, NID_info_access), let entries = CertificateFacts.accessDescriptions(value) else { return [] }
         return entries.compactMap { entry in
             guard entry.method == CertificateFacts.OID.caIssuers, case .uri(let bytes) = entry.location else { return nil }
             let uri = String(decoding: bytes, as: UTF8.self)
