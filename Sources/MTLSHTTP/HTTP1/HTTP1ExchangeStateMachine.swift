@@ -220,7 +220,7 @@ struct HTTP1ExchangeStateMachine: Sendable {
     /// length or chunks (not by the close), HTTP/1.1 without `Connection: close`, not an upgrade.
     private func reusable(readsUntilClose: Bool) -> Bool {
         guard let head, bodySent, !earlyWriteFailure, !readsUntilClose, head.version == "HTTP/1.1", head.status != 101 else { return false }
-        return !head.headers.contains("Connection", listing: "close")
+        return !head.headers.contains("connection", listing: "close")
     }
 
     /// True when a `Connection` value's comma-separated list holds `close` (any ASCII case, with

@@ -79,18 +79,19 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         }
     }
 
-    /// True when a field called `name` lists `token` in its comma-separated value (any ASCII
-    /// case, white space around it ignored), as `Connection: close` is read. A received field is
-    /// read as bytes: every response of a kept-alive connection is asked this.
-    func contains(_ name: String, listing token: StaticString) -> Bool {
+    /// True when a field called `name` (an ASCII token, in lowercase) lists `token` in its
+    /// comma-separated value (any ASCII case, white space around it ignored), as
+    /// `Connection: close` is read. A received field is read as bytes: every response of a
+    /// kept-alive connection is asked this.
+    func contains(_ name: StaticString, listing token: StaticString) -> Bool {
         switch storage {
-        case .pairs: return contains(name) { HTTPHeaders.list($0, holds: token) }
+        case .pairs: return contains("\(name)") { HTTPHeaders.list($0, holds: token) }
         case .received(let received):
-            var next = received.firstIndex(named: name, from: 0)
+            var next = received.firstIndex(lowercased: name, from: 0)
             while let index = next {
                 let holds = received.withValueBytes(at: index) { HTTPHeaders.list($0, holds: token) } ?? HTTPHeaders.list(received.value(at: index), holds: token)
                 if holds { return true }
-                next = received.firstIndex(named: name, from: index + 1)
+                next = received.firstIndex(lowercased: name, from: index + 1)
             }
             return false
         }
@@ -196,6 +197,25 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         /// `body` on the bytes of the value at `index`, without making a string of them.
         func withValueBytes<R>(at index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
             bytes.withUnsafeBufferPointer { all in body(UnsafeBufferPointer(rebasing: all[bounds[index].value])) }
+        }
+
+        /// The first field from `first` on called `name`, a lowercase ASCII token, in any ASCII
+        /// case: ``firstIndex(named:from:)`` for a name known when compiling, compared in place.
+        /// (A received name is a token, so no Unicode case folding can make it equal.)
+        func firstIndex(lowercased name: StaticString, from first: Int) -> Int? {
+            name.withUTF8Buffer { wanted in
+                bytes.withUnsafeBufferPointer { all in
+                    var index = first
+                    fields: while index < bounds.count {
+                        defer { index += 1 }
+                        let range = bounds[index].name
+                        guard range.count == wanted.count else { continue }
+                        for offset in 0..<wanted.count where HTTPHeaders.asciiLower(all[range.lowerBound + offset]) != wanted[offset] { continue fields }
+                        return index
+                    }
+                    return nil
+                }
+            }
         }
 
         /// The first field from `first` on called `query` (in any case, as

@@ -95,8 +95,10 @@ public struct HTTPResponseParser: Sendable {
     /// Names are tokens (ASCII), so they are told apart by their bytes once per line, rather than
     /// by searching every field by name after the head is complete.
     struct FramingFields {
-        /// Content-Length values, split at commas, trimmed, distinct, in order.
-        var lengths: [String] = []
+        /// The first Content-Length value (split at commas, trimmed), and whether another value
+        /// differs from it: all a response's framing needs, with no array made per response.
+        var length: String?
+        var conflictingLengths = false
         /// Transfer-Encoding codings, split at commas, trimmed, lowercased, in order.
         var transferEncodings: [String] = []
         /// The first Content-Encoding value.
@@ -118,18 +120,23 @@ public struct HTTPResponseParser: Sendable {
             switch field {
             case .contentLength:
                 if !value.isEmpty && value.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
-                    if !lengths.contains(value) { lengths.append(value) }  // one plain number: nothing to split
+                    noteLength(value)  // one plain number: nothing to split
                     return
                 }
-                for part in value.split(separator: ",") {
-                    let text = HTTPResponseParser.trimmingWhitespace(part)
-                    if !lengths.contains(text) { lengths.append(text) }
-                }
+                for part in value.split(separator: ",") { noteLength(HTTPResponseParser.trimmingWhitespace(part)) }
             case .transferEncoding:
                 transferEncodings += value.split(separator: ",").map { HTTPResponseParser.trimmingWhitespace($0).lowercased() }
             case .contentEncoding:
                 if contentCoding == nil { contentCoding = value }
             }
+        }
+
+        private mutating func noteLength(_ text: String) {
+            guard let first = length else {
+                length = text
+                return
+            }
+            if first != text { conflictingLengths = true }
         }
     }
 
@@ -440,11 +447,10 @@ public struct HTTPResponseParser: Sendable {
             return
         }
         let transferEncodings = framing.transferEncodings
-        let lengths = framing.lengths
         if !transferEncodings.isEmpty {
             // RFC 9112 6.3: Transfer-Encoding overrides Content-Length, but "ought to be handled as an
             // error"; llhttp (Node.js) refuses it too. Only where they frame a body.
-            if !lengths.isEmpty {
+            if framing.length != nil {
                 state = .failed
                 throw ParseError.transferEncodingWithContentLength
             }
@@ -459,11 +465,11 @@ public struct HTTPResponseParser: Sendable {
             state = .chunkSize
             return
         }
-        if lengths.count > 1 {
+        if framing.conflictingLengths {
             state = .failed
             throw ParseError.conflictingContentLength
         }
-        if let text = lengths.first {
+        if let text = framing.length {
             guard let length = HTTPResponseParser.decimal(text) else {
                 state = .failed
                 throw ParseError.badContentLength(text)

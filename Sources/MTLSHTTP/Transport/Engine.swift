@@ -93,19 +93,18 @@ package enum Engine {
                 if onLoop {
                     let loop = EventLoop.takeDriver()
                     defer { loop.keepAsDriver() }
-                    let call = BlockingCall(wake: loop)
-                    loop.drive(starting: { loop.runOnWorker({ await frame.run() }, then: call) }, until: { call.isFinished })
+                    loop.drive(starting: { loop.runOnWorker({ await frame.run() }) }, until: { loop.workerCallEnded })
                     return
                 }
                 precondition(
                     EventLoop.current == nil,
                     "a blocking mtls call was made on one of the engine's loop threads, which would wait for itself; call the async API (try await) there")
-                let call = BlockingCall(wake: nil)
+                let call = BlockingCall()
                 Task {
                     await frame.run()
                     call.finish()
                 }
-                call.done?.wait()
+                call.done.wait()
             }
             return frame.outcome.take()!  // moved out, not copied (a response is a large value)
         }.get()
@@ -127,7 +126,7 @@ package enum Engine {
 
         struct Pointer: @unchecked Sendable {
             // @unchecked Sendable: the frame is the caller's, which waits without touching it
-            // until the task has ended (`BlockingCall`'s atomic or semaphore orders the task's
+            // until the task has ended (the loop's `workerCallEnded` or `BlockingCall`'s semaphore orders the task's
             // writes before the caller's reads).
             let pointer: UnsafeMutablePointer<BlockingFrame>
             init(_ pointer: UnsafeMutablePointer<BlockingFrame>) { self.pointer = pointer }
@@ -143,26 +142,13 @@ package enum Engine {
         }
     }
 
-    /// One blocking call's task and how its caller learns that it ended.
-    fileprivate final class BlockingCall: Sendable {
-        /// Signalled when the task ends, for a caller that does not drive a loop.
-        let done: DispatchSemaphore?
-        private let finished = Atomic(false)
-        /// The driven loop turned by the caller, woken when the task ends elsewhere.
-        private let wake: EventLoop?
+    /// How a caller that does not drive a loop learns that its call's task ended (a driven
+    /// loop's caller asks the loop: ``EventLoop/workerCallEnded``).
+    private final class BlockingCall: Sendable {
+        /// Signalled when the task ends; its signal orders the task's writes before the caller's reads.
+        let done = DispatchSemaphore(value: 0)
 
-        init(wake: EventLoop?) {
-            self.wake = wake
-            done = wake == nil ? DispatchSemaphore(value: 0) : nil
-        }
-
-        var isFinished: Bool { finished.load(ordering: .acquiring) }
-
-        func finish() {
-            finished.store(true, ordering: .releasing)
-            done?.signal()
-            wake?.wakeDriver()
-        }
+        func finish() { done.signal() }
     }
 }
 
@@ -207,11 +193,12 @@ package final class EventLoop: TaskExecutor, Sendable {
         var exists: Bool { if case .none = self { false } else { true } }
     }
 
-    /// One blocking call's work and the call to tell when it has ended.
+    /// One blocking call's work, as the worker runs it. (A struct around the closure: as the
+    /// generic argument of the worker's continuation, a bare closure would be reabstracted,
+    /// two thunks and their frames, on every call.)
     fileprivate struct BlockingWork: Sendable {
         typealias Body = nonisolated(nonsending) @Sendable () async -> Void
-        let work: Body
-        let call: Engine.BlockingCall
+        let run: Body
     }
 
     /// The queue, the waiters and the timers, shared with the threads that enqueue jobs and the
@@ -222,6 +209,9 @@ package final class EventLoop: TaskExecutor, Sendable {
     /// its waiters and sleeps on `driverWake` when it has none.
     private let driven: Bool
     private let driverWake = DispatchSemaphore(value: 0)
+    /// A driven loop: set once the blocking call's work has ended and the worker waits again
+    /// (its release orders the work's writes before the calling thread's reads).
+    private let workerCallDone = Atomic(false)
     #if os(Linux)
         private let epoll: Int32
         private let wakeFD: Int32
@@ -303,6 +293,11 @@ package final class EventLoop: TaskExecutor, Sendable {
     /// Waits until `fd` is readable or writable (as asked), or `deadline` passes: true when
     /// ready (or when the descriptor cannot be watched: the next read or write reports why),
     /// false on the deadline.
+    ///
+    /// Never inlined: the continuation's slots are then allocated (in task memory) only by a wait
+    /// that suspends, not on entry to every read and write that might (a kept-alive request's
+    /// waits are the thread's own `poll`, ``hasOnlyTheCallingTask``).
+    @inline(never)
     package func wait(fd: Int32, forRead: Bool, forWrite: Bool, until deadline: Deadline) async -> Bool {
         if deadline != .distantFuture && deadline.millisecondsLeft == 0 { return false }
         let events = Int16((forRead ? POLLIN : 0) | (forWrite ? POLLOUT : 0))
@@ -350,15 +345,20 @@ package final class EventLoop: TaskExecutor, Sendable {
 
     /// Wakes a driven loop's thread (its task ended, or was resumed, elsewhere; on the thread
     /// itself there is nobody to wake).
-    fileprivate func wakeDriver() {
+    private func wakeDriver() {
         if driven && EventLoop.current !== self { driverWake.signal() }
     }
 
-    /// Runs `work` on this driven loop's worker task (made now if the loop has none), and
-    /// `call.finish()` once the worker waits again. Called by the thread that turns the loop, as
-    /// ``drive(starting:until:)``'s start: the worker's next job is queued here, without a wake-up.
-    fileprivate func runOnWorker(_ work: @escaping BlockingWork.Body, then call: Engine.BlockingCall) {
-        let next = BlockingWork(work: work, call: call)
+    /// True once the work last given to ``runOnWorker(_:)`` has ended and the worker waits again.
+    fileprivate var workerCallEnded: Bool { workerCallDone.load(ordering: .acquiring) }
+
+    /// Runs `work` on this driven loop's worker task (made now if the loop has none);
+    /// ``workerCallEnded`` turns true once the worker waits again. Called by the thread that turns
+    /// the loop, as ``drive(starting:until:)``'s start: the worker's next job is queued here,
+    /// without a wake-up.
+    fileprivate func runOnWorker(_ work: @escaping BlockingWork.Body) {
+        let next = BlockingWork(run: work)
+        workerCallDone.store(false, ordering: .relaxed)
         let idle = state.withLock { state -> UnsafeContinuation<BlockingWork?, Never>? in
             guard case .idle(let continuation) = state.worker else {
                 // A loop is turned by one blocking call at a time (a nested call takes a loop of
@@ -382,12 +382,13 @@ package final class EventLoop: TaskExecutor, Sendable {
     nonisolated(nonsending) private func workerLoop(first: BlockingWork) async {
         var next: BlockingWork? = first
         while let current = next {
-            await current.work()
+            await current.run()
             // Told only once the worker waits again, so that a call's end finds its loop
             // with no job of the worker's left (a loop with jobs is not kept for the next call).
             next = await withUnsafeContinuation { continuation in
                 state.withLock { $0.worker = .idle(continuation) }
-                current.call.finish()
+                workerCallDone.store(true, ordering: .releasing)
+                wakeDriver()
             }
         }
         state.withLock { $0.worker = .none }

@@ -134,16 +134,13 @@ public final class TLSConnection {
         case awaitSocket(read: Bool, write: Bool)
     }
 
-    /// Runs an SSL call until it completes, waiting on the socket as OpenSSL asks.
-    ///
-    /// With `readableFirst`, waits for the socket to be readable before the first call: a read that
-    /// follows our own request cannot find the answer there yet, and trying costs an `EAGAIN`.
-    /// Otherwise the call is tried first and the socket awaited only when OpenSSL says "not now".
-    nonisolated(nonsending) func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32)
+    /// Runs an SSL call until it completes, waiting on the socket as OpenSSL asks: the call is
+    /// tried first and the socket awaited only when OpenSSL says "not now". (Reads and writes
+    /// of application data take the same steps one call at a time: ``readStep(into:count:)``.)
+    nonisolated(nonsending) func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, _ operation: () -> Int32)
         async throws(HTTPSError)
         -> IOOutcome
     {
-        if readableFirst { try await awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
         while true {
             switch try step(phase, operation) {
             case .finished(let outcome): return outcome
@@ -152,12 +149,9 @@ public final class TLSConnection {
         }
     }
 
-    /// The blocking form of ``drive(_:until:idle:readableFirst:_:)``: the same steps, and the waits
-    /// on this thread (the test server's threads; the blocking reads and writes). No task, no loop.
-    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, readableFirst: Bool = false, _ operation: () -> Int32) throws(HTTPSError)
-        -> IOOutcome
-    {
-        if readableFirst { try awaitSocket(read: true, write: false, phase, until: deadline, idle: idle) }
+    /// The blocking form of ``drive(_:until:idle:_:)``: the same steps, and the waits on this
+    /// thread (the test server's threads). No task, no loop.
+    func drive(_ phase: HTTPSError.Phase, until deadline: Deadline, idle: Duration? = nil, _ operation: () -> Int32) throws(HTTPSError) -> IOOutcome {
         while true {
             switch try step(phase, operation) {
             case .finished(let outcome): return outcome
@@ -333,13 +327,10 @@ public final class TLSConnection {
         // waits: what woke it may hold nothing for the caller (a TLS 1.3 session ticket, part of
         // a record). A buffer the caller brought is kept.
         let callersBuffer = buffer.count >= count
-        let ssl = self.ssl
         while true {
-            sizeReadBuffer(&buffer, count: count)
-            var readCount = 0
-            switch try step(.io, { TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount) }) {
-            case .finished(.closedCleanly): return 0
-            case .finished(.done): return readCount
+            switch try readStep(into: &buffer, count: count) {
+            case .moved(let readCount): return readCount
+            case .closedCleanly: return 0
             case .awaitSocket(let read, let write):
                 if !callersBuffer { buffer = [] }
                 try await awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
@@ -347,18 +338,41 @@ public final class TLSConnection {
         }
     }
 
-    /// The blocking form of ``read(into:count:deadline:idle:)``: the same steps, waiting on this thread.
-    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
-        let readableFirst = waitsForDataFirst()
+    /// What one `SSL_read_ex` or `SSL_write_ex` came to.
+    private enum Transfer {
+        case moved(Int)
+        case closedCleanly
+        case awaitSocket(read: Bool, write: Bool)
+
+        init(_ step: IOStep, moved count: Int) {
+            switch step {
+            case .finished(.done): self = .moved(count)
+            case .finished(.closedCleanly): self = .closedCleanly
+            case .awaitSocket(let read, let write): self = .awaitSocket(read: read, write: write)
+            }
+        }
+    }
+
+    /// One `SSL_read_ex` into `buffer` (sized first). Synchronous, like ``writeStep(_:from:)``,
+    /// so that its locals live on the thread's stack: in the async caller, a local whose address
+    /// is taken costs a task allocation on every call.
+    private func readStep(into buffer: inout [UInt8], count: Int) throws(HTTPSError) -> Transfer {
         sizeReadBuffer(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
-        let outcome = try drive(.io, until: deadline, idle: idle, readableFirst: readableFirst) {
-            TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount)
-        }
-        switch outcome {
-        case .closedCleanly: return 0
-        case .done: return readCount
+        let step = try step(.io, { TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount) })
+        return Transfer(step, moved: readCount)
+    }
+
+    /// The blocking form of ``read(into:count:deadline:idle:)``: the same steps, waiting on this thread.
+    public func read(into buffer: inout [UInt8], count: Int = 16384, deadline: Deadline, idle: Duration?) throws(HTTPSError) -> Int {
+        if waitsForDataFirst() { try awaitSocket(read: true, write: false, .io, until: deadline, idle: idle) }
+        while true {
+            switch try readStep(into: &buffer, count: count) {
+            case .moved(let readCount): return readCount
+            case .closedCleanly: return 0
+            case .awaitSocket(let read, let write): try awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
+            }
         }
     }
 
@@ -404,27 +418,34 @@ public final class TLSConnection {
     /// on entry.
     nonisolated(nonsending) func writeHere(_ bytes: [UInt8], deadline: Deadline) async throws(HTTPSError) {
         var offset = 0
-        let ssl = self.ssl
         while offset < bytes.count {
-            var written = 0
-            let start = offset
-            let outcome = try await drive(.request, until: deadline) { TLSConnection.writeOnce(ssl, bytes, from: start, written: &written) }
-            try checkWritten(outcome)
-            offset += written
+            switch try writeStep(bytes, from: offset) {
+            case .moved(let written): offset += written
+            case .closedCleanly: throw closedWhileSending()
+            case .awaitSocket(let read, let write): try await awaitSocket(read: read, write: write, .request, until: deadline, idle: nil)
+            }
         }
         wroteSinceRead = true
+    }
+
+    /// One `SSL_write_ex` of `bytes` from `start`. Synchronous, for the reason
+    /// ``readStep(into:count:)`` is.
+    private func writeStep(_ bytes: [UInt8], from start: Int) throws(HTTPSError) -> Transfer {
+        var written = 0
+        let ssl = self.ssl
+        let step = try step(.request, { TLSConnection.writeOnce(ssl, bytes, from: start, written: &written) })
+        return Transfer(step, moved: written)
     }
 
     /// The blocking form of ``write(_:deadline:)``: the same steps, waiting on this thread.
     public func write(_ bytes: [UInt8], deadline: Deadline) throws(HTTPSError) {
         var offset = 0
-        let ssl = self.ssl
         while offset < bytes.count {
-            var written = 0
-            let start = offset
-            let outcome = try drive(.request, until: deadline) { TLSConnection.writeOnce(ssl, bytes, from: start, written: &written) }
-            try checkWritten(outcome)
-            offset += written
+            switch try writeStep(bytes, from: offset) {
+            case .moved(let written): offset += written
+            case .closedCleanly: throw closedWhileSending()
+            case .awaitSocket(let read, let write): try awaitSocket(read: read, write: write, .request, until: deadline, idle: nil)
+            }
         }
         wroteSinceRead = true
     }
@@ -434,10 +455,8 @@ public final class TLSConnection {
         bytes.withUnsafeBytes { raw in SSL_write_ex(ssl, raw.baseAddress! + start, raw.count - start, &written) }
     }
 
-    private func checkWritten(_ outcome: IOOutcome) throws(HTTPSError) {
-        if case .closedCleanly = outcome {
-            throw HTTPSError(.io, host: label, "the server closed the connection while we were sending")
-        }
+    private func closedWhileSending() -> HTTPSError {
+        HTTPSError(.io, host: label, "the server closed the connection while we were sending")
     }
 
     /// Sends close_notify (best effort: only when the send buffer takes it at once, so a close
