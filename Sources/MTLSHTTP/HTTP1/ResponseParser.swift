@@ -195,7 +195,13 @@ public struct HTTPResponseParser: Sendable {
 
     /// - Parameter requestMethod: The method of the request this answers (HEAD has no body).
     public init(requestMethod: String, limits: Limits = Limits()) {
-        self.method = HTTPRequest.canonicalMethod(requestMethod)
+        self.init(canonicalMethod: HTTPRequest.canonicalMethod(requestMethod), limits: limits)
+    }
+
+    /// For a method already in its canonical form (``HTTPRequest/canonicalMethod(_:)``), as the
+    /// exchange's state machine holds it.
+    init(canonicalMethod: String, limits: Limits = Limits()) {
+        self.method = canonicalMethod
         self.limits = limits
     }
 

@@ -244,7 +244,7 @@ struct HTTPExchange {
         let head = try HTTPExchange.serializeHead(request, method: method, hostHeader: host, userAgent: userAgent, bodyLength: bodyLength)
         trace?(HTTPExchange.redactedHead(head, outgoing: true, redact: redactsSecrets))
         connection.state.log(.httpRequest(method: method, target: request.url.target))
-        var parser = HTTPResponseParser(requestMethod: method)
+        var parser = HTTPResponseParser(canonicalMethod: method)
         // The connection's read buffer, reused across the requests of a kept-alive connection:
         // given back before the connection goes back to the pool (below), never after, when
         // another task may already have taken it.
