@@ -92,8 +92,15 @@ package enum Engine {
                 let frame = BlockingFrame.Pointer(pointer)
                 if onLoop {
                     let loop = EventLoop.takeDriver()
-                    defer { loop.keepAsDriver() }
-                    loop.drive(starting: { loop.runOnWorker({ await frame.run() }) }, until: { loop.workerCallEnded })
+                    var jobBuffer: [UnownedJob] = []
+                    defer { loop.keepAsDriver(jobBuffer: jobBuffer) }
+                    // The function captures nothing (in the specialized code, where `T` and `E`
+                    // are known): it and the frame's address make up the work, with nothing
+                    // allocated for a closure's context.
+                    let work = EventLoop.BlockingWork(frame: UnsafeMutableRawPointer(pointer)) { raw in
+                        await BlockingFrame<T, E>.Pointer(raw.assumingMemoryBound(to: BlockingFrame<T, E>.self)).run()
+                    }
+                    jobBuffer = loop.drive(starting: { loop.runOnWorker(work) }, until: { loop.workerCallEnded })
                     return
                 }
                 precondition(
@@ -126,8 +133,8 @@ package enum Engine {
 
         struct Pointer: @unchecked Sendable {
             // @unchecked Sendable: the frame is the caller's, which waits without touching it
-            // until the task has ended (the loop's `workerCallEnded` or `BlockingCall`'s semaphore orders the task's
-            // writes before the caller's reads).
+            // until the task has ended (the loop's `workerCallEnded` or `BlockingCall`'s
+            // semaphore orders the task's writes before the caller's reads).
             let pointer: UnsafeMutablePointer<BlockingFrame>
             init(_ pointer: UnsafeMutablePointer<BlockingFrame>) { self.pointer = pointer }
 
@@ -193,12 +200,17 @@ package final class EventLoop: TaskExecutor, Sendable {
         var exists: Bool { if case .none = self { false } else { true } }
     }
 
-    /// One blocking call's work, as the worker runs it. (A struct around the closure: as the
-    /// generic argument of the worker's continuation, a bare closure would be reabstracted,
-    /// two thunks and their frames, on every call.)
-    fileprivate struct BlockingWork: Sendable {
-        typealias Body = nonisolated(nonsending) @Sendable () async -> Void
-        let run: Body
+    /// One blocking call's work, as the worker runs it: a function of the call's frame (on the
+    /// caller's stack, ``Engine/blocking(onLoop:_:)``) and the frame's address. (A struct: as the
+    /// generic argument of the worker's continuation, a bare closure would be reabstracted, two
+    /// thunks and their frames, on every call.)
+    fileprivate struct BlockingWork: @unchecked Sendable {
+        // @unchecked Sendable: `frame` is the caller's, untouched by it until the work has ended.
+        typealias Body = nonisolated(nonsending) @Sendable (UnsafeMutableRawPointer) async -> Void
+        let frame: UnsafeMutableRawPointer
+        let body: Body
+
+        nonisolated(nonsending) func run() async { await body(frame) }
     }
 
     /// The queue, the waiters and the timers, shared with the threads that enqueue jobs and the
@@ -356,8 +368,7 @@ package final class EventLoop: TaskExecutor, Sendable {
     /// ``workerCallEnded`` turns true once the worker waits again. Called by the thread that turns
     /// the loop, as ``drive(starting:until:)``'s start: the worker's next job is queued here,
     /// without a wake-up.
-    fileprivate func runOnWorker(_ work: @escaping BlockingWork.Body) {
-        let next = BlockingWork(run: work)
+    fileprivate func runOnWorker(_ next: BlockingWork) {
         workerCallDone.store(false, ordering: .relaxed)
         let idle = state.withLock { state -> UnsafeContinuation<BlockingWork?, Never>? in
             guard case .idle(let continuation) = state.worker else {
@@ -404,7 +415,7 @@ package final class EventLoop: TaskExecutor, Sendable {
             return continuation
         }
         guard let idle else { return }
-        drive(starting: { idle.resume(returning: nil) }, until: { state.withLock { !$0.worker.exists } })
+        _ = drive(starting: { idle.resume(returning: nil) }, until: { state.withLock { !$0.worker.exists } })
     }
 
     /// This thread's driven loop for a blocking call, taken from the thread (so that a blocking
@@ -417,10 +428,12 @@ package final class EventLoop: TaskExecutor, Sendable {
 
     /// Keeps this driven loop for the thread's next blocking call: when nothing is left on it (no
     /// job, no wait) and the thread keeps none already. The timers left are those of waits that
-    /// ended early; they go.
-    fileprivate func keepAsDriver() {
+    /// ended early; they go. `jobBuffer` (empty: the buffer ``drive(starting:until:)`` ran its jobs
+    /// from) becomes the queue, so that the next call's first job is queued without an allocation.
+    fileprivate func keepAsDriver(jobBuffer: [UnownedJob]) {
         let idle = state.withLock { state -> Bool in
             guard state.jobs.isEmpty, state.waiters.isEmpty else { return false }
+            if state.jobs.capacity < jobBuffer.capacity { state.jobs = jobBuffer }
             state.timers.removeAll()
             return true
         }
@@ -526,8 +539,9 @@ package final class EventLoop: TaskExecutor, Sendable {
     /// Turns a driven loop on the calling thread until `finished()`: the blocking API's loop. Its
     /// waits are one `poll` on this thread; with none (a name lookup, a hop to another loop) it
     /// sleeps until a job arrives. `start` (which makes the task) runs once the thread is the
-    /// loop's, so the task's first job is queued without a wake-up.
-    fileprivate func drive(starting start: () -> Void, until finished: () -> Bool) {
+    /// loop's, so the task's first job is queued without a wake-up. Returns the (empty) buffer it
+    /// ran its jobs from, for ``keepAsDriver(jobBuffer:)``.
+    fileprivate func drive(starting start: () -> Void, until finished: () -> Bool) -> [UnownedJob] {
         let previous = pthread_getspecific(LoopThreadKey.key)
         pthread_setspecific(LoopThreadKey.key, Unmanaged.passUnretained(self).toOpaque())
         defer { pthread_setspecific(LoopThreadKey.key, previous) }
@@ -544,7 +558,7 @@ package final class EventLoop: TaskExecutor, Sendable {
             }
             for job in jobs { job.runSynchronously(on: executor) }
             jobs.removeAll(keepingCapacity: true)
-            if finished() { return }
+            if finished() { return jobs }
             pollSet.removeAll(keepingCapacity: true)
             let timeout = state.withLock { state -> Int32 in
                 if !state.jobs.isEmpty { return 0 }
