@@ -183,11 +183,12 @@ run() {
     local log=$WORK/logs/$target.$(date +%Y%m%dT%H%M%S).log
     mkdir -p "$WORK/logs"
     echo "# fuzz.sh $target $seconds started $(date -u +%Y-%m-%dT%H:%M:%SZ) jobs $JOBS commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')" >"$log"
-    local status=0 parallel=() deadline=$((SECONDS + seconds)) left known=0 unit
+    local status=0 parallel=() deadline=$((SECONDS + seconds)) left known=0 unit attempt
     # -fork runs JOBS workers that share the corpus and honour -max_total_time.
     [[ $JOBS -gt 1 ]] && parallel=(-fork="$JOBS" -ignore_crashes=0)
     while left=$((deadline - SECONDS)); ((left > 0)); do
         status=0
+        attempt=$(($(wc -c <"$log") + 1))  # where this attempt's output starts in the log
         # detect_leaks: LeakSanitizer runs at exit and on each new input that grows coverage; leaks
         # of the toolchain's own libraries are suppressed by name (Fuzz/lsan-suppressions.txt).
         LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$ROOT/Fuzz/lsan-suppressions.txt} \
@@ -200,11 +201,11 @@ run() {
         # (libcrypto has none), where no suppression can name OpenSSL's own leak. Replayed with
         # full stacks, a leak that a suppression then matches is that known one: keep the input
         # aside and fuzz on for the time left. Any other finding stops the run.
-        unit=$(grep -o 'Test unit written to [^ ]*' "$log" | tail -1 | cut -d' ' -f5 || true)
-        grep -q 'ERROR: LeakSanitizer' <(tail -200 "$log") && [[ -f $unit ]] && known_leak "$target" "$unit" || break
+        unit=$(tail -c +"$attempt" "$log" | grep -o 'Test unit written to [^ ]*' | tail -1 | cut -d' ' -f5 || true)
+        grep -q 'ERROR: LeakSanitizer' <(tail -c +"$attempt" "$log") && [[ -f $unit ]] && known_leak "$target" "$unit" || break
         mv "$unit" "$artifacts/known-${unit##*/}"
         known=$((known + 1))
-        echo "# $(basename "$unit"): a known leak (a suppression matches it with full stacks); fuzzing on" >>"$log"
+        echo "# ${unit##*/}: a known leak (a suppression matches it with full stacks); fuzzing on" >>"$log"
     done
     ((known > 0)) && echo "   $target: $known input(s) met a suppressed leak (replayed with full stacks; kept as $artifacts/known-*)" >&2
     grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)|^#[0-9]+.*DONE|cov: ' "$log" | tail -4 >&2 || true

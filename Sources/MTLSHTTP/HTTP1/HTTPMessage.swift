@@ -203,18 +203,24 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
         /// case: ``firstIndex(named:from:)`` for a name known when compiling, compared in place.
         /// (A received name is a token, so no Unicode case folding can make it equal.)
         func firstIndex(lowercased name: StaticString, from first: Int) -> Int? {
-            name.withUTF8Buffer { wanted in
-                bytes.withUnsafeBufferPointer { all in
-                    var index = first
-                    fields: while index < bounds.count {
-                        defer { index += 1 }
-                        let range = bounds[index].name
-                        guard range.count == wanted.count else { continue }
-                        for offset in 0..<wanted.count where HTTPHeaders.asciiLower(all[range.lowerBound + offset]) != wanted[offset] { continue fields }
-                        return index
+            name.withUTF8Buffer { firstIndex(asciiName: $0, from: first) }
+        }
+
+        /// The first field from `first` on whose name is the ASCII bytes `wanted` in any ASCII case.
+        private func firstIndex(asciiName wanted: UnsafeBufferPointer<UInt8>, from first: Int) -> Int? {
+            bytes.withUnsafeBufferPointer { all in
+                var index = first
+                fields: while index < count {
+                    defer { index += 1 }
+                    let range = bounds[index].name
+                    guard range.count == wanted.count else { continue }
+                    for offset in 0..<wanted.count {
+                        let (have, want) = (all[range.lowerBound + offset], wanted[offset])
+                        if have != want && HTTPHeaders.asciiLower(have) != HTTPHeaders.asciiLower(want) { continue fields }
                     }
-                    return nil
+                    return index
                 }
+                return nil
             }
         }
 
@@ -224,20 +230,7 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral, C
             var query = query
             let found: Int?? = query.withUTF8 { wanted in
                 for byte in wanted where byte >= 0x80 { return nil }
-                return bytes.withUnsafeBufferPointer { all in
-                    var index = first
-                    fields: while index < count {
-                        let start = bounds[index].name.lowerBound
-                        defer { index += 1 }
-                        guard bounds[index].name.count == wanted.count else { continue }
-                        for offset in 0..<wanted.count {
-                            let (have, want) = (all[start + offset], wanted[offset])
-                            if have != want && HTTPHeaders.asciiLower(have) != HTTPHeaders.asciiLower(want) { continue fields }
-                        }
-                        return index
-                    }
-                    return nil
-                }
+                return firstIndex(asciiName: wanted, from: first)
             }
             if let found { return found }
             // A non-ASCII query can still lowercase to an ASCII name (K, the Kelvin sign, is "k").

@@ -92,15 +92,14 @@ package enum Engine {
                 let frame = BlockingFrame.Pointer(pointer)
                 if onLoop {
                     let loop = EventLoop.takeDriver()
-                    var jobBuffer: [UnownedJob] = []
-                    defer { loop.keepAsDriver(jobBuffer: jobBuffer) }
                     // The function captures nothing (in the specialized code, where `T` and `E`
                     // are known): it and the frame's address make up the work, with nothing
                     // allocated for a closure's context.
                     let work = EventLoop.BlockingWork(frame: UnsafeMutableRawPointer(pointer)) { raw in
                         await BlockingFrame<T, E>.Pointer(raw.assumingMemoryBound(to: BlockingFrame<T, E>.self)).run()
                     }
-                    jobBuffer = loop.drive(starting: { loop.runOnWorker(work) }, until: { loop.workerCallEnded })
+                    let jobBuffer = loop.drive(starting: { loop.runOnWorker(work) }, until: { loop.workerCallEnded })
+                    loop.keepAsDriver(jobBuffer: jobBuffer)
                     return
                 }
                 precondition(

@@ -120,7 +120,7 @@ public final class TLSConnection {
     // MARK: The loop of SSL calls and waits
 
     enum IOOutcome {
-        case done(Int32)
+        case done
         case closedCleanly
     }
 
@@ -178,7 +178,7 @@ public final class TLSConnection {
                 "the server renegotiated more than \(TLSConnection.maximumRenegotiations) times on one connection; refused (a renegotiation flood?)",
                 hint: "a server that wants a client certificate renegotiates once; this one does not stop")
         }
-        if result > 0 { return .finished(.done(result)) }
+        if result > 0 { return .finished(.done) }
         let status = SSLCallResult(ssl, returned: result)
         // A cancellation shuts the socket down: the call it cut short (a read, a write) fails
         // as if the peer had ended the stream. It is the cancellation.
@@ -329,39 +329,25 @@ public final class TLSConnection {
         let callersBuffer = buffer.count >= count
         while true {
             switch try readStep(into: &buffer, count: count) {
-            case .moved(let readCount): return readCount
-            case .closedCleanly: return 0
-            case .awaitSocket(let read, let write):
+            case (.finished(.done), let readCount): return readCount
+            case (.finished(.closedCleanly), _): return 0
+            case (.awaitSocket(let read, let write), _):
                 if !callersBuffer { buffer = [] }
                 try await awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
             }
         }
     }
 
-    /// What one `SSL_read_ex` or `SSL_write_ex` came to.
-    private enum Transfer {
-        case moved(Int)
-        case closedCleanly
-        case awaitSocket(read: Bool, write: Bool)
-
-        init(_ step: IOStep, moved count: Int) {
-            switch step {
-            case .finished(.done): self = .moved(count)
-            case .finished(.closedCleanly): self = .closedCleanly
-            case .awaitSocket(let read, let write): self = .awaitSocket(read: read, write: write)
-            }
-        }
-    }
-
-    /// One `SSL_read_ex` into `buffer` (sized first). Synchronous, like ``writeStep(_:from:)``,
-    /// so that its locals live on the thread's stack: in the async caller, a local whose address
-    /// is taken costs a task allocation on every call.
-    private func readStep(into buffer: inout [UInt8], count: Int) throws(HTTPSError) -> Transfer {
+    /// One `SSL_read_ex` into `buffer` (sized first): the step, and the bytes read when it is
+    /// `.done`. Synchronous, like ``writeStep(_:from:)``, so that its locals live on the thread's
+    /// stack: in the async caller, a local whose address is taken costs a task allocation on
+    /// every call.
+    private func readStep(into buffer: inout [UInt8], count: Int) throws(HTTPSError) -> (IOStep, read: Int) {
         sizeReadBuffer(&buffer, count: count)
         var readCount = 0
         let ssl = self.ssl
         let step = try step(.io, { TLSConnection.readOnce(ssl, into: &buffer, count: count, readCount: &readCount) })
-        return Transfer(step, moved: readCount)
+        return (step, readCount)
     }
 
     /// The blocking form of ``read(into:count:deadline:idle:)``: the same steps, waiting on this thread.
@@ -369,9 +355,9 @@ public final class TLSConnection {
         if waitsForDataFirst() { try awaitSocket(read: true, write: false, .io, until: deadline, idle: idle) }
         while true {
             switch try readStep(into: &buffer, count: count) {
-            case .moved(let readCount): return readCount
-            case .closedCleanly: return 0
-            case .awaitSocket(let read, let write): try awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
+            case (.finished(.done), let readCount): return readCount
+            case (.finished(.closedCleanly), _): return 0
+            case (.awaitSocket(let read, let write), _): try awaitSocket(read: read, write: write, .io, until: deadline, idle: idle)
             }
         }
     }
@@ -420,21 +406,21 @@ public final class TLSConnection {
         var offset = 0
         while offset < bytes.count {
             switch try writeStep(bytes, from: offset) {
-            case .moved(let written): offset += written
-            case .closedCleanly: throw closedWhileSending()
-            case .awaitSocket(let read, let write): try await awaitSocket(read: read, write: write, .request, until: deadline, idle: nil)
+            case (.finished(.done), let written): offset += written
+            case (.finished(.closedCleanly), _): throw closedWhileSending()
+            case (.awaitSocket(let read, let write), _): try await awaitSocket(read: read, write: write, .request, until: deadline, idle: nil)
             }
         }
         wroteSinceRead = true
     }
 
-    /// One `SSL_write_ex` of `bytes` from `start`. Synchronous, for the reason
-    /// ``readStep(into:count:)`` is.
-    private func writeStep(_ bytes: [UInt8], from start: Int) throws(HTTPSError) -> Transfer {
+    /// One `SSL_write_ex` of `bytes` from `start`: the step, and the bytes written when it is
+    /// `.done`. Synchronous, for the reason ``readStep(into:count:)`` is.
+    private func writeStep(_ bytes: [UInt8], from start: Int) throws(HTTPSError) -> (IOStep, written: Int) {
         var written = 0
         let ssl = self.ssl
         let step = try step(.request, { TLSConnection.writeOnce(ssl, bytes, from: start, written: &written) })
-        return Transfer(step, moved: written)
+        return (step, written)
     }
 
     /// The blocking form of ``write(_:deadline:)``: the same steps, waiting on this thread.
@@ -442,9 +428,9 @@ public final class TLSConnection {
         var offset = 0
         while offset < bytes.count {
             switch try writeStep(bytes, from: offset) {
-            case .moved(let written): offset += written
-            case .closedCleanly: throw closedWhileSending()
-            case .awaitSocket(let read, let write): try awaitSocket(read: read, write: write, .request, until: deadline, idle: nil)
+            case (.finished(.done), let written): offset += written
+            case (.finished(.closedCleanly), _): throw closedWhileSending()
+            case (.awaitSocket(let read, let write), _): try awaitSocket(read: read, write: write, .request, until: deadline, idle: nil)
             }
         }
         wroteSinceRead = true
