@@ -405,7 +405,7 @@ def pkcs12():
 
 def https(key, label, ports, ca):
     plain, resuming = ports
-    n_keep, n_conn = int(E.get("BENCH_KEEPALIVE", "2000")), int(E.get("BENCH_CONNECTIONS", "200"))
+    n_keep, n_conn = int(E.get("BENCH_KEEPALIVE", "20000")), int(E.get("BENCH_CONNECTIONS", "200"))
     base = f"https://localhost:{plain}"
 
     def curl_config(name, url, count):

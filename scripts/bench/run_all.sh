@@ -14,7 +14,7 @@
 # Environment: BENCH_RUNS (5 runs after the warm-up), BENCH_WORK (/tmp/mtls-bench: corpora, binaries
 # and results; the corpora are kept between runs), BENCH_SCRATCH (the Swift build directory,
 # .build/bench), BENCH_STATIC (1: the release build's flags, scripts/release-flags.sh; 0: dynamic),
-# BENCH_FUZZ (20000 differential fuzz iterations of the DER walk), BENCH_KEEPALIVE (2000),
+# BENCH_FUZZ (20000 differential fuzz iterations of the DER walk), BENCH_KEEPALIVE (20000),
 # BENCH_CONNECTIONS (200), BENCH_FLEET (1000; 0 leaves those rows out), BENCH_FLEET_SAMPLE (30), BENCH_FLEET_DELAY_MS (100);
 # the fleet at scale: BENCH_FLEET_SCALE (10000 endpoints), BENCH_FLEET_CONCURRENCY (1000, from one
 # process), BENCH_FLEET_SHARDS (4 processes with --shard I/N, the concurrency split between them),
